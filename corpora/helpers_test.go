@@ -1,0 +1,99 @@
+package corpora_test
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/parastream/parastream/corpora"
+)
+
+// repoRoot is the repository root, found from this file's location.
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..")
+}
+
+// fixture is a path under the repository's testdata/.
+func fixture(rel string) string { return filepath.Join(repoRoot(), "testdata", rel) }
+
+// sharedData is a path under ../shared/data, or skips the test with a clear
+// message when that folder is absent.
+func sharedData(t testing.TB, rel string) string {
+	t.Helper()
+	p := filepath.Join(repoRoot(), "..", "shared", "data", rel)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("skipping: real data %s is absent (the ../shared/data folder beside the repository)", p)
+	}
+	return p
+}
+
+// readAll opens paths in a format and drains the reader, returning examples,
+// parse errors and the final error.
+func readAll(t testing.TB, format string, paths []string, opts corpora.Options) ([]corpora.Example, []*corpora.ParseError, corpora.Stats, error) {
+	t.Helper()
+	r, err := corpora.OpenFormat(format, paths, opts)
+	if err != nil {
+		t.Fatalf("opening %v as %s: %v", paths, format, err)
+	}
+	defer r.Close()
+	var exs []corpora.Example
+	var rejects []*corpora.ParseError
+	err = corpora.Drain(r, func(e corpora.Example) error { exs = append(exs, e); return nil },
+		func(pe *corpora.ParseError) error { rejects = append(rejects, pe); return nil })
+	return exs, rejects, r.Stats(), err
+}
+
+// mustReadAll is readAll that fails the test on a file-level error.
+func mustReadAll(t testing.TB, format string, paths []string, opts corpora.Options) ([]corpora.Example, []*corpora.ParseError, corpora.Stats) {
+	t.Helper()
+	exs, rejects, st, err := readAll(t, format, paths, opts)
+	if err != nil {
+		t.Fatalf("reading %v as %s: %v", paths, format, err)
+	}
+	return exs, rejects, st
+}
+
+// fuzzReader runs a reader over data given as the only input (or as every
+// input of a multi-file format) and checks the contract: no panic, every
+// error is a ParseError or a FileError, and the counts add up.
+func fuzzReader(t *testing.T, format string, datas ...[]byte) {
+	f, err := corpora.LookupFormat(format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := make([]*corpora.Input, len(f.Files))
+	for i := range inputs {
+		d := datas[min(i, len(datas)-1)]
+		in, err := corpora.NewInput(f.Files[i], bytesReader(d), corpora.Limits{MaxLineBytes: 4096, MaxDecompressedBytes: 1 << 20})
+		if err != nil {
+			return
+		}
+		inputs[i] = in
+	}
+	r, err := f.New(inputs, corpora.Options{Limits: corpora.Limits{MaxLineBytes: 4096, MaxDecompressedBytes: 1 << 20}})
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	for i := 0; i < 1<<20; i++ {
+		_, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		var fe *corpora.FileError
+		if err != nil && !corpora.IsParseError(err) {
+			if !errors.As(err, &fe) {
+				t.Fatalf("error is neither a ParseError nor a FileError: %T %v", err, err)
+			}
+			break
+		}
+	}
+	st := r.Stats()
+	if st.Examples+st.RejectedTotal() > st.Records {
+		t.Fatalf("counts do not add up: %+v", st)
+	}
+}

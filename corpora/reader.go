@@ -1,0 +1,159 @@
+package corpora
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"maps"
+	"unicode/utf8"
+)
+
+// Reader streams the Examples of one input (one file, or two aligned
+// files).
+type Reader interface {
+	// Next returns the next Example; io.EOF at the end; a *ParseError for a
+	// malformed record, after which Next can be called again; or any other
+	// error when the input cannot be read further.
+	Next() (Example, error)
+	// Stats reports what has been read so far.
+	Stats() Stats
+	// Close releases the inputs.
+	Close() error
+}
+
+// Stats counts what a reader has seen.
+type Stats struct {
+	// Records is every record read: examples, rejects and skips.
+	Records int64
+	// Examples is the records returned as Examples.
+	Examples int64
+	// Rejected counts malformed records by reason.
+	Rejected map[Reason]int64
+	// Skipped counts records left out by design, by kind (an STS pair with
+	// no gold score, a header line).
+	Skipped map[string]int64
+	// Bytes is the decompressed bytes read.
+	Bytes int64
+}
+
+// RejectedTotal sums Rejected.
+func (s Stats) RejectedTotal() int64 {
+	var n int64
+	for _, v := range s.Rejected {
+		n += v
+	}
+	return n
+}
+
+// Add adds o's counts to s.
+func (s *Stats) Add(o Stats) {
+	s.Records += o.Records
+	s.Examples += o.Examples
+	s.Bytes += o.Bytes
+	for k, v := range o.Rejected {
+		if s.Rejected == nil {
+			s.Rejected = make(map[Reason]int64)
+		}
+		s.Rejected[k] += v
+	}
+	for k, v := range o.Skipped {
+		if s.Skipped == nil {
+			s.Skipped = make(map[string]int64)
+		}
+		s.Skipped[k] += v
+	}
+}
+
+// base holds what every reader shares: its inputs, its limits and its
+// counters.
+type base struct {
+	inputs []*Input
+	lim    Limits
+	stats  Stats
+}
+
+func newBase(lim Limits, inputs ...*Input) base {
+	return base{inputs: inputs, lim: lim.withDefaults(),
+		stats: Stats{Rejected: make(map[Reason]int64), Skipped: make(map[string]int64)}}
+}
+
+func (b *base) Stats() Stats {
+	s := b.stats
+	s.Rejected = maps.Clone(b.stats.Rejected)
+	s.Skipped = maps.Clone(b.stats.Skipped)
+	s.Bytes = 0
+	for _, in := range b.inputs {
+		s.Bytes += in.BytesRead()
+	}
+	return s
+}
+
+func (b *base) Close() error {
+	var errs []error
+	for _, in := range b.inputs {
+		errs = append(errs, in.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// record counts one record read.
+func (b *base) record() { b.stats.Records++ }
+
+// emit counts an Example returned.
+func (b *base) emit(e Example) (Example, error) {
+	b.stats.Examples++
+	return e, nil
+}
+
+// skip counts a record left out by design.
+func (b *base) skip(kind string) { b.stats.Skipped[kind]++ }
+
+// reject counts a malformed record and builds its error, keeping a copy of
+// the raw bytes cut to the limit.
+func (b *base) reject(src Source, reason Reason, detail string, raw []byte) (Example, error) {
+	b.stats.Rejected[reason]++
+	if len(raw) > b.lim.MaxRejectBytes {
+		raw = raw[:b.lim.MaxRejectBytes]
+	}
+	return Example{}, &ParseError{Source: src, Reason: reason, Detail: detail, Record: bytes.Clone(raw)}
+}
+
+// rejected counts a *ParseError made elsewhere (by the line reader).
+func (b *base) rejected(err error) (Example, error) {
+	if pe := errorsAsParse(err); pe != nil {
+		b.stats.Records++
+		b.stats.Rejected[pe.Reason]++
+	}
+	return Example{}, err
+}
+
+// checkUTF8 rejects text that is not valid UTF-8.
+func checkUTF8(line []byte) bool { return utf8.Valid(line) }
+
+// Drain reads r to its end, passing each Example to emit and each malformed
+// record to reject (either may be nil). It stops at the first error that is
+// not a *ParseError, or the first error emit or reject returns.
+func Drain(r Reader, emit func(Example) error, reject func(*ParseError) error) error {
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if pe := errorsAsParse(err); pe != nil {
+			if reject != nil {
+				if err := reject(pe); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if emit != nil {
+			if err := emit(e); err != nil {
+				return err
+			}
+		}
+	}
+}
