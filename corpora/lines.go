@@ -23,6 +23,7 @@ type lineReader struct {
 	off  int64
 	buf  []byte
 	done bool
+	err  error // a read error, returned again on every later call
 }
 
 func newLineReader(in *Input, lim Limits) *lineReader {
@@ -32,6 +33,9 @@ func newLineReader(in *Input, lim Limits) *lineReader {
 
 // next returns the next line. The slice is valid until the next call.
 func (l *lineReader) next() ([]byte, Source, error) {
+	if l.err != nil {
+		return nil, Source{}, l.err
+	}
 	if l.done {
 		return nil, Source{}, io.EOF
 	}
@@ -60,7 +64,7 @@ func (l *lineReader) next() ([]byte, Source, error) {
 		l.off += total
 		if err != nil {
 			if err != io.EOF {
-				l.done = true
+				l.err = err
 				return nil, src, err
 			}
 			l.done = true
@@ -93,6 +97,7 @@ func (l *lineReader) next() ([]byte, Source, error) {
 // wrapping ErrLengthMismatch that names both files.
 type alignedLines struct {
 	a, b *lineReader
+	err  error // a file-level error, returned again on every later call
 }
 
 func newAlignedLines(a, b *Input, lim Limits) *alignedLines {
@@ -102,30 +107,41 @@ func newAlignedLines(a, b *Input, lim Limits) *alignedLines {
 // next returns the next line of each file. A *ParseError from either side
 // (a line too long) consumes the line on both sides, so they stay aligned.
 func (p *alignedLines) next() (la, lb []byte, sa, sb Source, err error) {
+	if p.err != nil {
+		return nil, nil, sa, sb, p.err
+	}
+	la, sa, lb, sb, err = p.step()
+	if err != nil && err != io.EOF && !IsParseError(err) {
+		p.err = err
+	}
+	return la, lb, sa, sb, err
+}
+
+func (p *alignedLines) step() (la []byte, sa Source, lb []byte, sb Source, err error) {
 	la, sa, errA := p.a.next()
 	lb, sb, errB := p.b.next()
 	switch {
 	case errA == io.EOF && errB == io.EOF:
-		return nil, nil, sa, sb, io.EOF
+		return nil, sa, nil, sb, io.EOF
 	case errA == io.EOF && errB != nil && !IsParseError(errB):
-		return nil, nil, sa, sb, errB
+		return nil, sa, nil, sb, errB
 	case errB == io.EOF && errA != nil && !IsParseError(errA):
-		return nil, nil, sa, sb, errA
+		return nil, sa, nil, sb, errA
 	case errA == io.EOF || errB == io.EOF:
-		return nil, nil, sa, sb, p.mismatch(errA == io.EOF)
+		return nil, sa, nil, sb, p.mismatch(errA == io.EOF)
 	}
 	for _, err := range []error{errA, errB} {
 		if err != nil && !IsParseError(err) {
-			return nil, nil, sa, sb, err
+			return nil, sa, nil, sb, err
 		}
 	}
 	if errA != nil {
-		return nil, nil, sa, sb, errA
+		return nil, sa, nil, sb, errA
 	}
 	if errB != nil {
-		return nil, nil, sa, sb, errB
+		return nil, sa, nil, sb, errB
 	}
-	return la, lb, sa, sb, nil
+	return la, sa, lb, sb, nil
 }
 
 // mismatch drains the longer file to report both lengths.
@@ -149,6 +165,12 @@ func (p *alignedLines) mismatch(aEnded bool) error {
 
 // errorsAsParse returns err as a *ParseError, or nil.
 func errorsAsParse(err error) *ParseError {
+	if err == nil {
+		return nil
+	}
+	if pe, ok := err.(*ParseError); ok {
+		return pe
+	}
 	var pe *ParseError
 	if errors.As(err, &pe) {
 		return pe
