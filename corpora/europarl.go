@@ -2,7 +2,6 @@ package corpora
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -29,8 +28,6 @@ type EuroparlReader struct {
 	langA, langB string
 }
 
-var pairInName = regexp.MustCompile(`([a-z]{2})-([a-z]{2})`)
-
 // NewEuroparlReader reads the aligned files a and b.
 func NewEuroparlReader(a, b *Input, opts Options) *EuroparlReader {
 	r := &EuroparlReader{base: newBase(opts.Limits, a, b), lines: newAlignedLines(a, b, opts.Limits)}
@@ -43,8 +40,8 @@ func NewEuroparlReader(a, b *Input, opts Options) *EuroparlReader {
 	}
 	r.dataset = opts.Dataset
 	if r.dataset == "" {
-		if m := pairInName.FindString(baseName(a.Name)); m != "" {
-			r.dataset = m
+		if pair, _, _ := pairInPath(a.Name); pair != "" {
+			r.dataset = pair
 		} else {
 			r.dataset = r.langA + "-" + r.langB
 		}

@@ -16,6 +16,9 @@ type Options struct {
 	// LangA and LangB override the languages a reader assumes or derives
 	// (Europarl and Moses derive them from file names such as fr-en).
 	LangA, LangB string
+	// Encoding is the text encoding of the inputs: "utf-8" (the default) or
+	// "latin1", converted to UTF-8 as it is read.
+	Encoding string
 	// Tier sets PPDB's size tier (s, m, l, xl, xxl, xxxl) where the file
 	// name does not give it.
 	Tier string
@@ -99,12 +102,27 @@ func OpenFormat(name string, paths []string, opts Options) (Reader, error) {
 		}
 		inputs = append(inputs, in)
 	}
-	r, err := f.New(inputs, opts)
+	r, err := NewReader(f, inputs, opts)
 	if err != nil {
 		closeAll()
 		return nil, err
 	}
 	return r, nil
+}
+
+// NewReader builds the format's reader over opened inputs, one per entry of
+// f.Files, applying the options every format shares (Encoding). The reader
+// closes the inputs.
+func NewReader(f Format, inputs []*Input, opts Options) (Reader, error) {
+	if len(inputs) != len(f.Files) {
+		return nil, fmt.Errorf("format %s reads %d file(s) (%s), got %d", f.Name, len(f.Files), strings.Join(f.Files, ", "), len(inputs))
+	}
+	for _, in := range inputs {
+		if err := in.SetEncoding(opts.Encoding); err != nil {
+			return nil, err
+		}
+	}
+	return f.New(inputs, opts)
 }
 
 // baseName is a path's file name without directories or compression

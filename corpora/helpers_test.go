@@ -61,6 +61,11 @@ func mustReadAll(t testing.TB, format string, paths []string, opts corpora.Optio
 // input of a multi-file format) and checks the contract: no panic, every
 // error is a ParseError or a FileError, and the counts add up.
 func fuzzReader(t *testing.T, format string, datas ...[]byte) {
+	fuzzReaderOpts(t, format, corpora.Options{}, datas...)
+}
+
+// fuzzReaderOpts is fuzzReader with options (an encoding, say).
+func fuzzReaderOpts(t *testing.T, format string, opts corpora.Options, datas ...[]byte) {
 	f, err := corpora.LookupFormat(format)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +79,8 @@ func fuzzReader(t *testing.T, format string, datas ...[]byte) {
 		}
 		inputs[i] = in
 	}
-	r, err := f.New(inputs, corpora.Options{Limits: corpora.Limits{MaxLineBytes: 4096, MaxDecompressedBytes: 1 << 20}})
+	opts.Limits = corpora.Limits{MaxLineBytes: 4096, MaxDecompressedBytes: 1 << 20}
+	r, err := corpora.NewReader(f, inputs, opts)
 	if err != nil {
 		return
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -83,6 +85,7 @@ type Input struct {
 	Compression Compression
 
 	dec     io.Reader
+	latin1  *latin1Reader // set by SetEncoding("latin1")
 	closers []io.Closer
 	n       int64
 	max     int64
@@ -161,8 +164,42 @@ func detect(magic []byte) Compression {
 	return None
 }
 
-// Read reads decompressed bytes.
+// Encodings that SetEncoding accepts.
+const (
+	EncodingUTF8   = "utf-8"
+	EncodingLatin1 = "latin1"
+)
+
+// SetEncoding declares the text encoding of the file: "utf-8" (the default)
+// or "latin1" (ISO-8859-1, which old corpora such as Moses's sample tables
+// use), converted to UTF-8 as it is read. Call it before the first Read.
+// Offsets then count bytes of the converted text.
+func (in *Input) SetEncoding(enc string) error {
+	switch strings.ToLower(enc) {
+	case "", EncodingUTF8, "utf8":
+		in.latin1 = nil
+	case EncodingLatin1, "iso-8859-1", "latin-1":
+		in.latin1 = &latin1Reader{r: readerFunc(in.read)}
+	default:
+		return fmt.Errorf("unknown encoding %q (known: utf-8, latin1)", enc)
+	}
+	return nil
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+// Read reads decompressed bytes, converted to UTF-8 when SetEncoding said
+// the file is Latin-1.
 func (in *Input) Read(p []byte) (int, error) {
+	if in.latin1 != nil {
+		return in.latin1.Read(p)
+	}
+	return in.read(p)
+}
+
+func (in *Input) read(p []byte) (int, error) {
 	if in.err != nil {
 		return 0, in.err
 	}
@@ -177,6 +214,45 @@ func (in *Input) Read(p []byte) (int, error) {
 		in.err = err
 	}
 	return n, err
+}
+
+// latin1Reader converts ISO-8859-1 to UTF-8: each byte is the code point
+// of the same value, so a byte of 0x80 or more becomes two bytes.
+type latin1Reader struct {
+	r       io.Reader
+	buf     []byte
+	out     []byte
+	pending []byte
+}
+
+func (l *latin1Reader) Read(p []byte) (int, error) {
+	if len(l.pending) > 0 {
+		n := copy(p, l.pending)
+		l.pending = l.pending[n:]
+		return n, nil
+	}
+	want := max(len(p)/2, 1)
+	if cap(l.buf) < want {
+		l.buf = make([]byte, want)
+	}
+	n, err := l.r.Read(l.buf[:want])
+	out := l.out[:0]
+	for _, c := range l.buf[:n] {
+		if c < utf8.RuneSelf {
+			out = append(out, c)
+		} else {
+			out = utf8.AppendRune(out, rune(c))
+		}
+	}
+	l.out = out
+	k := copy(p, out)
+	if k < len(out) { // only when len(p) == 1
+		l.pending = append(l.pending[:0], out[k:]...)
+		if err == io.EOF {
+			err = nil
+		}
+	}
+	return k, err
 }
 
 // BytesRead is the number of decompressed bytes read so far.

@@ -166,3 +166,36 @@ func TestRejectsFileKeepsEveryByte(t *testing.T) {
 		t.Errorf("raw record round trip = %q", got)
 	}
 }
+
+func TestLatin1Encoding(t *testing.T) {
+	latin1 := []byte("caf\xe9 \xfcber\nna\xefve\n")
+	want := "café über\nnaïve\n"
+	for _, chunk := range []int{1, 2, 3, 7, 4096} {
+		in, err := corpora.NewInput("x.txt", bytes.NewReader(latin1), corpora.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := in.SetEncoding("latin1"); err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		buf := make([]byte, chunk)
+		for {
+			n, err := in.Read(buf)
+			got = append(got, buf[:n]...)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if string(got) != want {
+			t.Errorf("reads of %d bytes gave %q, want %q", chunk, got, want)
+		}
+	}
+	in, _ := corpora.NewInput("x.txt", bytes.NewReader(nil), corpora.Limits{})
+	if err := in.SetEncoding("ebcdic"); err == nil {
+		t.Error("unknown encoding accepted")
+	}
+}

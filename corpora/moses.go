@@ -58,8 +58,8 @@ const ReasonScoreCount Reason = "score_count"
 //     and seven where not empty.
 //
 // A line that is not UTF-8 is rejected with ReasonBadUTF8 (old tables, such
-// as Moses's sample models, are in ISO-8859-1: read those with the
-// "moses-latin1" format). Other rejects: fewer than three or more than seven
+// as Moses's sample models, are in ISO-8859-1: read those with
+// Options.Encoding "latin1"). Other rejects: fewer than three or more than seven
 // fields, ReasonFieldCount; an empty phrase, ReasonEmptyText; a score or
 // count that is not a finite number, ReasonBadNumber; no scores at all,
 // ReasonMissingField; a differing number of scores, ReasonScoreCount; a
@@ -72,7 +72,6 @@ type MosesReader struct {
 	dataset      string
 	langA, langB string
 	prefix       string // "moses:<dataset>:"
-	latin1       bool
 
 	nScores     int   // scores a row, set by the first good row
 	nScoresLine int64 // the line of that row
@@ -80,7 +79,6 @@ type MosesReader struct {
 	fields  [][]byte
 	scratch []float64 // the row's scores while they are checked
 	slab    []float64 // backing store handed out as Example.Scores
-	text    []byte    // Latin-1 to UTF-8 scratch
 	str     []byte    // the row's strings, built as one
 }
 
@@ -90,15 +88,15 @@ const mosesMaxFields = 7
 // mosesDirectPhrase is the index of φ(e|f) among the scores.
 const mosesDirectPhrase = 2
 
-// mosesPairRe finds a language pair such as "fr-en" standing alone in a
+// pairRe finds a language pair such as "fr-en" standing alone in a
 // name: "europarl.fr-en.gz" and "fr-en" match, "phrase-table" does not.
-var mosesPairRe = regexp.MustCompile(`(?:^|[^A-Za-z])([a-z]{2})-([a-z]{2})(?:[^A-Za-z]|$)`)
+var pairRe = regexp.MustCompile(`(?:^|[^A-Za-z])([a-z]{2})-([a-z]{2})(?:[^A-Za-z]|$)`)
 
 // NewMosesReader reads a phrase table in UTF-8.
 func NewMosesReader(in *Input, opts Options) *MosesReader {
 	r := &MosesReader{base: newBase(opts.Limits, in), lines: newLineReader(in, opts.Limits)}
 	r.langA, r.langB = opts.LangA, opts.LangB
-	pair, src, tgt := mosesPairInPath(in.Name)
+	pair, src, tgt := pairInPath(in.Name)
 	if r.langA == "" {
 		r.langA = src
 	}
@@ -120,22 +118,14 @@ func NewMosesReader(in *Input, opts Options) *MosesReader {
 	return r
 }
 
-// NewMosesLatin1Reader reads a phrase table in ISO-8859-1, converting each
-// line to UTF-8.
-func NewMosesLatin1Reader(in *Input, opts Options) *MosesReader {
-	r := NewMosesReader(in, opts)
-	r.latin1 = true
-	return r
-}
-
-// mosesPairInPath finds a language pair in the file name or, failing that,
+// pairInPath finds a language pair in the file name or, failing that,
 // in the name of its directory or the one above (Moses's layout is
 // <pair>/model/phrase-table.gz); no higher, where a pair is more likely
 // chance.
-func mosesPairInPath(path string) (pair, src, tgt string) {
+func pairInPath(path string) (pair, src, tgt string) {
 	name := baseName(path)
 	for range 3 {
-		if m := mosesPairRe.FindStringSubmatch(name); m != nil {
+		if m := pairRe.FindStringSubmatch(name); m != nil {
 			return m[1] + "-" + m[2], m[1], m[2]
 		}
 		dir := filepath.Dir(path)
@@ -161,11 +151,8 @@ func (r *MosesReader) Next() (Example, error) {
 			continue
 		}
 		raw := line
-		if r.latin1 {
-			r.text = mosesAppendLatin1(r.text[:0], line)
-			line = r.text
-		} else if !utf8.Valid(line) {
-			return r.reject(src, ReasonBadUTF8, "not UTF-8 (use the moses-latin1 format for an ISO-8859-1 table)", raw)
+		if !utf8.Valid(line) {
+			return r.reject(src, ReasonBadUTF8, "not UTF-8 (an ISO-8859-1 table reads with the latin1 encoding)", raw)
 		}
 		return r.parse(line, raw, src)
 	}
@@ -436,18 +423,6 @@ func mosesSmallUint(b []byte) (int, bool) {
 	return n, true
 }
 
-// mosesAppendLatin1 appends the ISO-8859-1 text b to dst as UTF-8.
-func mosesAppendLatin1(dst, b []byte) []byte {
-	for _, c := range b {
-		if c < utf8.RuneSelf {
-			dst = append(dst, c)
-		} else {
-			dst = utf8.AppendRune(dst, rune(c))
-		}
-	}
-	return dst
-}
-
 func init() {
 	mapping := "A, B: source and target phrase; Label: φ(e|f), the direct phrase probability (third score); Scores: all scores; " +
 		"LangA, LangB, Dataset: the pair in the path (fr-en: source fr, target en); Group: moses:<dataset>:<source phrase>; " +
@@ -458,14 +433,6 @@ func init() {
 		Mapping: mapping,
 		New: func(in []*Input, o Options) (Reader, error) {
 			return NewMosesReader(in[0], o), nil
-		},
-	})
-	register(Format{
-		Name: "moses-latin1", Corpus: "moses", Files: []string{"table"},
-		Summary: "Moses phrase table in ISO-8859-1 (older tables, Moses's sample models), converted to UTF-8",
-		Mapping: mapping,
-		New: func(in []*Input, o Options) (Reader, error) {
-			return NewMosesLatin1Reader(in[0], o), nil
 		},
 	})
 }

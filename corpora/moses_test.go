@@ -186,12 +186,12 @@ func TestMosesLatin1(t *testing.T) {
 	p := filepath.Join(dir, "de-en.table")
 	os.WriteFile(p, []byte("f\xfcr ||| for ||| 0.4 0.5 0.8 0.6\nStra\xdfe ||| street ||| 1 1 1 1\n"), 0o644)
 	exs, rejects, st := mustReadAll(t, "moses", []string{p}, corpora.Options{})
-	if len(exs) != 0 || st.Rejected[corpora.ReasonBadUTF8] != 2 || !contains(rejects[0].Detail, "moses-latin1") {
+	if len(exs) != 0 || st.Rejected[corpora.ReasonBadUTF8] != 2 || !contains(rejects[0].Detail, "latin1") {
 		t.Fatalf("moses on Latin-1: %d examples, stats %+v", len(exs), st)
 	}
-	exs, _, _ = mustReadAll(t, "moses-latin1", []string{p}, corpora.Options{})
+	exs, _, _ = mustReadAll(t, "moses", []string{p}, corpora.Options{Encoding: "latin1"})
 	if len(exs) != 2 || exs[0].A != "für" || exs[1].A != "Straße" || exs[1].Group != "moses:de-en:Straße" || exs[0].Corpus != "moses" {
-		t.Fatalf("moses-latin1: %+v", exs)
+		t.Fatalf("moses with latin1 encoding: %+v", exs)
 	}
 }
 
@@ -237,7 +237,7 @@ func TestMosesSharedData(t *testing.T) {
 	if st.Records != 52567 || len(exs) != 47116 || st.Rejected[corpora.ReasonBadUTF8] != 5451 || st.RejectedTotal() != 5451 {
 		t.Fatalf("fr-en as UTF-8: %d examples, stats %+v", len(exs), st)
 	}
-	exs, rejects, st = mustReadAll(t, "moses-latin1", []string{frEn}, corpora.Options{})
+	exs, rejects, st = mustReadAll(t, "moses", []string{frEn}, corpora.Options{Encoding: "latin1"})
 	if len(exs) != 52567 || st.Records != 52567 || len(rejects) != 0 {
 		t.Fatalf("fr-en: %d examples, stats %+v, first reject %v", len(exs), st, rejects)
 	}
@@ -306,7 +306,7 @@ func FuzzMoses(f *testing.F) {
 	f.Add([]byte("||| ||| |||\n |||  ||| \n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzReader(t, "moses", data)
-		fuzzReader(t, "moses-latin1", data)
+		fuzzReaderOpts(t, "moses", corpora.Options{Encoding: "latin1"}, data)
 	})
 }
 

@@ -1,0 +1,56 @@
+# parastream: the two commands that work on a fresh machine with Go
+# installed are `make demo` and `make test`.
+
+GO          ?= go
+BIN         ?= parastream
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS     := -X main.version=$(VERSION)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+PKGS        := ./...
+# Benchmarks to run; override with `make bench BENCH=Reddit`.
+BENCH       ?= .
+
+.PHONY: all build test demo bench fmt vet lint clean interop fuzz
+
+all: build
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/parastream
+
+# Tests read ../shared/data when it is there and skip those parts with a
+# message when it is not. The DuckDB interop test needs tools/interop's npm
+# packages: `make interop` installs them when npm is available.
+test: interop
+	$(GO) test -count=1 -timeout 30m $(PKGS)
+
+demo: build
+	./$(BIN) demo --data testdata --out out/demo
+
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count=1 -timeout 60m $(PKGS)
+
+# A short fuzzing pass over every parser (seeds stay in testdata/).
+FUZZTIME ?= 10s
+fuzz:
+	@for f in $$($(GO) test -list 'Fuzz.*' ./corpora | grep ^Fuzz); do \
+		echo "== $$f"; $(GO) test ./corpora -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
+
+fmt:
+	gofmt -w $$(git ls-files -co --exclude-standard '*.go')
+
+vet:
+	$(GO) vet $(PKGS)
+
+lint: vet
+	@test -z "$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))" || (gofmt -l $$(git ls-files -co --exclude-standard '*.go'); echo "gofmt: files above need formatting"; exit 1)
+	$(GO) run $(STATICCHECK) $(PKGS)
+
+interop:
+	@if command -v npm >/dev/null 2>&1; then \
+		test -d tools/interop/node_modules || (cd tools/interop && npm ci --no-audit --no-fund --loglevel=error); \
+	else echo "npm not found: the DuckDB interop tests will be skipped"; fi
+
+clean:
+	rm -rf $(BIN) out/ tools/interop/node_modules
+	$(GO) clean -testcache

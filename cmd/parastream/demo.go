@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/parastream/parastream/corpora"
+)
+
+// demoInput is one fixture the demo reads.
+type demoInput struct {
+	format string
+	files  []string // relative to the data directory
+}
+
+// demoInputs is a fixture of every format, all under testdata/.
+var demoInputs = []demoInput{
+	{"reddit-comments", []string{"reddit/comments.jsonl"}},
+	{"reddit-comments", []string{"reddit/comments.jsonl.zst"}},
+	{"reddit-submissions", []string{"reddit/submissions.jsonl"}},
+	{"europarl", []string{"europarl/mini.fr-en.en", "europarl/mini.fr-en.fr"}},
+	{"moses", []string{"moses/fr-en.phrase-table"}},
+	{"moses", []string{"moses/de-en.phrase-table"}},
+	{"ppdb", []string{"ppdb/ppdb-2.0-s-mini.raw"}},
+	{"ppdb", []string{"ppdb/ppdb-1.0-s-mini.raw"}},
+	{"ppdb-pairs", []string{"ppdb/lexical-pairs.tsv"}},
+	{"ppdb-human", []string{"ppdb/human-labels.tsv"}},
+	{"simpwiki", []string{"simpwiki/normal.aligned", "simpwiki/simple.aligned"}},
+	{"turkcorpus", []string{"turkcorpus/mini.8turkers.tok.norm", "turkcorpus/mini.8turkers.tok.simp"}},
+	{"quora", []string{"quora/mini.tsv"}},
+	{"sts", []string{"sts/2016/STS.input.mini.txt", "sts/2016/STS.gs.mini.txt"}},
+	{"stsb", []string{"stsb/sts-mini.csv"}},
+	{"sick", []string{"sick/SICK_mini.txt"}},
+}
+
+func runDemo(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "demo", "parastream demo [--data DIR] [--out DIR] [--show N]")
+	data := fs.String("data", "testdata", "directory of the fixtures")
+	out := fs.String("out", filepath.Join("out", "demo"), "directory for the demo's outputs (rejects files)")
+	show := fs.Int("show", 2, "examples and rejects to print per input")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if _, err := os.Stat(*data); err != nil {
+		return fmt.Errorf("fixtures not found (run from the repository root or pass --data): %w", err)
+	}
+	fmt.Fprintf(e.stdout, "parastream demo: reading a fixture of every corpus format from %s\n\n", *data)
+	var total corpora.Stats
+	failed := 0
+	for i, in := range demoInputs {
+		paths := make([]string, len(in.files))
+		for j, f := range in.files {
+			paths[j] = filepath.Join(*data, f)
+		}
+		rejects := filepath.Join(*out, "rejects", fmt.Sprintf("%02d-%s.jsonl", i, in.format))
+		rep, err := readFormat(ctx, e, in.format, paths, corpora.Options{}, *show, rejects)
+		rep.print(e.stdout, *show)
+		if err != nil {
+			failed++
+		}
+		total.Add(rep.stats)
+	}
+	fmt.Fprintf(e.stdout, "\ntotal: %d inputs, %d records, %d examples, %d rejected%s, %d skipped; rejects kept under %s\n",
+		len(demoInputs), total.Records, total.Examples, total.RejectedTotal(), breakdown(total.Rejected), sumSkipped(total.Skipped), filepath.Join(*out, "rejects"))
+	if failed > 0 {
+		return fmt.Errorf("%d of %d inputs could not be read", failed, len(demoInputs))
+	}
+	return nil
+}

@@ -1,0 +1,34 @@
+package shards
+
+import "errors"
+
+// Sentinel errors. Match them with errors.Is; the errors returned wrap them
+// with the file they concern.
+var (
+	// ErrClosed reports a Writer or reader used after Close or Abort.
+	ErrClosed = errors.New("shards: already closed")
+	// ErrInvalidUTF8 reports a row with a string that is not UTF-8, which
+	// Parquet readers refuse; see Row.Validate.
+	ErrInvalidUTF8 = errors.New("string is not valid UTF-8")
+	// ErrExists reports a split directory that already holds shards from an
+	// earlier run; set WriterOptions.Overwrite to replace them.
+	ErrExists = errors.New("split already holds shards")
+	// ErrSchemaVersion reports a shard or manifest written with a schema
+	// version this package does not read.
+	ErrSchemaVersion = errors.New("unsupported schema version")
+	// ErrSchema reports a Parquet file whose columns are not those of Row.
+	ErrSchema = errors.New("not a shard: columns differ from the shard schema")
+	// ErrCodec reports a Parquet file compressed with a codec the reader
+	// refuses (LZ4: see OpenFile).
+	ErrCodec = errors.New("unsupported compression codec")
+	// ErrManifest reports a manifest that is malformed or inconsistent: a
+	// path that leaves the root, a split whose row count is not the sum of
+	// its shards, a split missing from it.
+	ErrManifest = errors.New("invalid manifest")
+	// ErrChecksum reports a file whose sha256 or size is not the one the
+	// manifest records.
+	ErrChecksum = errors.New("checksum mismatch")
+	// ErrRowCount reports a shard whose row count is not the one the
+	// manifest records.
+	ErrRowCount = errors.New("row count mismatch")
+)

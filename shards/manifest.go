@@ -1,0 +1,450 @@
+package shards
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/parastream/parastream/internal/atomicfile"
+)
+
+// ManifestName is the manifest's file name, directly under the root.
+const ManifestName = "manifest.json"
+
+// Manifest describes a directory of shards: what each split holds, the
+// checksum of every file, the artifacts of later stages and what produced
+// them. It carries no timestamps and WriteManifest orders everything, so the
+// same run over the same input gives a byte-identical manifest.
+//
+// A consumer trusts the manifest, and checks it: ReadManifest checks that it
+// is consistent, Verify that the files are the ones it describes.
+type Manifest struct {
+	// SchemaVersion is the Row schema version of every shard.
+	SchemaVersion int `json:"schema_version"`
+	// CreatedBy says what produced the shards.
+	CreatedBy CreatedBy `json:"created_by"`
+	// Splits maps SplitKey(corpus, split) to the split's rows and shards.
+	Splits map[string]SplitInfo `json:"splits"`
+	// Files lists every shard, sorted by path.
+	Files []ShardInfo `json:"files"`
+	// Vocabulary is the featurize vocabulary, once written.
+	Vocabulary *Artifact `json:"vocabulary,omitempty"`
+	// Topics is the fitted NMF topic model, once written.
+	Topics *Artifact `json:"topics,omitempty"`
+	// Rejects lists the rejects files, with the records each holds.
+	Rejects []Artifact `json:"rejects,omitempty"`
+	// Stats holds counters of the run (records read, filtered by rule, ...).
+	Stats map[string]int64 `json:"stats,omitempty"`
+}
+
+// CreatedBy records the command and versions that produced a manifest.
+type CreatedBy struct {
+	// Command is the command line, program name first.
+	Command []string `json:"command"`
+	// Version is the version of the program (its module version, with the
+	// VCS revision where the build recorded one).
+	Version string `json:"version"`
+	// GoVersion is the Go toolchain the program was built with.
+	GoVersion string `json:"go_version"`
+	// Dependencies maps the key modules linked into the program to their
+	// versions; see BuildInfo.
+	Dependencies map[string]string `json:"dependencies"`
+}
+
+// SplitInfo is one split of one corpus in a manifest.
+type SplitInfo struct {
+	Corpus string `json:"corpus"`
+	Split  string `json:"split"`
+	// Rows is the sum of the rows of the split's shards.
+	Rows int64 `json:"rows"`
+	// Shards lists the paths of the split's shards, in reading order.
+	Shards []string `json:"shards"`
+}
+
+// Artifact is a file that is not a shard: a vocabulary, a topic model, a
+// rejects file. Path is relative to the root, with forward slashes.
+type Artifact struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	// Bytes is the size of the file.
+	Bytes int64 `json:"bytes"`
+	// Records counts what the file holds where that means something (the
+	// records of a rejects file, the words of a vocabulary).
+	Records int64 `json:"records,omitempty"`
+}
+
+// SplitKey is the key of a split in Manifest.Splits: "corpus/split".
+func SplitKey(corpus, split string) string { return corpus + "/" + split }
+
+// NewManifest returns an empty manifest of the current SchemaVersion,
+// created by the given command line and the running program's versions.
+func NewManifest(command []string) *Manifest {
+	version, deps := BuildInfo()
+	return &Manifest{
+		SchemaVersion: SchemaVersion,
+		CreatedBy: CreatedBy{
+			Command:      slices.Clone(command),
+			Version:      version,
+			GoVersion:    runtime.Version(),
+			Dependencies: deps,
+		},
+		Splits: map[string]SplitInfo{},
+	}
+}
+
+// Add records shards, replacing any entry with the same path, and updates
+// the row counts and shard lists of their splits.
+func (m *Manifest) Add(infos ...ShardInfo) {
+	touched := map[string]bool{}
+	for _, info := range infos {
+		i := slices.IndexFunc(m.Files, func(f ShardInfo) bool { return f.Path == info.Path })
+		if i >= 0 {
+			touched[SplitKey(m.Files[i].Corpus, m.Files[i].Split)] = true
+			m.Files[i] = info
+		} else {
+			m.Files = append(m.Files, info)
+		}
+		touched[SplitKey(info.Corpus, info.Split)] = true
+	}
+	m.sortFiles()
+	for key := range touched {
+		m.updateSplit(key)
+	}
+}
+
+// AddSplit records the complete set of shards of one split, as a Writer's
+// Close returns them, replacing whatever the manifest held for that split.
+// Unlike Add it records a split even when it has no shards, so that an
+// empty split reads as empty rather than missing. It panics if a shard
+// belongs to another split.
+func (m *Manifest) AddSplit(corpus, split string, infos ...ShardInfo) {
+	key := SplitKey(corpus, split)
+	for _, info := range infos {
+		if info.Corpus != corpus || info.Split != split {
+			panic(fmt.Sprintf("shards: AddSplit(%q, %q) given shard %s of %s", corpus, split, info.Path, SplitKey(info.Corpus, info.Split)))
+		}
+	}
+	m.Files = slices.DeleteFunc(m.Files, func(f ShardInfo) bool { return SplitKey(f.Corpus, f.Split) == key })
+	m.Files = append(m.Files, infos...)
+	m.sortFiles()
+	if m.Splits == nil {
+		m.Splits = map[string]SplitInfo{}
+	}
+	m.Splits[key] = SplitInfo{Corpus: corpus, Split: split, Shards: []string{}}
+	m.updateSplit(key)
+}
+
+func (m *Manifest) sortFiles() {
+	slices.SortFunc(m.Files, func(a, b ShardInfo) int { return strings.Compare(a.Path, b.Path) })
+}
+
+// updateSplit recomputes one split's entry from Files.
+func (m *Manifest) updateSplit(key string) {
+	if m.Splits == nil {
+		m.Splits = map[string]SplitInfo{}
+	}
+	s, ok := m.Splits[key]
+	s.Rows, s.Shards = 0, []string{}
+	for _, f := range m.Files {
+		if SplitKey(f.Corpus, f.Split) == key {
+			s.Corpus, s.Split = f.Corpus, f.Split
+			s.Rows += f.Rows
+			s.Shards = append(s.Shards, f.Path)
+			ok = true
+		}
+	}
+	if ok {
+		m.Splits[key] = s
+	}
+}
+
+// Shards returns the shards of one split in reading order. A split the
+// manifest does not list is an error wrapping ErrManifest.
+func (m *Manifest) Shards(corpus, split string) ([]ShardInfo, error) {
+	key := SplitKey(corpus, split)
+	s, ok := m.Splits[key]
+	if !ok {
+		return nil, fmt.Errorf("%w: no split %s (the manifest lists %s)", ErrManifest, key, strings.Join(slices.Sorted(maps.Keys(m.Splits)), ", "))
+	}
+	infos := make([]ShardInfo, 0, len(s.Shards))
+	for _, p := range s.Shards {
+		i := slices.IndexFunc(m.Files, func(f ShardInfo) bool { return f.Path == p })
+		if i < 0 {
+			return nil, fmt.Errorf("%w: split %s lists shard %s, which is not among the files", ErrManifest, key, p)
+		}
+		infos = append(infos, m.Files[i])
+	}
+	return infos, nil
+}
+
+// Validate checks that the manifest is consistent in itself, without looking
+// at the files: a supported schema version, clean relative paths, each file
+// in exactly the split it names, and row counts that add up. Errors wrap
+// ErrManifest or ErrSchemaVersion.
+func (m *Manifest) Validate() error {
+	switch {
+	case m.SchemaVersion < 1:
+		return fmt.Errorf("%w: schema_version %d", ErrManifest, m.SchemaVersion)
+	case m.SchemaVersion > SchemaVersion:
+		return fmt.Errorf("%w: the manifest has version %d, this program reads up to %d", ErrSchemaVersion, m.SchemaVersion, SchemaVersion)
+	}
+	var errs []error
+	files := map[string]ShardInfo{}
+	for _, f := range m.Files {
+		if _, err := localPath(".", f.Path); err != nil {
+			errs = append(errs, err)
+		}
+		if _, dup := files[f.Path]; dup {
+			errs = append(errs, fmt.Errorf("%w: file %s listed twice", ErrManifest, f.Path))
+		}
+		files[f.Path] = f
+		if _, ok := m.Splits[SplitKey(f.Corpus, f.Split)]; !ok {
+			errs = append(errs, fmt.Errorf("%w: file %s belongs to split %s, which is not listed", ErrManifest, f.Path, SplitKey(f.Corpus, f.Split)))
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(m.Splits)) {
+		s := m.Splits[key]
+		if key != SplitKey(s.Corpus, s.Split) {
+			errs = append(errs, fmt.Errorf("%w: split %s is keyed %q", ErrManifest, SplitKey(s.Corpus, s.Split), key))
+		}
+		var rows int64
+		for _, p := range s.Shards {
+			f, ok := files[p]
+			switch {
+			case !ok:
+				errs = append(errs, fmt.Errorf("%w: split %s lists shard %s, which is not among the files", ErrManifest, key, p))
+			case SplitKey(f.Corpus, f.Split) != key:
+				errs = append(errs, fmt.Errorf("%w: split %s lists shard %s of split %s", ErrManifest, key, p, SplitKey(f.Corpus, f.Split)))
+			}
+			rows += f.Rows
+		}
+		if rows != s.Rows {
+			errs = append(errs, fmt.Errorf("%w: split %s has %d rows, its shards add up to %d", ErrManifest, key, s.Rows, rows))
+		}
+	}
+	for _, a := range m.artifacts() {
+		if _, err := localPath(".", a.Path); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Manifest) artifacts() []Artifact {
+	var as []Artifact
+	if m.Vocabulary != nil {
+		as = append(as, *m.Vocabulary)
+	}
+	if m.Topics != nil {
+		as = append(as, *m.Topics)
+	}
+	return append(as, m.Rejects...)
+}
+
+// Verify checks the files under root against the manifest: every shard's
+// size and sha256 (reading it whole) and its row count (from its footer),
+// and the size and sha256 of every artifact. It reports every mismatch,
+// each naming its file and wrapping ErrChecksum, ErrRowCount or the error
+// that kept the file from being read.
+func (m *Manifest) Verify(root string) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	var errs []error
+	for _, f := range m.Files {
+		name, _ := localPath(root, f.Path)
+		if err := checkFile(name, f.Bytes, f.SHA256); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		r, err := OpenFile(name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("verifying %w", err))
+			continue
+		}
+		if r.NumRows() != f.Rows {
+			errs = append(errs, fmt.Errorf("verifying shard %s: %w: %d rows, the manifest says %d", name, ErrRowCount, r.NumRows(), f.Rows))
+		}
+		r.Close()
+	}
+	for _, a := range m.artifacts() {
+		name, _ := localPath(root, a.Path)
+		if err := checkFile(name, a.Bytes, a.SHA256); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkFile compares a file's size and sha256 with the expected ones.
+func checkFile(name string, size int64, sum string) error {
+	gotSize, gotSum, err := hashFile(name)
+	if err != nil {
+		return fmt.Errorf("verifying %s: %w", name, err)
+	}
+	if gotSize != size {
+		return fmt.Errorf("verifying %s: %w: %d bytes, the manifest says %d", name, ErrChecksum, gotSize, size)
+	}
+	if gotSum != sum {
+		return fmt.Errorf("verifying %s: %w: sha256 %s, the manifest says %s", name, ErrChecksum, gotSum, sum)
+	}
+	return nil
+}
+
+func hashFile(name string) (int64, string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, "", err
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// NewArtifact describes the file at the path p (relative to root, forward
+// slashes), hashing it. records is stored as Artifact.Records.
+func NewArtifact(root, p string, records int64) (Artifact, error) {
+	name, err := localPath(root, p)
+	if err != nil {
+		return Artifact{}, err
+	}
+	size, sum, err := hashFile(name)
+	if err != nil {
+		return Artifact{}, fmt.Errorf("hashing artifact: %w", err)
+	}
+	return Artifact{Path: p, SHA256: sum, Bytes: size, Records: records}, nil
+}
+
+// marshal renders the manifest deterministically: files and rejects sorted
+// by path, map keys sorted (encoding/json does), empty lists as [].
+func (m *Manifest) marshal() ([]byte, error) {
+	c := *m
+	c.Files = slices.Clone(m.Files)
+	if c.Files == nil {
+		c.Files = []ShardInfo{}
+	}
+	slices.SortFunc(c.Files, func(a, b ShardInfo) int { return strings.Compare(a.Path, b.Path) })
+	c.Rejects = slices.Clone(m.Rejects)
+	slices.SortFunc(c.Rejects, func(a, b Artifact) int { return strings.Compare(a.Path, b.Path) })
+	if c.Splits == nil {
+		c.Splits = map[string]SplitInfo{}
+	}
+	if c.CreatedBy.Command == nil {
+		c.CreatedBy.Command = []string{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(&c); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteManifest writes m as <root>/manifest.json: indented JSON in a fixed
+// order, written under a temporary name, synced and renamed over any
+// earlier manifest. It refuses an inconsistent manifest (see Validate).
+func WriteManifest(root string, m *Manifest) error {
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("writing manifest: %w", err)
+	}
+	data, err := m.marshal()
+	if err != nil {
+		return fmt.Errorf("writing manifest: %w", err)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return fmt.Errorf("writing manifest: %w", err)
+	}
+	final := filepath.Join(root, ManifestName)
+	if err := atomicfile.WriteFile(final, data); err != nil {
+		return fmt.Errorf("writing manifest %s: %w", final, err)
+	}
+	return nil
+}
+
+// ReadManifest reads <root>/manifest.json and checks that it is consistent
+// (see Validate). Errors name the file.
+func ReadManifest(root string) (*Manifest, error) {
+	name := filepath.Join(root, ManifestName)
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading manifest: %w", err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("reading manifest %s: %w: %w", name, ErrManifest, err)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("reading manifest %s: %w", name, err)
+	}
+	return &m, nil
+}
+
+// keyModules are the dependencies whose versions a manifest records.
+var keyModules = []string{
+	"github.com/apache/beam/sdks/v2",
+	"github.com/segmentio/kafka-go",
+	"github.com/parquet-go/parquet-go",
+	"github.com/twmb/franz-go",
+	"github.com/twmb/franz-go/pkg/kfake",
+	"gorgonia.org/gorgonia",
+	"gonum.org/v1/gonum",
+}
+
+// BuildInfo returns the running program's version and the versions of the
+// key modules linked into it (Beam, kafka-go, parquet-go, franz-go and
+// kfake, gorgonia, gonum); a module the program does not link is absent.
+// The version is the main module's, followed by "+<revision>" (and
+// "-dirty") where the build recorded its VCS state; "(devel)" for a local
+// build without it, "unknown" where the binary carries no build info.
+func BuildInfo() (version string, deps map[string]string) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown", map[string]string{}
+	}
+	version = cmp.Or(bi.Main.Version, "(devel)")
+	var revision, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if revision != "" {
+		version += "+" + revision
+		if modified == "true" {
+			version += "-dirty"
+		}
+	}
+	deps = map[string]string{}
+	for _, d := range bi.Deps {
+		if !slices.Contains(keyModules, d.Path) {
+			continue
+		}
+		if d.Replace != nil {
+			deps[d.Path] = cmp.Or(d.Replace.Version, d.Replace.Path)
+		} else {
+			deps[d.Path] = d.Version
+		}
+	}
+	return version, deps
+}
