@@ -98,7 +98,7 @@ func interopRows() []shards.Row {
 		{ID: "empty:2", Corpus: "sts", Split: "train"}, // everything empty, label NULL
 		{
 			ID: "unicode:3", Corpus: "europarl", Dataset: "fr-en", Split: "dev",
-			A: "Naïve café — déjà vu ☕ 🚀 日本語のテキスト", B: "مرحبا بالعالم ‎עברית‏ e\u0301 (combining)",
+			A: "Naïve café — déjà vu ☕ 🚀 日本語のテキスト", B: "مرحبا بالعالم \u200eעברית\u200f e\u0301 (combining)",
 			LangA: "fr", LangB: "ar", Label: f(0), GroupKey: "ключ", SourceFile: "europarl-v7.fr-en.fr", SourceLine: 42, SourceOffset: 1 << 40,
 			Meta:    map[string]string{"ключ": "значение", "emoji 🔑": "🔒", "empty": ""},
 			TokensA: []string{"naïve", "café", "☕", "🚀", "日本語"}, TokensB: []string{"", " ", "مرحبا"},
