@@ -31,9 +31,12 @@ bench:
 
 # A short fuzzing pass over every parser (seeds stay in testdata/).
 FUZZTIME ?= 10s
+FUZZPKGS ?= $(shell $(GO) list ./...)
 fuzz:
-	@for f in $$($(GO) test -list 'Fuzz.*' ./corpora | grep ^Fuzz); do \
-		echo "== $$f"; $(GO) test ./corpora -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	@for p in $(FUZZPKGS); do \
+		for f in $$($(GO) test -list 'Fuzz.*' $$p | grep ^Fuzz); do \
+			echo "== $$p $$f"; $(GO) test $$p -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) || exit 1; \
+		done; \
 	done
 
 fmt:
