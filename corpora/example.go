@@ -22,6 +22,9 @@ type Example struct {
 	// A and B are the two texts. Single-text records (a Reddit comment
 	// before pairing) leave B empty.
 	A, B string
+	// Context holds earlier turns of a conversation, oldest first (Reddit
+	// pairs keep up to N ancestors of the parent comment).
+	Context []string
 	// LangA and LangB are ISO 639-1 codes of A and B.
 	LangA, LangB string
 	// Label is the gold score or paraphrase label; see HasLabel.

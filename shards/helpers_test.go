@@ -140,6 +140,9 @@ func drain(t testing.TB, read func([]shards.Row) (int, error)) []shards.Row {
 func normalize(rows []shards.Row) []shards.Row {
 	out := make([]shards.Row, len(rows))
 	for i, r := range rows {
+		if len(r.Context) == 0 {
+			r.Context = nil
+		}
 		if len(r.Scores) == 0 {
 			r.Scores = nil
 		}

@@ -87,7 +87,8 @@ func interopRows() []shards.Row {
 		{
 			ID: "plain:1", Corpus: "sts", Dataset: "2014/deft-forum", Split: "train",
 			A: "A man is playing a guitar.", B: "A person plays guitar.", LangA: "en", LangB: "en",
-			Label: f(4.2), GroupKey: "g1", SourceFile: "STS.input.deft-forum.txt", SourceLine: 1, SourceOffset: 0,
+			Context: []string{"what is he doing?", "look at that \"guy\"\t!"},
+			Label:   f(4.2), GroupKey: "g1", SourceFile: "STS.input.deft-forum.txt", SourceLine: 1, SourceOffset: 0,
 			Scores:  []float64{0.1, 0.2, 1.0 / 3},
 			Meta:    map[string]string{"author": "bob", "parent_id": "t1_abc", "score": "17"},
 			TokensA: []string{"a", "man", "is", "playing", "a", "guitar", "."},
@@ -138,7 +139,7 @@ func TestInteropDuckDB(t *testing.T) {
 	t.Run("describe", func(t *testing.T) {
 		want := [][2]string{
 			{"id", "VARCHAR"}, {"corpus", "VARCHAR"}, {"dataset", "VARCHAR"}, {"split", "VARCHAR"},
-			{"a", "VARCHAR"}, {"b", "VARCHAR"}, {"lang_a", "VARCHAR"}, {"lang_b", "VARCHAR"},
+			{"a", "VARCHAR"}, {"b", "VARCHAR"}, {"context", "VARCHAR[]"}, {"lang_a", "VARCHAR"}, {"lang_b", "VARCHAR"},
 			{"label", "DOUBLE"}, {"group_key", "VARCHAR"}, {"source_file", "VARCHAR"},
 			{"source_line", "BIGINT"}, {"source_offset", "BIGINT"},
 			{"scores", "DOUBLE[]"}, {"meta", "MAP(VARCHAR, VARCHAR)"},
@@ -173,8 +174,8 @@ func compareRow(t *testing.T, i int, want shards.Row, got map[string]any) {
 		t.Helper()
 		t.Errorf("row %d (%s) column %s: "+format, append([]any{i, want.ID, col}, args...)...)
 	}
-	if len(got) != 21 {
-		t.Errorf("row %d has %d columns, want 21: %v", i, len(got), slices.Sorted(maps.Keys(got)))
+	if len(got) != 22 {
+		t.Errorf("row %d has %d columns, want 22: %v", i, len(got), slices.Sorted(maps.Keys(got)))
 	}
 	for col, w := range map[string]string{
 		"id": want.ID, "corpus": want.Corpus, "dataset": want.Dataset, "split": want.Split,
@@ -202,6 +203,7 @@ func compareRow(t *testing.T, i int, want shards.Row, got map[string]any) {
 		f, err := jsonFloat(g)
 		return err == nil && (f == w || math.IsNaN(f) && math.IsNaN(w)) && math.Signbit(f) == math.Signbit(w)
 	})
+	compareList(t, errorf, "context", got["context"], want.Context, func(g any, w string) bool { return g == w })
 	compareList(t, errorf, "tokens_a", got["tokens_a"], want.TokensA, func(g any, w string) bool { return g == w })
 	compareList(t, errorf, "tokens_b", got["tokens_b"], want.TokensB, func(g any, w string) bool { return g == w })
 	sameInt := func(g any, w int32) bool { n, err := jsonInt(g); return err == nil && n == int64(w) }

@@ -35,6 +35,7 @@ const (
 //	split          BYTE_ARRAY (STRING), dictionary        VARCHAR                  the split: train, dev, test
 //	a              BYTE_ARRAY (STRING)                    VARCHAR                  Example.A
 //	b              BYTE_ARRAY (STRING)                    VARCHAR                  Example.B
+//	context        LIST<STRING>                           VARCHAR[]                Example.Context (earlier turns, oldest first)
 //	lang_a         BYTE_ARRAY (STRING), dictionary        VARCHAR                  Example.LangA
 //	lang_b         BYTE_ARRAY (STRING), dictionary        VARCHAR                  Example.LangB
 //	label          optional DOUBLE                        DOUBLE (NULL: no label)  Example.Label if HasLabel
@@ -67,6 +68,7 @@ type Row struct {
 	Split        string            `parquet:"split,dict"`
 	A            string            `parquet:"a"`
 	B            string            `parquet:"b"`
+	Context      []string          `parquet:"context,list"`
 	LangA        string            `parquet:"lang_a,dict"`
 	LangB        string            `parquet:"lang_b,dict"`
 	Label        *float64          `parquet:"label,optional"`
@@ -107,6 +109,9 @@ func FromExample(e corpora.Example, split string) Row {
 		label := e.Label
 		r.Label = &label
 	}
+	if len(e.Context) > 0 {
+		r.Context = slices.Clone(e.Context)
+	}
 	if len(e.Scores) > 0 {
 		r.Scores = slices.Clone(e.Scores)
 	}
@@ -140,6 +145,9 @@ func (r Row) Example() corpora.Example {
 	if r.Label != nil {
 		e.Label, e.HasLabel = *r.Label, true
 	}
+	if len(r.Context) > 0 {
+		e.Context = slices.Clone(r.Context)
+	}
 	if len(r.Scores) > 0 {
 		e.Scores = slices.Clone(r.Scores)
 	}
@@ -168,6 +176,11 @@ func (r Row) Validate() error {
 	for k, v := range r.Meta {
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
 			return bad("meta")
+		}
+	}
+	for _, t := range r.Context {
+		if !utf8.ValidString(t) {
+			return bad("context")
 		}
 	}
 	for _, t := range r.TokensA {
