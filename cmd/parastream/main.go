@@ -9,9 +9,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
 // command is one subcommand. run is nil for a subcommand not built yet.
@@ -39,7 +44,7 @@ func commands() []command {
 		{name: "formats", summary: "list the corpus formats and how each maps to an Example",
 			usage: "parastream formats", run: runFormats},
 		{name: "extract", summary: "run the Beam extraction pipeline: raw corpora to Parquet shards",
-			usage: "parastream extract --corpus NAME --input GLOB [--input-b GLOB] --out DIR [--runner ...]", issue: "issue 3, extraction pipelines on Beam"},
+			usage: extractUsage, run: runExtract},
 		{name: "featurize", summary: "add token ids and NMF topic vectors to shards",
 			usage: "parastream featurize --in SHARDS --out SHARDS [--topics K|auto] [--l1 λ] [--sample N]", issue: "issue 4, featurize"},
 		{name: "publish", summary: "publish shards to Kafka topics",
@@ -53,7 +58,7 @@ func commands() []command {
 		{name: "eval", summary: "evaluate checkpoints and write result tables",
 			usage: "parastream eval run --checkpoint DIR --eval SHARDS | parastream eval watch --brokers ADDR", issue: "issue 7, evalsink"},
 		{name: "gen", summary: "generate realistic synthetic corpora in the real formats",
-			usage: "parastream gen reddit|europarl|ppdb|quora|simpwiki --rows N --out FILE [--compress zstd|gz|bz2]", issue: "issue 3, extraction pipelines on Beam"},
+			usage: "parastream gen reddit|europarl|ppdb|quora|simpwiki --rows N --out FILE [--compress zstd|gz|bz2]", run: runGen},
 		{name: "demo", summary: "run the main job on the embedded defaults (the project's fixtures)",
 			usage: "parastream demo [--data DIR] [--show N]", run: runDemo},
 		{name: "version", summary: "print the version and the versions of the key dependencies",
@@ -62,6 +67,16 @@ func commands() []command {
 }
 
 func main() {
+	// A portable runner (Flink, Spark, Dataflow) starts this binary as its
+	// Go worker, with --worker and the harness's flags instead of a
+	// subcommand: hand over to Beam's harness.
+	if len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "-") && slices.ContainsFunc(os.Args[1:], isWorkerFlag) {
+		flag.Parse()
+		beam.Init()
+		return
+	}
+	// Prism logs every job's lifecycle at INFO; keep warnings and errors.
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr})
 	stop()
@@ -106,6 +121,10 @@ func run(ctx context.Context, args []string, e *env) int {
 	}
 	fmt.Fprintf(e.stderr, "parastream: unknown command %q; run 'parastream help'\n", args[0])
 	return 2
+}
+
+func isWorkerFlag(s string) bool {
+	return s == "--worker" || s == "-worker" || strings.HasPrefix(s, "--worker=") || strings.HasPrefix(s, "-worker=")
 }
 
 func isHelp(s string) bool { return s == "-h" || s == "--help" || s == "-help" }

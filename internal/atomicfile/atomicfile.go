@@ -26,6 +26,13 @@ func Create(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	// CreateTemp makes the file private (0600); a finished output is as
+	// readable as any other file.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
 	return &File{File: f, path: path}, nil
 }
 

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx" // every runner and filesystem Beam ships
+
+	"github.com/parastream/parastream/corpora"
+	"github.com/parastream/parastream/pipelines"
+	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/transforms"
+)
+
+const extractUsage = "parastream extract --corpus NAME --input GLOB [--input-b GLOB] --out DIR [--runner prism|flink|spark|dataflow ...]"
+
+func runExtract(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "extract", extractUsage)
+	var cfg pipelines.ExtractConfig
+	fs.StringVar(&cfg.Corpus, "corpus", "", "corpus: reddit, or a format from 'parastream formats' (europarl, moses, ppdb, ppdb-pairs, ppdb-human, simpwiki, turkcorpus, quora, sts, stsb, sick)")
+	fs.StringVar(&cfg.Input, "input", "", "glob of the input files (any compression)")
+	fs.StringVar(&cfg.InputB, "input-b", "", "glob of the second files of two-file formats, paired with --input's in sorted order")
+	fs.StringVar(&cfg.Submissions, "submissions", "", "reddit: glob of submission files (RS_*), for (title, top-level comment) pairs with --titles")
+	fs.StringVar(&cfg.Out, "out", "", "output directory: <out>/<corpus>/<split>/part-*.parquet, rejects/, manifest.json")
+	fs.StringVar(&cfg.WorkDir, "work-dir", "", "directory for spill files while running (default <out>/.work-*, removed at the end); shared by all workers on a cluster")
+	split := fs.String("split", "0.9,0.05,0.05", "train,dev,test ratios of the hashed split (evaluation sets keep their official splits)")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the split hash")
+	fs.IntVar(&cfg.Buckets, "buckets", 0, "spill buckets; each holds about 1/buckets of the data in memory (0: one per 16 MiB of input)")
+	fs.IntVar(&cfg.Pair.Context, "context", 0, "reddit: earlier turns kept with each pair")
+	fs.BoolVar(&cfg.Pair.Titles, "titles", false, "reddit: also pair submission titles with top-level comments (needs --submissions)")
+	fs.BoolVar(&cfg.Prepare.Tokenize.Lower, "lower", true, "lowercase the tokens")
+	fs.BoolVar(&cfg.Prepare.Tokenize.StartEnd, "start-end", false, "add <s> and </s> tokens around each text")
+	fs.IntVar(&cfg.Prepare.Length.MinTokens, "min-tokens", 1, "drop a pair with a side of fewer tokens (0: no bound)")
+	fs.IntVar(&cfg.Prepare.Length.MaxTokens, "max-tokens", 0, "drop a pair with a side of more tokens (0: no bound)")
+	redditRules := fs.Bool("reddit-rules", true, "reddit: apply the conversational research's comment filters")
+	rr := transforms.DefaultRedditRules()
+	fs.IntVar(&rr.MaxChars, "max-chars", rr.MaxChars, "reddit: drop a comment of this many characters or more")
+	fs.Float64Var(&rr.MinAlpha, "min-alpha", rr.MinAlpha, "reddit: drop a comment whose share of letters is this or less")
+	mosesMin := fs.Float64("moses-min-prob", 0, "moses: drop a pair whose direct phrase probability φ(e|f) is below this")
+	ppdbMaxTier := fs.String("ppdb-max-tier", "", "ppdb: keep records of this size tier and smaller (s, m, l, xl, xxl, xxxl)")
+	ppdbTiers := fs.String("ppdb-tiers", "", "ppdb: comma-separated tiers to keep whatever --ppdb-max-tier says (such as tldr)")
+	ppdbMin := fs.Float64("ppdb-min-score", 0, "ppdb: drop a record whose score is below this")
+	against := fs.String("dedupe-against", "", "comma-separated output directories of earlier extractions whose pairs this run drops (the evaluation sets, say)")
+	fs.BoolVar(&cfg.SkipBadFiles, "skip-bad-files", false, "count a truncated or unreadable file as a reject and go on, instead of failing")
+	fs.StringVar(&cfg.Reader.Encoding, "encoding", "", "text encoding of the inputs: utf-8 (default) or latin1")
+	fs.StringVar(&cfg.Reader.Dataset, "dataset", "", "override the dataset name derived from the file names")
+	fs.StringVar(&cfg.Reader.Tier, "tier", "", "ppdb: the size tier, where the file name does not say")
+	fs.IntVar(&cfg.Reader.Limits.MaxLineBytes, "max-line-bytes", corpora.DefaultMaxLineBytes, "longest line or record accepted")
+	fs.Int64Var(&cfg.Shards.MaxRows, "shard-rows", 0, "most rows per shard (0: 1,000,000)")
+	fs.Int64Var(&cfg.Shards.MaxBytes, "shard-bytes", 0, "about the most bytes per shard (0: 256 MiB)")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	verbose := fs.Bool("verbose", false, "let Beam and the runner log at info level")
+	beamHelp := fs.Bool("help-beam", false, "list Beam's own flags (runner, endpoint, environment, cloud options), which extract accepts too")
+	addBeamFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *beamHelp {
+		printBeamFlags(e)
+		return nil
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q (use --input GLOB)", errUsage, fs.Args())
+	}
+	var err error
+	if cfg.Split, err = transforms.ParseSplitRatios(*split); err != nil {
+		return fmt.Errorf("%w: --split: %v", errUsage, err)
+	}
+	if *redditRules {
+		cfg.Prepare.RedditRules = &rr
+	}
+	if *mosesMin > 0 {
+		cfg.Prepare.Moses = &transforms.MosesRule{MinProb: *mosesMin}
+	}
+	if *ppdbMaxTier != "" || *ppdbTiers != "" || *ppdbMin != 0 {
+		cfg.Prepare.PPDB = &transforms.PPDBRule{MaxTier: *ppdbMaxTier, Tiers: splitList(*ppdbTiers), MinScore: *ppdbMin}
+	}
+	cfg.DedupeAgainst = splitList(*against)
+	cfg.Command = append([]string{"parastream", "extract"}, args...)
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if !*verbose {
+		beamlog.LogLevel = "warn" // Prism logs each job's lifecycle at info
+	}
+	beam.Init()
+	opts := pipelines.RunOptions{Runner: *runners.Runner}
+	if !*quiet {
+		opts.Progress = e.stderr
+		fmt.Fprintf(e.stderr, "extracting %s from %s into %s (runner %s)\n", cfg.Corpus, cfg.Input, cfg.Out, runnerName(opts.Runner))
+	}
+	sum, err := pipelines.RunExtract(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	printSummary(e, sum, cfg.Out)
+	return nil
+}
+
+func runnerName(r string) string {
+	if r == "" {
+		return "prism, in-process"
+	}
+	return r
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// addBeamFlags makes Beam's own flags (registered on the default flag set
+// by the SDK and its runners) parse on fs too, so that --runner,
+// --endpoint, --environment_type and the cloud options pass through.
+func addBeamFlags(fs *flag.FlagSet) {
+	flag.CommandLine.VisitAll(func(f *flag.Flag) {
+		if fs.Lookup(f.Name) == nil && !strings.HasPrefix(f.Name, "test.") {
+			fs.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+}
+
+func printBeamFlags(e *env) {
+	var names []string
+	flag.CommandLine.VisitAll(func(f *flag.Flag) {
+		if !strings.HasPrefix(f.Name, "test.") {
+			names = append(names, f.Name)
+		}
+	})
+	sort.Strings(names)
+	fmt.Fprintln(e.stdout, "Beam's flags, accepted by extract:")
+	for _, n := range names {
+		f := flag.CommandLine.Lookup(n)
+		fmt.Fprintf(e.stdout, "  --%s (default %q)\n      %s\n", n, f.DefValue, f.Usage)
+	}
+}
+
+func printSummary(e *env, sum *pipelines.Summary, out string) {
+	c := sum.Counters
+	w := e.stdout
+	fmt.Fprintf(w, "%s: extracted in %s\n", sum.Corpus, sum.Elapsed.Round(1e6))
+	fmt.Fprintf(w, "  files %d, read %d records (%s), parsed %d\n", c["files"], c["read"], humanBytes(c["bytes_read"]), c["parsed"])
+	fmt.Fprintf(w, "  rejected %d%s -> %s\n", sumPrefix(c, "rejected_"), breakdownPrefix(c, "rejected_"), sum.Rejects)
+	if n := sumPrefix(c, "skipped_"); n > 0 {
+		fmt.Fprintf(w, "  skipped %d%s\n", n, breakdownPrefix(c, "skipped_"))
+	}
+	fmt.Fprintf(w, "  filtered %d%s\n", sumPrefix(c, "filtered_"), breakdownPrefix(c, "filtered_"))
+	if c["threads"] > 0 {
+		fmt.Fprintf(w, "  threads %d, paired %d (titles %d), orphan replies %d\n", c["threads"], c["paired"], c["paired_titles"], c["orphan_replies"])
+	}
+	fmt.Fprintf(w, "  deduplicated: exact %d, normalised %d, against earlier extractions %d\n", c["dedupe_exact"], c["dedupe_normalized"], c["dedupe_external"])
+	splits := make([]string, 0, len(sum.Splits))
+	for s := range sum.Splits {
+		splits = append(splits, s)
+	}
+	sort.Strings(splits)
+	var parts []string
+	for _, s := range splits {
+		parts = append(parts, fmt.Sprintf("%s %d", s, sum.Splits[s]))
+	}
+	fmt.Fprintf(w, "  written: %s -> %s/%s/<split>/, manifest %s/%s\n", strings.Join(parts, ", "), out, sum.Corpus, out, shards.ManifestName)
+}
+
+func sumPrefix(c map[string]int64, prefix string) int64 {
+	var n int64
+	for k, v := range c {
+		if strings.HasPrefix(k, prefix) {
+			n += v
+		}
+	}
+	return n
+}
+
+func breakdownPrefix(c map[string]int64, prefix string) string {
+	m := map[string]int64{}
+	for k, v := range c {
+		if strings.HasPrefix(k, prefix) && v > 0 {
+			m[strings.TrimPrefix(k, prefix)] = v
+		}
+	}
+	return breakdown(m)
+}

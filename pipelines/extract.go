@@ -1,0 +1,416 @@
+package pipelines
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/parastream/parastream/corpora"
+	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/transforms"
+)
+
+// ExtractConfig configures one extraction: one corpus, its input files, and
+// what to do with them. The zero value of each option is its documented
+// default; call Validate.
+type ExtractConfig struct {
+	// Corpus is "reddit" (comments, with Submissions optional) or the name
+	// of a corpora format: europarl, moses, ppdb, ppdb-pairs, ppdb-human,
+	// simpwiki, turkcorpus, quora, sts, stsb, sick.
+	Corpus string
+	// Input is a glob of the input files; InputB of the second files of
+	// two-file formats (see transforms.ReadConfig).
+	Input, InputB string
+	// Submissions is a glob of Reddit submission files (RS_*): with
+	// Pair.Titles, each title pairs with its thread's top-level comments.
+	Submissions string
+	// Out is the output root: shards, rejects and manifest.json.
+	Out string
+	// WorkDir holds the spill files while the pipeline runs; every worker
+	// must reach it. Default: Out/.work-<random>, removed at the end.
+	WorkDir string
+	// Reader options: limits, encoding, dataset name, PPDB tier.
+	Reader corpora.Options
+	// SkipBadFiles counts a file that cannot be read to its end as a
+	// reject and goes on, instead of failing the run.
+	SkipBadFiles bool
+	// Prepare configures normalisation, tokenisation and filters. For
+	// Reddit, Prepare.Reddit is forced on.
+	Prepare transforms.PrepareConfig
+	// Pair configures Reddit thread pairing.
+	Pair transforms.PairOptions
+	// Split: ratios and seed of the hashed split. Evaluation sets (sts,
+	// stsb, sick) keep their official splits.
+	Split transforms.SplitRatios
+	Seed  uint64
+	// Buckets is the number of spill buckets, which bounds memory: each
+	// holds about 1/Buckets of the records. 0: from the input size, one
+	// bucket per 16 MiB of (estimated) decompressed input.
+	Buckets int
+	// DedupeAgainst lists output roots of earlier extractions whose pairs
+	// this run must not repeat (the evaluation sets, typically).
+	DedupeAgainst []string
+	// Shards bounds the shard files.
+	Shards shards.WriterOptions
+	// Command is the command line recorded in the manifest.
+	Command []string
+}
+
+// formatOf is the corpora format a corpus name reads.
+func (c ExtractConfig) formatOf() string {
+	if c.Corpus == "reddit" {
+		return "reddit-comments"
+	}
+	return c.Corpus
+}
+
+// corpusName is the Example.Corpus the format yields.
+func (c ExtractConfig) corpusName() string {
+	f, err := corpora.LookupFormat(c.formatOf())
+	if err != nil {
+		return c.Corpus
+	}
+	return f.Corpus
+}
+
+func (c ExtractConfig) official() bool {
+	switch c.corpusName() {
+	case "sts", "stsb", "sick":
+		return true
+	}
+	return false
+}
+
+// symmetric says whether (A, B) and (B, A) are the same pair for dedupe:
+// true for paraphrase corpora, false for Reddit's input-response pairs.
+func (c ExtractConfig) symmetric() bool { return c.corpusName() != "reddit" }
+
+// Validate says what is wrong with the configuration and how to fix it.
+func (c *ExtractConfig) Validate() error {
+	var errs []error
+	if c.Corpus == "" {
+		errs = append(errs, errors.New("--corpus is required: reddit, or a format from 'parastream formats'"))
+	} else if f, err := corpora.LookupFormat(c.formatOf()); err != nil {
+		errs = append(errs, fmt.Errorf("--corpus: %w", err))
+	} else {
+		if c.Corpus == "reddit-submissions" {
+			errs = append(errs, errors.New("--corpus reddit-submissions: extract Reddit with --corpus reddit --submissions GLOB"))
+		}
+		if len(f.Files) == 2 && c.InputB == "" && c.Corpus != "sts" {
+			errs = append(errs, fmt.Errorf("--corpus %s reads pairs of files (%s): give the second files with --input-b", c.Corpus, strings.Join(f.Files, ", ")))
+		}
+		if len(f.Files) == 1 && c.InputB != "" {
+			errs = append(errs, fmt.Errorf("--corpus %s reads one file per input: --input-b is not used", c.Corpus))
+		}
+	}
+	if c.Input == "" {
+		errs = append(errs, errors.New("--input is required: a glob of the input files"))
+	}
+	if c.Submissions != "" && c.Corpus != "reddit" {
+		errs = append(errs, errors.New("--submissions is for --corpus reddit"))
+	}
+	if c.Out == "" {
+		errs = append(errs, errors.New("--out is required: the output directory"))
+	}
+	if c.Split == (transforms.SplitRatios{}) {
+		c.Split = transforms.DefaultSplitRatios
+	}
+	if err := c.Split.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Buckets < 0 || c.Buckets > 1<<16 {
+		errs = append(errs, fmt.Errorf("--buckets %d: want 1 to 65536, or 0 for automatic", c.Buckets))
+	}
+	if c.Pair.Context < 0 {
+		errs = append(errs, fmt.Errorf("--context %d: want 0 or more earlier turns", c.Pair.Context))
+	}
+	errs = append(errs, c.Prepare.Validate(), c.Shards.Validate())
+	return errors.Join(errs...)
+}
+
+// Extract builds the extraction pipeline under s. It reads the inputs,
+// normalises, tokenises and filters them, pairs Reddit threads, removes
+// duplicates, assigns splits and writes the shards; the rejects go to the
+// work directory. RunExtract runs it and writes the manifest. cfg must be
+// valid and have its WorkDir and Buckets set (RunExtract sets them).
+func Extract(s beam.Scope, cfg ExtractConfig) {
+	s = s.Scope("pipelines.Extract")
+	rows, rejects := transforms.Read(s, transforms.ReadConfig{
+		Format: cfg.formatOf(), Input: cfg.Input, InputB: cfg.InputB, Options: cfg.Reader, SkipBadFiles: cfg.SkipBadFiles,
+	})
+	transforms.WriteRejects(s, rejects, cfg.WorkDir)
+	prep := cfg.Prepare
+	if cfg.Corpus == "reddit" {
+		prep.Reddit = true
+		if cfg.Submissions != "" {
+			subs, subRejects := transforms.Read(s, transforms.ReadConfig{
+				Format: "reddit-submissions", Input: cfg.Submissions, Options: cfg.Reader, SkipBadFiles: cfg.SkipBadFiles,
+			})
+			transforms.WriteRejects(s, subRejects, cfg.WorkDir)
+			rows = beam.Flatten(s, rows, subs)
+		}
+	}
+	prepared := transforms.Prepare(s, rows, prep)
+	pairs := prepared
+	if cfg.Corpus == "reddit" {
+		threads := transforms.Scatter(s, prepared, cfg.WorkDir, "threads", transforms.ByGroup, cfg.Buckets, false)
+		pairs = transforms.Pair(s, threads, cfg.Pair)
+	}
+	for i, dir := range cfg.DedupeAgainst {
+		pairs = beam.Flatten(s, pairs, transforms.ReadExternal(s.Scope(fmt.Sprintf("against%d", i)), dir))
+	}
+	buckets := transforms.Scatter(s, pairs, cfg.WorkDir, "dedupe", transforms.ByDedupeKey, cfg.Buckets, cfg.symmetric())
+	runs := transforms.DedupeAndSplit(s, buckets, cfg.WorkDir, cfg.symmetric(), transforms.SplitConfig{
+		Ratios: cfg.Split, Seed: cfg.Seed, Official: cfg.official(),
+	})
+	transforms.WriteShards(s, runs, cfg.Out, cfg.corpusName(), cfg.WorkDir, cfg.Shards)
+}
+
+// Summary is what an extraction did.
+type Summary struct {
+	Corpus string
+	// Counters are Beam's committed counters (namespace "parastream"):
+	// read, parsed, rejected_<reason>, filtered_<rule>, paired,
+	// dedupe_<kind>, written_<split>, ...
+	Counters map[string]int64
+	// Splits maps each split to its rows.
+	Splits map[string]int64
+	// Rejects is the rejects file (relative to Out) and its count.
+	Rejects     string
+	RejectCount int64
+	Elapsed     time.Duration
+}
+
+// RunOptions are the driver's options.
+type RunOptions struct {
+	// Runner is a Beam runner name; "" is Prism, in-process.
+	Runner string
+	// Progress receives a progress line every ProgressEvery (default 5 s)
+	// while the pipeline runs; nil for none.
+	Progress      io.Writer
+	ProgressEvery time.Duration
+}
+
+// RunExtract validates cfg, runs the extraction pipeline, and writes the
+// rejects file and manifest.json under cfg.Out. The shards of this corpus
+// replace those of an earlier run into the same Out; other corpora's
+// entries in the manifest are kept.
+func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summary, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if cfg.WorkDir == "" {
+		var b [6]byte
+		rand.Read(b[:])
+		cfg.WorkDir = filepath.Join(cfg.Out, ".work-"+hex.EncodeToString(b[:]))
+	}
+	if cfg.Buckets == 0 {
+		n, err := autoBuckets(cfg)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Buckets = n
+	}
+	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(cfg.WorkDir)
+
+	p, s := beam.NewPipelineWithRoot()
+	Extract(s, cfg)
+	transforms.LocalProgress.Reset()
+	stop := startProgress(opts)
+	runner := opts.Runner
+	if runner == "" {
+		runner = "prism"
+	}
+	res, err := beam.Run(ctx, runner, p)
+	stop()
+	if err != nil {
+		return nil, fmt.Errorf("running the extraction pipeline on %s: %w", runner, err)
+	}
+	sum := &Summary{Corpus: cfg.corpusName(), Counters: committedCounters(res), Splits: map[string]int64{}}
+	if err := finish(cfg, sum); err != nil {
+		return nil, err
+	}
+	sum.Elapsed = time.Since(start)
+	return sum, nil
+}
+
+// autoBuckets picks one bucket per 16 MiB of estimated decompressed input
+// (compressed files count six times their size), from 1 to 4096.
+func autoBuckets(cfg ExtractConfig) (int, error) {
+	var total int64
+	for _, glob := range []string{cfg.Input, cfg.Submissions} {
+		if glob == "" {
+			continue
+		}
+		paths, err := filepath.Glob(glob)
+		if err != nil {
+			return 0, fmt.Errorf("--input %q: %w", glob, err)
+		}
+		for _, p := range paths {
+			st, err := os.Stat(p)
+			if err != nil || st.IsDir() {
+				continue
+			}
+			size := st.Size()
+			if compressed(p) {
+				size *= 6
+			}
+			total += size
+		}
+	}
+	return int(min(max(total/(16<<20), 1), 4096)), nil
+}
+
+func compressed(path string) bool {
+	in, err := corpora.Open(path, corpora.Limits{})
+	if err != nil {
+		return false
+	}
+	defer in.Close()
+	return in.Compression != corpora.None
+}
+
+// finish merges the rejects, reads the shard writers' receipts and writes
+// the manifest.
+func finish(cfg ExtractConfig, sum *Summary) error {
+	corpus := cfg.corpusName()
+	m, err := shards.ReadManifest(cfg.Out)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		m = shards.NewManifest(cfg.Command)
+	case err != nil:
+		return fmt.Errorf("reading the existing manifest of %s: %w", cfg.Out, err)
+	default:
+		fresh := shards.NewManifest(cfg.Command)
+		m.CreatedBy = fresh.CreatedBy
+		dropCorpus(m, corpus)
+	}
+	rejPath := filepath.Join("rejects", corpus+".jsonl")
+	n, err := transforms.MergeRejects(cfg.WorkDir, filepath.Join(cfg.Out, rejPath))
+	if err != nil {
+		return fmt.Errorf("merging rejects: %w", err)
+	}
+	art, err := shards.NewArtifact(cfg.Out, filepath.ToSlash(rejPath), n)
+	if err != nil {
+		return err
+	}
+	m.Rejects = append(m.Rejects, art)
+	sort.Slice(m.Rejects, func(i, j int) bool { return m.Rejects[i].Path < m.Rejects[j].Path })
+	sum.Rejects, sum.RejectCount = rejPath, n
+
+	splits := []string{"train", "dev", "test"}
+	if cfg.official() {
+		splits = nil
+	}
+	receipts, _ := filepath.Glob(filepath.Join(cfg.WorkDir, "receipts", "*.json"))
+	seen := map[string]bool{}
+	for _, p := range receipts {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var rec transforms.Receipt
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return fmt.Errorf("reading receipt %s: %w", p, err)
+		}
+		m.AddSplit(corpus, rec.Split, rec.Shards...)
+		seen[rec.Split] = true
+		for _, info := range rec.Shards {
+			sum.Splits[rec.Split] += info.Rows
+		}
+	}
+	for _, split := range splits {
+		if !seen[split] {
+			m.AddSplit(corpus, split) // recorded, empty
+			sum.Splits[split] = 0
+		}
+	}
+	if m.Stats == nil {
+		m.Stats = map[string]int64{}
+	}
+	for k, v := range sum.Counters {
+		m.Stats[corpus+"/"+k] = v
+	}
+	return shards.WriteManifest(cfg.Out, m)
+}
+
+// dropCorpus removes a corpus's splits, files, rejects and stats from a
+// manifest, before this run's replace them.
+func dropCorpus(m *shards.Manifest, corpus string) {
+	for k, sp := range m.Splits {
+		if sp.Corpus == corpus {
+			delete(m.Splits, k)
+		}
+	}
+	m.Files = slices.DeleteFunc(m.Files, func(f shards.ShardInfo) bool { return f.Corpus == corpus })
+	m.Rejects = slices.DeleteFunc(m.Rejects, func(a shards.Artifact) bool { return a.Path == "rejects/"+corpus+".jsonl" })
+	for k := range m.Stats {
+		if strings.HasPrefix(k, corpus+"/") {
+			delete(m.Stats, k)
+		}
+	}
+}
+
+// committedCounters reads the pipeline's committed counters of namespace
+// "parastream".
+func committedCounters(res beam.PipelineResult) map[string]int64 {
+	out := map[string]int64{}
+	if res == nil {
+		return out
+	}
+	for _, c := range res.Metrics().AllMetrics().Counters() {
+		if c.Namespace() != transforms.CounterNamespace {
+			continue
+		}
+		out[c.Name()] += c.Committed
+	}
+	return out
+}
+
+// startProgress prints the in-process progress every few seconds.
+func startProgress(opts RunOptions) (stop func()) {
+	if opts.Progress == nil {
+		return func() {}
+	}
+	every := opts.ProgressEvery
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				snap := transforms.LocalProgress.Snapshot()
+				secs := now.Sub(start).Seconds()
+				fmt.Fprintf(opts.Progress, "  %6.0fs  read %d records (%.1f MB, %.0f records/s)  paired %d  deduplicated %d  written %d\n",
+					secs, snap["read"], float64(snap["bytes_read"])/1e6, float64(snap["read"])/secs,
+					snap["paired"], snap["deduplicated"], snap["written"])
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}

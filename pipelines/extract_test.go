@@ -1,0 +1,61 @@
+package pipelines_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/parastream/parastream/pipelines"
+	"github.com/parastream/parastream/shards"
+)
+
+func TestMain(m *testing.M) { ptest.Main(m) }
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..")
+}
+
+func fixture(rel string) string { return filepath.Join(repoRoot(), "testdata", rel) }
+
+func sharedData(t testing.TB, rel string) string {
+	t.Helper()
+	p := filepath.Join(repoRoot(), "..", "shared", "data", rel)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("skipping: real data %s is absent (the ../shared/data folder beside the repository)", p)
+	}
+	return p
+}
+
+func extract(t *testing.T, cfg pipelines.ExtractConfig) *pipelines.Summary {
+	t.Helper()
+	sum, err := pipelines.RunExtract(context.Background(), cfg, pipelines.RunOptions{})
+	if err != nil {
+		t.Fatalf("extract %s: %v", cfg.Corpus, err)
+	}
+	return sum
+}
+
+func TestExtractQuoraFixture(t *testing.T) {
+	out := t.TempDir()
+	sum := extract(t, pipelines.ExtractConfig{Corpus: "quora", Input: fixture("quora/mini.tsv"), Out: out})
+	t.Logf("%+v", sum)
+	m, err := shards.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Verify(out); err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, n := range sum.Splits {
+		total += n
+	}
+	if total == 0 || sum.Counters["parsed"] != 8 {
+		t.Fatalf("summary %+v", sum)
+	}
+}

@@ -1,0 +1,81 @@
+package transforms_test
+
+import (
+	"testing"
+
+	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/transforms"
+)
+
+func TestDeduper(t *testing.T) {
+	d := transforms.NewDeduper(true)
+	add := func(id, a, b string, ta, tb []string, ext bool) {
+		d.Add(shards.Row{ID: id, A: a, B: b, TokensA: ta, TokensB: tb}, ext)
+	}
+	add("3", "Hello, world!", "Hi.", []string{"Hello", ",", "world", "!"}, []string{"Hi", "."}, false)
+	add("1", "hello world", "hi", []string{"hello", "world"}, []string{"hi"}, false)
+	add("2", "Hello, world!", "Hi.", []string{"Hello", ",", "world", "!"}, []string{"Hi", "."}, false)
+	add("4", "Hi.", "Hello, world!", []string{"Hi", "."}, []string{"Hello", ",", "world", "!"}, false) // reversed: same pair
+	add("5", "other", "pair", nil, nil, false)
+	add("6", "blocked", "pair", nil, nil, false)
+	add("x", "Blocked", "pair!", []string{"Blocked"}, []string{"pair", "!"}, true)
+	var kept []string
+	st := d.Each(func(r shards.Row) { kept = append(kept, r.ID) })
+	if st.Kept != 2 || st.External != 1 {
+		t.Fatalf("stats = %+v, kept %v", st, kept)
+	}
+	// Group "hello world / hi": kept ID 1 ("hello world"); 2 and 3 are
+	// normalised duplicates of it, and so is the reversed 4.
+	if st.Exact != 0 || st.Normalized != 3 {
+		t.Errorf("stats = %+v", st)
+	}
+	for _, id := range kept {
+		if id != "1" && id != "5" {
+			t.Errorf("kept %s", id)
+		}
+	}
+
+	d = transforms.NewDeduper(false)
+	d.Add(shards.Row{ID: "b", A: "x", B: "y"}, false)
+	d.Add(shards.Row{ID: "a", A: "x", B: "y"}, false)
+	d.Add(shards.Row{ID: "c", A: "y", B: "x"}, false) // ordered: a different pair
+	st = d.Each(func(shards.Row) {})
+	if st.Kept != 2 || st.Exact != 1 || st.Normalized != 0 {
+		t.Errorf("ordered stats = %+v", st)
+	}
+}
+
+func TestAssignSplitIsStableAndProportional(t *testing.T) {
+	r := transforms.SplitRatios{Train: 0.8, Dev: 0.1, Test: 0.1}
+	counts := map[string]int{}
+	for i := 0; i < 100000; i++ {
+		g := "thread" + string(rune('a'+i%26)) + string(rune(i))
+		s := transforms.AssignSplit(g, 7, r)
+		if s != transforms.AssignSplit(g, 7, r) {
+			t.Fatal("not stable")
+		}
+		counts[s]++
+	}
+	for split, want := range map[string]float64{"train": 0.8, "dev": 0.1, "test": 0.1} {
+		if got := float64(counts[split]) / 100000; got < want-0.01 || got > want+0.01 {
+			t.Errorf("%s share %.3f, want %.2f", split, got, want)
+		}
+	}
+	if _, err := transforms.ParseSplitRatios("0.9,0.05,0.04"); err == nil {
+		t.Error("ratios summing to 0.99 accepted")
+	}
+}
+
+func TestOfficialSplit(t *testing.T) {
+	for _, c := range []struct{ corpus, dataset, want string }{
+		{"sts", "2014/deft-forum", "test"}, {"sts", "2012-train/MSRpar", "train"},
+		{"stsb", "stsb/dev", "dev"}, {"sick", "sick/trial", "trial"}, {"sick", "sick/train", "train"},
+	} {
+		if got, ok := transforms.OfficialSplit(c.corpus, c.dataset); !ok || got != c.want {
+			t.Errorf("%s %s: %q", c.corpus, c.dataset, got)
+		}
+	}
+	if _, ok := transforms.OfficialSplit("quora", "quora"); ok {
+		t.Error("quora has an official split?")
+	}
+}

@@ -1,0 +1,121 @@
+package transforms
+
+import (
+	"context"
+	"errors"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/parastream/parastream/corpora"
+	"github.com/parastream/parastream/shards"
+)
+
+// PrepareConfig configures Prepare: normalisation, tokenisation and the
+// filters. Each filter has its own counter, "filtered_<rule>".
+type PrepareConfig struct {
+	// Reddit normalises as Reddit text (entities, markdown) and, with
+	// RedditRules, applies the conversational research's comment filters
+	// to every comment and submission title (so to both sides of every
+	// pair). A submission's selftext is dropped: pairs use the title.
+	Reddit      bool
+	RedditRules *RedditRules
+	// Tokenize sets the tokeniser's options.
+	Tokenize TokenizeOptions
+	// Length bounds the tokens of each side (both sides of a pair; the one
+	// text of a Reddit record).
+	Length LengthRule
+	// Moses and PPDB filter those corpora; nil is off.
+	Moses *MosesRule
+	PPDB  *PPDBRule
+}
+
+// Validate reports what is wrong with the configuration.
+func (c PrepareConfig) Validate() error {
+	var errs []error
+	if c.RedditRules != nil {
+		errs = append(errs, c.RedditRules.Validate())
+	}
+	errs = append(errs, c.Length.Validate())
+	if c.Moses != nil {
+		errs = append(errs, c.Moses.Validate())
+	}
+	if c.PPDB != nil {
+		errs = append(errs, c.PPDB.Validate())
+	}
+	return errors.Join(errs...)
+}
+
+// Prepare normalises and tokenises every record of rows
+// (PCollection<shards.Row>) and drops those a filter rejects, counting each
+// drop under its rule. It returns PCollection<shards.Row>.
+func Prepare(s beam.Scope, rows beam.PCollection, cfg PrepareConfig) beam.PCollection {
+	s = s.Scope("transforms.Prepare")
+	return beam.ParDo(s, &prepareFn{Config: cfg}, rows)
+}
+
+type prepareFn struct {
+	Config PrepareConfig
+	c      counters
+}
+
+func (fn *prepareFn) StartBundle(_ context.Context, _ func(shards.Row)) { fn.c.reset() }
+
+func (fn *prepareFn) ProcessElement(r shards.Row, emit func(shards.Row)) {
+	if rule := fn.prepare(&r); rule != "" {
+		fn.c.inc("filtered_" + rule)
+		return
+	}
+	fn.c.inc("prepared")
+	emit(r)
+}
+
+// prepare normalises and tokenises r in place and returns the rule that
+// drops it, or "".
+func (fn *prepareFn) prepare(r *shards.Row) string {
+	cfg := &fn.Config
+	norm := NormalizeOptions{Reddit: cfg.Reddit}
+	if cfg.Reddit {
+		r.B = "" // a submission's selftext: pairs use the title
+		r.A = Normalize(r.A, norm)
+		if cfg.RedditRules != nil {
+			if rule := cfg.RedditRules.Check(r.A, r.Meta["author"]); rule != "" {
+				return rule
+			}
+		}
+		r.TokensA = AppendTokens(r.TokensA[:0], r.A, cfg.Tokenize)
+		return cfg.Length.CheckText(len(r.TokensA))
+	}
+	r.A = Normalize(r.A, norm)
+	r.B = Normalize(r.B, norm)
+	r.TokensA = AppendTokens(r.TokensA[:0], r.A, cfg.Tokenize)
+	r.TokensB = AppendTokens(r.TokensB[:0], r.B, cfg.Tokenize)
+	if rule := cfg.Length.Check(len(r.TokensA), len(r.TokensB)); rule != "" {
+		return rule
+	}
+	if cfg.Moses != nil || cfg.PPDB != nil {
+		e := corpora.Example{Meta: r.Meta}
+		if r.Label != nil {
+			e.Label, e.HasLabel = *r.Label, true
+		}
+		if cfg.Moses != nil && r.Corpus == "moses" {
+			if rule := cfg.Moses.Check(e); rule != "" {
+				return rule
+			}
+		}
+		if cfg.PPDB != nil && r.Corpus == "ppdb" {
+			if rule := cfg.PPDB.Check(e); rule != "" {
+				return rule
+			}
+		}
+	}
+	return ""
+}
+
+func (fn *prepareFn) FinishBundle(ctx context.Context, _ func(shards.Row)) {
+	fn.c.flush(ctx)
+}
+
+func init() {
+	register.DoFn2x0[shards.Row, func(shards.Row)](&prepareFn{})
+}

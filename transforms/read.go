@@ -1,0 +1,244 @@
+package transforms
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // file paths without a scheme
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/parastream/parastream/corpora"
+	"github.com/parastream/parastream/shards"
+)
+
+// InputFiles is one input of a format: one path, or two for the formats
+// that read two aligned files (Europarl, SimpWiki, TurkCorpus, STS input
+// and gold).
+type InputFiles struct {
+	Paths []string
+}
+
+// ReadConfig configures Read.
+type ReadConfig struct {
+	// Format is a corpora format name ("reddit-comments", "quora", ...).
+	Format string
+	// Input is a glob of the files to read (for two-file formats, the first
+	// file of each pair).
+	Input string
+	// InputB is a glob of the second files of a two-file format, paired
+	// with Input's files in sorted order. For "sts", leave it empty: each
+	// input's gold file is found beside it (STS.input.X.txt with
+	// STS.gs.X.txt).
+	InputB string
+	// Options go to the corpora reader.
+	Options corpora.Options
+	// SkipBadFiles counts a file that cannot be read to its end (a
+	// truncated archive) as a reject of reason "bad_file" and goes on; by
+	// default the pipeline fails naming the file.
+	SkipBadFiles bool
+}
+
+// Read matches the input files with fileio.MatchFiles and ReadMatches and
+// reads each with its corpora reader, in parallel across files. It returns
+// the records as PCollection<shards.Row> (Split empty) and the malformed
+// records as PCollection<corpora.Reject>.
+//
+// Files are opened through Beam's filesystems and decompressed by corpora
+// (never textio, which reads only part of a .gz file and treats .bz2 and
+// .zst as plain bytes).
+func Read(s beam.Scope, cfg ReadConfig) (rows, rejects beam.PCollection) {
+	s = s.Scope("transforms.Read")
+	f, err := corpora.LookupFormat(cfg.Format)
+	if err != nil {
+		panic(fmt.Sprintf("transforms.Read: %v", err)) // Config.Validate catches this first
+	}
+	a := fileio.ReadMatches(s, fileio.MatchFiles(s, cfg.Input, fileio.MatchEmptyDisallow()), fileio.ReadUncompressed())
+	var inputs beam.PCollection
+	switch {
+	case len(f.Files) == 1:
+		inputs = beam.ParDo(s, singleInput, a)
+	case cfg.Format == "sts" && cfg.InputB == "":
+		inputs = beam.ParDo(s, stsInput, a)
+	default:
+		b := fileio.ReadMatches(s, fileio.MatchFiles(s, cfg.InputB, fileio.MatchEmptyDisallow()), fileio.ReadUncompressed())
+		tagged := beam.Flatten(s, beam.ParDo(s, tagFirst, a), beam.ParDo(s, tagSecond, b))
+		inputs = beam.ParDo(s, &pairFilesFn{InputA: cfg.Input, InputB: cfg.InputB}, beam.GroupByKey(s, beam.AddFixedKey(s, tagged)))
+	}
+	// Reshuffle spreads the files over bundles, so that they are read in
+	// parallel.
+	inputs = beam.Reshuffle(s, inputs)
+	return beam.ParDo2(s, &readFn{Format: cfg.Format, Options: cfg.Options, SkipBadFiles: cfg.SkipBadFiles}, inputs)
+}
+
+func singleInput(f fileio.ReadableFile) InputFiles {
+	return InputFiles{Paths: []string{f.Metadata.Path}}
+}
+
+func stsInput(f fileio.ReadableFile) (InputFiles, error) {
+	gold := corpora.STSGoldPath(f.Metadata.Path)
+	if gold == "" {
+		return InputFiles{}, fmt.Errorf("%s: not an STS input file name (STS.input.<set>.txt), so its gold file is unknown: pass --input-b", f.Metadata.Path)
+	}
+	return InputFiles{Paths: []string{f.Metadata.Path, gold}}, nil
+}
+
+// taggedPath is a matched file and which glob matched it.
+type taggedPath struct {
+	Second bool
+	Path   string
+}
+
+func tagFirst(f fileio.ReadableFile) taggedPath  { return taggedPath{Path: f.Metadata.Path} }
+func tagSecond(f fileio.ReadableFile) taggedPath { return taggedPath{Second: true, Path: f.Metadata.Path} }
+
+// pairFilesFn pairs the files of the two globs in sorted order.
+type pairFilesFn struct {
+	InputA, InputB string
+}
+
+func (fn *pairFilesFn) ProcessElement(_ int, tagged func(*taggedPath) bool, emit func(InputFiles)) error {
+	var a, b []string
+	var t taggedPath
+	for tagged(&t) {
+		if t.Second {
+			b = append(b, t.Path)
+		} else {
+			a = append(a, t.Path)
+		}
+	}
+	if len(a) != len(b) {
+		return fmt.Errorf("--input %q matches %d files but --input-b %q matches %d: a two-file format pairs them one to one in sorted order", fn.InputA, len(a), fn.InputB, len(b))
+	}
+	sort.Strings(a)
+	sort.Strings(b)
+	for i := range a {
+		emit(InputFiles{Paths: []string{a[i], b[i]}})
+	}
+	return nil
+}
+
+// readFn reads one input with its corpora reader.
+type readFn struct {
+	Format       string
+	Options      corpora.Options
+	SkipBadFiles bool
+
+	c counters
+}
+
+func (fn *readFn) StartBundle(_ context.Context, _ func(shards.Row), _ func(corpora.Reject)) {
+	fn.c.reset()
+}
+
+func (fn *readFn) ProcessElement(ctx context.Context, in InputFiles, emit func(shards.Row), reject func(corpora.Reject)) error {
+	f, err := corpora.LookupFormat(fn.Format)
+	if err != nil {
+		return err
+	}
+	var inputs []*corpora.Input
+	defer func() {
+		for _, in := range inputs {
+			in.Close()
+		}
+	}()
+	for _, p := range in.Paths {
+		rc, err := openPath(ctx, p)
+		if err != nil {
+			return fmt.Errorf("opening %s: %w", p, err)
+		}
+		defer rc.Close()
+		input, err := corpora.NewInput(p, rc, fn.Options.Limits)
+		if err != nil {
+			return fn.badFile(p, err, reject)
+		}
+		inputs = append(inputs, input)
+	}
+	r, err := corpora.NewReader(f, inputs, fn.Options)
+	if err != nil {
+		return err
+	}
+	inputs = nil // the reader closes them now
+	defer r.Close()
+	var n, lastRecords, lastBytes int64
+	live := func() {
+		st := r.Stats()
+		LocalProgress.add("read", st.Records-lastRecords)
+		LocalProgress.add("bytes_read", st.Bytes-lastBytes)
+		lastRecords, lastBytes = st.Records, st.Bytes
+	}
+	err = corpora.Drain(r, func(e corpora.Example) error {
+		emit(shards.FromExample(e, ""))
+		if n++; n%(1<<16) == 0 {
+			live()
+		}
+		return nil
+	}, func(pe *corpora.ParseError) error {
+		reject(corpora.NewReject(pe))
+		return nil
+	})
+	live()
+	st := r.Stats()
+	fn.c.add("read", st.Records)
+	fn.c.add("parsed", st.Examples)
+	for reason, n := range st.Rejected {
+		fn.c.add("rejected_"+string(reason), n)
+	}
+	for kind, n := range st.Skipped {
+		fn.c.add("skipped_"+kind, n)
+	}
+	fn.c.add("bytes_read", st.Bytes)
+	fn.c.add("files", int64(len(in.Paths)))
+	if err != nil {
+		return fn.badFile(in.Paths[0], err, reject)
+	}
+	return nil
+}
+
+// badFile fails the bundle with err, or with SkipBadFiles counts it and
+// keeps it as a reject.
+func (fn *readFn) badFile(path string, err error, reject func(corpora.Reject)) error {
+	if !fn.SkipBadFiles {
+		return err
+	}
+	fn.c.add("rejected_bad_file", 1)
+	reject(corpora.Reject{File: path, Reason: "bad_file", Detail: err.Error()})
+	return nil
+}
+
+func (fn *readFn) FinishBundle(ctx context.Context, _ func(shards.Row), _ func(corpora.Reject)) {
+	fn.c.flush(ctx)
+}
+
+// openPath opens a file through Beam's filesystems (local paths, and
+// gs:// and others where registered).
+func openPath(ctx context.Context, path string) (io.ReadCloser, error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	return fs.OpenRead(ctx, path)
+}
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*shards.Row)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*corpora.Reject)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*InputFiles)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*taggedPath)(nil)).Elem())
+	register.Function1x1(singleInput)
+	register.Function1x2(stsInput)
+	register.Function1x1(tagFirst)
+	register.Function1x1(tagSecond)
+	register.DoFn3x1[int, func(*taggedPath) bool, func(InputFiles), error](&pairFilesFn{})
+	register.DoFn4x1[context.Context, InputFiles, func(shards.Row), func(corpora.Reject), error](&readFn{})
+	register.Emitter1[InputFiles]()
+	register.Emitter1[shards.Row]()
+	register.Emitter1[corpora.Reject]()
+	register.Iter1[taggedPath]()
+}

@@ -1,0 +1,1030 @@
+package transforms
+
+// Spill files: the bounded-memory stand-in for a GroupByKey.
+//
+// Prism holds every GroupByKey's data in memory, so the extraction scatters
+// rows into bucket files by a hash of a key, and later DoFns read one bucket
+// at a time. This file holds the row codec (AppendRow, DecodeRow), the file
+// writer (SpillWriter) and reader (SpillReader, ReadSpillFiles).
+//
+// Row encoding (AppendRow). All integers are varints (encoding/binary):
+// lengths and counts unsigned, int64 and int32 values zigzag-signed; floats
+// are raw IEEE 754 bits, little-endian, so NaN payloads, ±Inf and -0 come
+// back bit for bit.
+//
+//	row     = uvarint(len(body)) body
+//	body    = flags                      1 byte: bit 0 set when Label != nil; other bits 0
+//	          str(ID) str(Corpus) str(Dataset) str(Split) str(A) str(B)
+//	          strs(Context) str(LangA) str(LangB)
+//	          [float64(*Label)]          only when flags bit 0 is set
+//	          str(GroupKey) str(SourceFile) varint(SourceLine) varint(SourceOffset)
+//	          uvarint(n) n×float64       Scores
+//	          uvarint(n) n×(str(k) str(v)) Meta, keys in strictly increasing byte order
+//	          strs(TokensA) strs(TokensB)
+//	          uvarint(n) n×varint        IDsA, then IDsB
+//	          uvarint(n) n×float32       TopicsA, then TopicsB
+//	str     = uvarint(len) bytes
+//	strs    = uvarint(n) n×str
+//
+// The encoding of a row is a function of its value: Meta is written in key
+// order, so equal rows encode to equal bytes.
+//
+// File layout (SpillWriter). Fixed-width integers are little-endian.
+//
+//	file    = magic block* trailer
+//	magic   = "PSPILL1\n"
+//	block   = 'B' rows:u32 rawLen:u32 compLen:u32 rawCRC:u32 frameCRC:u32 zstd[compLen]
+//	trailer = 'E' rows:u64 blocks:u32 crc:u32
+//
+// A block holds rows whole encoded rows, rawLen bytes once decompressed
+// (about spillBlockSize, more when its last row is large), compressed as one
+// zstd frame. The checksums are CRC-32C (Castagnoli): rawCRC of the rawLen
+// uncompressed bytes, frameCRC of the block's first 17 bytes (kind to
+// rawCRC) followed by the compressed bytes. A reader checks frameCRC before
+// decompressing, so a damaged header or frame is reported as such (zstd
+// ignores a few bits of its frame header, so rawCRC alone would miss a flip
+// there), and rawCRC after, end to end. The trailer's crc is the CRC-32C of
+// its first 13 bytes; rows and blocks are the file's totals, and nothing
+// may follow it. A reader therefore detects any changed byte, a truncated
+// file (a short block or trailer) and a file cut at a block boundary (no
+// trailer) alike.
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // plain paths
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/parastream/parastream/shards"
+)
+
+// ErrCorruptSpill is wrapped by every error that reports a spill file or an
+// encoded row that cannot be decoded: bad magic, a CRC mismatch, a
+// truncated file, an impossible length. Errors from the filesystem itself
+// (permission denied, network failures) do not wrap it.
+var ErrCorruptSpill = errors.New("corrupt spill data")
+
+const (
+	// spillMagic opens every spill file; its last byte is a newline so that
+	// a file opened in a text tool shows what it is.
+	spillMagic = "PSPILL1\n"
+	// spillBlockSize is the uncompressed size at which a writer compresses
+	// and writes its block. A writer's buffer holds one block, so this is
+	// most of the memory an open SpillWriter holds.
+	spillBlockSize = 128 << 10
+	// spillMaxRow is the largest encoded row a SpillWriter accepts.
+	spillMaxRow = 64 << 20
+	// spillMaxRaw bounds a block's uncompressed size: a reader refuses a
+	// larger rawLen before allocating for it.
+	spillMaxRaw = spillBlockSize + spillMaxRow
+	// spillBlockHeader and spillTrailer are the sizes of a block's header
+	// and of the trailer, their kind byte included.
+	spillBlockHeader = 21
+	spillTrailer     = 17
+	// spillTempPrefix and spillTempInfix make a writer's temporary name
+	// "<dir>/.<base>.tmp-<random>": hidden, so that globs like *.spill do
+	// not match it.
+	spillTempPrefix = "."
+	spillTempInfix  = ".tmp-"
+)
+
+var spillCRCTable = crc32.MakeTable(crc32.Castagnoli)
+
+// ---------------------------------------------------------------------------
+// Row codec
+
+// AppendRow appends the encoding of r to dst and returns the extended
+// buffer. The encoding is self-delimiting (DecodeRow reports its length) and
+// deterministic: equal rows give equal bytes whatever the iteration order of
+// r.Meta. See the top of spill.go for the layout.
+func AppendRow(dst []byte, r *shards.Row) []byte {
+	// The body's length goes first. Reserve two bytes for it, enough for
+	// bodies of 128 B to 16 KiB, the common case, and move the body when the
+	// guess was wrong.
+	const guess = 2
+	start := len(dst)
+	dst = append(dst, 0, 0)
+	body := len(dst)
+
+	var flags byte
+	if r.Label != nil {
+		flags |= 1
+	}
+	dst = append(dst, flags)
+	dst = spillAppendString(dst, r.ID)
+	dst = spillAppendString(dst, r.Corpus)
+	dst = spillAppendString(dst, r.Dataset)
+	dst = spillAppendString(dst, r.Split)
+	dst = spillAppendString(dst, r.A)
+	dst = spillAppendString(dst, r.B)
+	dst = spillAppendStrings(dst, r.Context)
+	dst = spillAppendString(dst, r.LangA)
+	dst = spillAppendString(dst, r.LangB)
+	if r.Label != nil {
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(*r.Label))
+	}
+	dst = spillAppendString(dst, r.GroupKey)
+	dst = spillAppendString(dst, r.SourceFile)
+	dst = binary.AppendVarint(dst, r.SourceLine)
+	dst = binary.AppendVarint(dst, r.SourceOffset)
+	dst = binary.AppendUvarint(dst, uint64(len(r.Scores)))
+	for _, f := range r.Scores {
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
+	}
+	dst = spillAppendMeta(dst, r.Meta)
+	dst = spillAppendStrings(dst, r.TokensA)
+	dst = spillAppendStrings(dst, r.TokensB)
+	dst = spillAppendInt32s(dst, r.IDsA)
+	dst = spillAppendInt32s(dst, r.IDsB)
+	dst = spillAppendFloat32s(dst, r.TopicsA)
+	dst = spillAppendFloat32s(dst, r.TopicsB)
+
+	n := uint64(len(dst) - body)
+	if k := spillUvarintLen(n); k != guess {
+		end := len(dst)
+		if k > guess {
+			dst = append(dst, make([]byte, k-guess)...)
+		}
+		copy(dst[start+k:], dst[body:end])
+		dst = dst[:start+k+int(n)]
+	}
+	binary.PutUvarint(dst[start:], n)
+	return dst
+}
+
+func spillUvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+func spillAppendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+func spillAppendStrings(dst []byte, ss []string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(ss)))
+	for _, s := range ss {
+		dst = spillAppendString(dst, s)
+	}
+	return dst
+}
+
+func spillAppendInt32s(dst []byte, v []int32) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(v)))
+	for _, x := range v {
+		dst = binary.AppendVarint(dst, int64(x))
+	}
+	return dst
+}
+
+func spillAppendFloat32s(dst []byte, v []float32) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(v)))
+	for _, f := range v {
+		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(f))
+	}
+	return dst
+}
+
+func spillAppendMeta(dst []byte, m map[string]string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(m)))
+	if len(m) == 0 {
+		return dst
+	}
+	var buf [16]string
+	keys := buf[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		dst = spillAppendString(dst, k)
+		dst = spillAppendString(dst, m[k])
+	}
+	return dst
+}
+
+// DecodeRow decodes the row at the start of b into r and returns the number
+// of bytes it took. A truncated or corrupt encoding returns an error wrapping
+// ErrCorruptSpill; DecodeRow never panics on bad input and never allocates
+// more than a small multiple of len(b).
+//
+// Every field of r is overwritten, and every value AppendRow wrote comes back
+// exactly (float bits included), with one normalisation: an empty list or
+// map comes back nil, as shards.Row treats a missing list as an empty one.
+//
+// Memory: the decoded strings never alias b, so b may be reused at once.
+// They share one allocation per row (a copy of the row's encoding), so
+// keeping any one string of a row keeps that whole copy alive; strings.Clone
+// what you keep of many rows. To save allocations, DecodeRow reuses the
+// backing arrays of r's slices and r's map (not the Label, which is always
+// a fresh pointer): a caller that keeps a decoded row, or any of its slices
+// or its map, past the next DecodeRow into the same r must zero r first
+// (*r = shards.Row{}). A shallow copy of the struct is not enough. On error
+// r holds an unspecified mix of old and new values.
+func DecodeRow(b []byte, r *shards.Row) (n int, err error) {
+	size, k := binary.Uvarint(b)
+	if k <= 0 {
+		if k == 0 {
+			return 0, fmt.Errorf("%w: row length: truncated varint", ErrCorruptSpill)
+		}
+		return 0, fmt.Errorf("%w: row length: varint overflows 64 bits", ErrCorruptSpill)
+	}
+	if size > uint64(len(b)-k) {
+		return 0, fmt.Errorf("%w: row of %d bytes, only %d left", ErrCorruptSpill, size, len(b)-k)
+	}
+	if size == 0 {
+		return 0, fmt.Errorf("%w: empty row", ErrCorruptSpill)
+	}
+	body := b[k : k+int(size)]
+	d := spillDecoder{b: body, s: string(body)}
+	d.decode(r)
+	if d.err != nil {
+		return 0, d.err
+	}
+	if d.i != len(body) {
+		return 0, fmt.Errorf("%w: %d bytes left over after the row's last field", ErrCorruptSpill, len(body)-d.i)
+	}
+	return k + int(size), nil
+}
+
+// spillDecoder reads one row body. b and s hold the same bytes: numbers are
+// read from b and strings sliced from s, so that all of a row's strings
+// share s. The first error sticks: later reads return zero values, so counts
+// read after an error are 0 and nothing is allocated for them.
+type spillDecoder struct {
+	b   []byte
+	s   string
+	i   int
+	err error
+}
+
+func (d *spillDecoder) fail(field, format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s at byte %d: %s", ErrCorruptSpill, field, d.i, fmt.Sprintf(format, args...))
+	}
+}
+
+func (d *spillDecoder) uvarint(field string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	if d.i < len(d.b) && d.b[d.i] < 0x80 {
+		v := uint64(d.b[d.i])
+		d.i++
+		return v
+	}
+	v, k := binary.Uvarint(d.b[d.i:])
+	if k <= 0 {
+		if k == 0 {
+			d.fail(field, "truncated varint")
+		} else {
+			d.fail(field, "varint overflows 64 bits")
+		}
+		return 0
+	}
+	d.i += k
+	return v
+}
+
+func (d *spillDecoder) varint(field string) int64 {
+	u := d.uvarint(field)
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+// count reads a list length and checks that n elements of at least minSize
+// bytes each fit in what is left of the row, before anything is allocated.
+func (d *spillDecoder) count(field string, minSize int) int {
+	n := d.uvarint(field)
+	if n == 0 || d.err != nil {
+		return 0
+	}
+	if left := len(d.b) - d.i; n > uint64(left/minSize) {
+		d.fail(field, "%d elements cannot fit in the %d bytes left", n, left)
+		return 0
+	}
+	return int(n)
+}
+
+func (d *spillDecoder) str(field string) string {
+	n := d.uvarint(field)
+	if n == 0 || d.err != nil {
+		return ""
+	}
+	if left := len(d.b) - d.i; n > uint64(left) {
+		d.fail(field, "string of %d bytes, only %d left", n, left)
+		return ""
+	}
+	s := d.s[d.i : d.i+int(n)]
+	d.i += int(n)
+	return s
+}
+
+func (d *spillDecoder) fixed(field string, size int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if len(d.b)-d.i < size {
+		d.fail(field, "truncated")
+		return nil
+	}
+	p := d.b[d.i : d.i+size]
+	d.i += size
+	return p
+}
+
+func (d *spillDecoder) strs(field string, dst []string) []string {
+	n := d.count(field, 1)
+	if n == 0 {
+		return nil
+	}
+	dst = spillReuse(dst, n)
+	for j := range dst {
+		dst[j] = d.str(field)
+	}
+	return dst
+}
+
+func (d *spillDecoder) int32s(field string, dst []int32) []int32 {
+	n := d.count(field, 1)
+	if n == 0 {
+		return nil
+	}
+	dst = spillReuse(dst, n)
+	for j := range dst {
+		v := d.varint(field)
+		if v != int64(int32(v)) {
+			d.fail(field, "%d overflows int32", v)
+			return nil
+		}
+		dst[j] = int32(v)
+	}
+	return dst
+}
+
+func (d *spillDecoder) float32s(field string, dst []float32) []float32 {
+	n := d.count(field, 4)
+	if n == 0 {
+		return nil
+	}
+	dst = spillReuse(dst, n)
+	p := d.fixed(field, 4*n)
+	if p == nil {
+		return nil
+	}
+	for j := range dst {
+		dst[j] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*j:]))
+	}
+	return dst
+}
+
+func (d *spillDecoder) float64s(field string, dst []float64) []float64 {
+	n := d.count(field, 8)
+	if n == 0 {
+		return nil
+	}
+	dst = spillReuse(dst, n)
+	p := d.fixed(field, 8*n)
+	if p == nil {
+		return nil
+	}
+	for j := range dst {
+		dst[j] = math.Float64frombits(binary.LittleEndian.Uint64(p[8*j:]))
+	}
+	return dst
+}
+
+func (d *spillDecoder) meta(m map[string]string) map[string]string {
+	n := d.count("meta", 2)
+	if n == 0 {
+		return nil
+	}
+	if m == nil {
+		m = make(map[string]string, n)
+	} else {
+		clear(m)
+	}
+	prev := ""
+	for j := 0; j < n; j++ {
+		k := d.str("meta key")
+		v := d.str("meta value")
+		if d.err != nil {
+			return nil
+		}
+		if j > 0 && k <= prev {
+			d.fail("meta", "key %q does not follow %q: keys must be strictly increasing", k, prev)
+			return nil
+		}
+		m[k] = v
+		prev = k
+	}
+	return m
+}
+
+// spillReuse returns a slice of length n, on s's array when it is big enough.
+func spillReuse[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}
+
+func (d *spillDecoder) decode(r *shards.Row) {
+	flags := d.fixed("flags", 1)
+	if flags == nil {
+		return
+	}
+	if flags[0]&^1 != 0 {
+		d.fail("flags", "unknown flags %#x", flags[0])
+		return
+	}
+	r.ID = d.str("id")
+	r.Corpus = d.str("corpus")
+	r.Dataset = d.str("dataset")
+	r.Split = d.str("split")
+	r.A = d.str("a")
+	r.B = d.str("b")
+	r.Context = d.strs("context", r.Context)
+	r.LangA = d.str("lang_a")
+	r.LangB = d.str("lang_b")
+	r.Label = nil
+	if flags[0]&1 != 0 {
+		if p := d.fixed("label", 8); p != nil {
+			label := math.Float64frombits(binary.LittleEndian.Uint64(p))
+			r.Label = &label
+		}
+	}
+	r.GroupKey = d.str("group_key")
+	r.SourceFile = d.str("source_file")
+	r.SourceLine = d.varint("source_line")
+	r.SourceOffset = d.varint("source_offset")
+	r.Scores = d.float64s("scores", r.Scores)
+	r.Meta = d.meta(r.Meta)
+	r.TokensA = d.strs("tokens_a", r.TokensA)
+	r.TokensB = d.strs("tokens_b", r.TokensB)
+	r.IDsA = d.int32s("ids_a", r.IDsA)
+	r.IDsB = d.int32s("ids_b", r.IDsB)
+	r.TopicsA = d.float32s("topics_a", r.TopicsA)
+	r.TopicsB = d.float32s("topics_b", r.TopicsB)
+}
+
+// ---------------------------------------------------------------------------
+// Compression
+
+// Encoders and decoders are pooled and shared by every writer and reader of
+// the process: EncodeAll and DecodeAll compress a whole block in one call and
+// keep no state between calls, so an open SpillWriter holds no encoder, and
+// the pools hold about one per goroutine compressing at the same moment.
+// Neither starts goroutines in these modes.
+var (
+	spillEncoders = sync.Pool{New: func() any {
+		e, err := zstd.NewWriter(nil,
+			zstd.WithEncoderLevel(zstd.SpeedFastest),
+			zstd.WithEncoderConcurrency(1),
+			zstd.WithEncoderCRC(false), // the block carries a CRC-32C
+			zstd.WithLowerEncoderMem(true),
+		)
+		if err != nil {
+			panic("transforms: making the spill zstd encoder: " + err.Error())
+		}
+		return e
+	}}
+	spillDecoders = sync.Pool{New: func() any {
+		d, err := zstd.NewReader(nil,
+			zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxMemory(spillMaxRaw),
+			zstd.WithDecodeAllCapLimit(true), // never decode past the declared rawLen
+		)
+		if err != nil {
+			panic("transforms: making the spill zstd decoder: " + err.Error())
+		}
+		return d
+	}}
+	// spillFrames pools the buffers blocks are compressed into.
+	spillFrames = sync.Pool{New: func() any { return new([]byte) }}
+)
+
+// spillCompressBound is the most bytes zstd needs for n input bytes (the
+// reference library's ZSTD_COMPRESSBOUND, with room to spare).
+func spillCompressBound(n int) int { return n + n/128 + 1<<10 }
+
+// ---------------------------------------------------------------------------
+// Writer
+
+// SpillWriter writes rows to one spill file through Beam's filesystem
+// abstraction, so that a path may be local or on any registered filesystem
+// (gs://, s3://, memfs://, ...). Plain paths use the local filesystem, which
+// this package registers.
+//
+// The rows go to a hidden temporary file beside path ("<dir>/.<base>.tmp-<random>")
+// that Close renames to path once the trailer is written, so a file under
+// the final name is always complete. Filesystems that can neither rename
+// nor remove files get the rows under the final name directly; a reader
+// still refuses such a file if the writer did not finish, as it lacks its
+// trailer.
+//
+// Memory: an open writer holds its block buffer, spillBlockSize (128 KiB)
+// plus the last row, allocated as rows arrive, and whatever the
+// filesystem's writer buffers (nothing for local files; the GCS client
+// buffers up to its chunk size, 16 MiB by default). Compressors are shared
+// by all writers. A SpillWriter is not safe for concurrent use.
+type SpillWriter struct {
+	// ctx is the context given to CreateSpill. It is kept, against the
+	// usual rule, because io.Closer's Close takes none: the rename that
+	// Close does belongs to the write CreateSpill began, and the
+	// filesystem's writer (GCS's, for one) holds the same context anyway.
+	ctx    context.Context
+	fs     filesystem.Interface
+	w      io.WriteCloser
+	path   string
+	tmp    string // "" when writing under path directly
+	buf    []byte // encoded rows of the current block
+	nrows  uint32 // rows in buf
+	rows   int64
+	bytes  int64
+	blocks uint32
+	err    error // sticky: the first failure
+	closed bool
+}
+
+// CreateSpill opens a spill file for writing at path. Call Close to finish
+// it, or Abort to discard it; until Close succeeds no file exists under
+// path (unless the filesystem cannot rename; see SpillWriter).
+func CreateSpill(ctx context.Context, path string) (*SpillWriter, error) {
+	tmp, err := spillTempName(path)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("creating spill %s: %w", path, err)
+	}
+	_, canRename := fs.(filesystem.Renamer)
+	_, canRemove := fs.(filesystem.Remover)
+	if !canRename && !canRemove {
+		tmp = ""
+	}
+	name := path
+	if tmp != "" {
+		name = tmp
+	}
+	w, err := fs.OpenWrite(ctx, name)
+	if err != nil {
+		fs.Close()
+		return nil, fmt.Errorf("creating spill %s: %w", path, err)
+	}
+	sw := &SpillWriter{ctx: ctx, fs: fs, w: w, path: path, tmp: tmp}
+	if err := sw.write([]byte(spillMagic)); err != nil {
+		sw.Abort()
+		return nil, err
+	}
+	return sw, nil
+}
+
+// spillTempName returns the hidden temporary name for path: the same
+// directory, the base name prefixed with "." and suffixed with ".tmp-" and
+// 16 random hex digits, so that two attempts at one bucket never collide.
+func spillTempName(path string) (string, error) {
+	suffix := fmt.Sprintf("%s%016x", spillTempInfix, rand.Uint64())
+	if strings.Contains(path, "://") {
+		i := strings.LastIndexByte(path, '/')
+		base := path[i+1:]
+		if base == "" || strings.HasSuffix(path[:i+1], "://") {
+			return "", fmt.Errorf("creating spill %s: the path names no file", path)
+		}
+		return path[:i+1] + spillTempPrefix + base + suffix, nil
+	}
+	base := filepath.Base(path)
+	if path == "" || strings.HasSuffix(path, "/") || base == "." || base == string(filepath.Separator) {
+		return "", fmt.Errorf("creating spill %q: the path names no file", path)
+	}
+	return filepath.Join(filepath.Dir(path), spillTempPrefix+base+suffix), nil
+}
+
+// Write adds r to the file. A row whose encoding exceeds 64 MiB is refused
+// with an error, and the writer stays usable. Any other error (the
+// filesystem's, or the context's) is final: later calls return it, and Close
+// discards the file.
+func (w *SpillWriter) Write(r *shards.Row) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return fmt.Errorf("writing spill %s: writer is closed", w.path)
+	}
+	if w.buf == nil {
+		w.buf = make([]byte, 0, 16<<10)
+	}
+	before := len(w.buf)
+	w.buf = AppendRow(w.buf, r)
+	if size := len(w.buf) - before; size > spillMaxRow {
+		w.buf = w.buf[:before]
+		return fmt.Errorf("writing spill %s: row %q encodes to %d bytes, more than the limit of %d", w.path, r.ID, size, spillMaxRow)
+	}
+	w.nrows++
+	w.rows++
+	if len(w.buf) >= spillBlockSize {
+		return w.flush()
+	}
+	return nil
+}
+
+// flush compresses and writes the current block.
+func (w *SpillWriter) flush() error {
+	if w.nrows == 0 {
+		return nil
+	}
+	if err := w.ctx.Err(); err != nil {
+		w.err = fmt.Errorf("writing spill %s: %w", w.path, err)
+		return w.err
+	}
+	fp := spillFrames.Get().(*[]byte)
+	frame := slices.Grow((*fp)[:0], spillBlockHeader+spillCompressBound(len(w.buf)))
+	frame = frame[:spillBlockHeader]
+	enc := spillEncoders.Get().(*zstd.Encoder)
+	frame = enc.EncodeAll(w.buf, frame)
+	spillEncoders.Put(enc)
+
+	h := frame[:spillBlockHeader]
+	h[0] = 'B'
+	binary.LittleEndian.PutUint32(h[1:], w.nrows)
+	binary.LittleEndian.PutUint32(h[5:], uint32(len(w.buf)))
+	binary.LittleEndian.PutUint32(h[9:], uint32(len(frame)-spillBlockHeader))
+	binary.LittleEndian.PutUint32(h[13:], crc32.Checksum(w.buf, spillCRCTable))
+	crc := crc32.Update(0, spillCRCTable, h[:17])
+	crc = crc32.Update(crc, spillCRCTable, frame[spillBlockHeader:])
+	binary.LittleEndian.PutUint32(h[17:], crc)
+
+	err := w.write(frame)
+	*fp = frame
+	spillFrames.Put(fp)
+	if err != nil {
+		return err
+	}
+	w.blocks++
+	w.nrows = 0
+	// A huge row leaves a huge buffer behind: give it back.
+	if cap(w.buf) > 2*spillBlockSize {
+		w.buf = nil
+	} else {
+		w.buf = w.buf[:0]
+	}
+	return nil
+}
+
+func (w *SpillWriter) write(p []byte) error {
+	n, err := w.w.Write(p)
+	w.bytes += int64(n)
+	if err != nil {
+		w.err = fmt.Errorf("writing spill %s: %w", w.path, err)
+	}
+	return w.err
+}
+
+// Rows returns the number of rows written so far.
+func (w *SpillWriter) Rows() int64 { return w.rows }
+
+// Bytes returns the number of bytes handed to the filesystem so far: after a
+// successful Close, the size of the file. Rows still in the block buffer are
+// not counted until their block is written.
+func (w *SpillWriter) Bytes() int64 { return w.bytes }
+
+// Close writes the last block and the trailer, closes the file and renames
+// it to its final name. If anything failed, before or now, it removes the
+// temporary file and returns the error instead. Calling Close again returns
+// the first call's result.
+func (w *SpillWriter) Close() error {
+	if w.closed {
+		return w.err
+	}
+	if w.err != nil {
+		w.Abort()
+		return w.err
+	}
+	if err := w.flush(); err != nil {
+		w.Abort()
+		return err
+	}
+	var t [spillTrailer]byte
+	t[0] = 'E'
+	binary.LittleEndian.PutUint64(t[1:], uint64(w.rows))
+	binary.LittleEndian.PutUint32(t[9:], w.blocks)
+	binary.LittleEndian.PutUint32(t[13:], crc32.Checksum(t[:13], spillCRCTable))
+	if err := w.write(t[:]); err != nil {
+		w.Abort()
+		return err
+	}
+	w.closed = true
+	w.buf = nil
+	defer w.fs.Close()
+	if err := w.w.Close(); err != nil {
+		w.err = fmt.Errorf("closing spill %s: %w", w.path, err)
+		w.removeTemp()
+		return w.err
+	}
+	if w.tmp == "" {
+		return nil
+	}
+	if err := filesystem.Rename(w.ctx, w.fs, w.tmp, w.path); err != nil {
+		w.err = fmt.Errorf("renaming spill %s to %s: %w", w.tmp, w.path, err)
+		w.removeTemp()
+		return w.err
+	}
+	return nil
+}
+
+// Abort discards the file: it closes the writer and removes the temporary
+// file. It returns nil after a successful Close (the file stays) and is
+// safe to call more than once, so `defer w.Abort()` right after CreateSpill
+// cleans up every path that does not reach Close.
+func (w *SpillWriter) Abort() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	w.buf = nil
+	if w.err == nil {
+		w.err = fmt.Errorf("writing spill %s: aborted", w.path)
+	}
+	w.w.Close()
+	err := w.removeTemp()
+	w.fs.Close()
+	return err
+}
+
+func (w *SpillWriter) removeTemp() error {
+	if w.tmp == "" {
+		return nil
+	}
+	rm, ok := w.fs.(filesystem.Remover)
+	if !ok {
+		return nil
+	}
+	if err := rm.Remove(w.ctx, w.tmp); err != nil {
+		return fmt.Errorf("removing spill temporary %s: %w", w.tmp, err)
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Reader
+
+// SpillReader reads the rows of one spill file in the order they were
+// written. It holds one block at a time: about twice spillBlockSize, plus a
+// 64 KiB read buffer. A SpillReader is not safe for concurrent use.
+type SpillReader struct {
+	path   string
+	fs     filesystem.Interface
+	rc     io.ReadCloser
+	br     *bufio.Reader
+	comp   []byte // the current block, compressed
+	raw    []byte // the current block, decompressed: a view of rawBuf
+	rawBuf []byte
+	pos    int    // next row's offset in raw
+	left   uint32 // rows of the block not yet returned
+	rows   int64  // rows returned
+	blocks uint32 // blocks read
+	err    error  // sticky; io.EOF once the trailer is read
+	closed bool
+}
+
+// OpenSpill opens the spill file at path and checks its magic. Plain paths
+// are local files; other schemes need their filesystem registered.
+func OpenSpill(ctx context.Context, path string) (*SpillReader, error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("opening spill %s: %w", path, err)
+	}
+	rc, err := fs.OpenRead(ctx, path)
+	if err != nil {
+		fs.Close()
+		return nil, fmt.Errorf("opening spill %s: %w", path, err)
+	}
+	r := &SpillReader{path: path, fs: fs, rc: rc, br: bufio.NewReaderSize(rc, 64<<10)}
+	var magic [len(spillMagic)]byte
+	if _, err := io.ReadFull(r.br, magic[:]); err != nil {
+		r.Close()
+		return nil, r.readErr("reading the header", err)
+	}
+	if string(magic[:]) != spillMagic {
+		r.Close()
+		return nil, fmt.Errorf("opening spill %s: %w: not a spill file (starts with %q)", path, ErrCorruptSpill, magic[:])
+	}
+	return r, nil
+}
+
+// readErr wraps an error from the file: an early end of file means the
+// file was truncated.
+func (r *SpillReader) readErr(what string, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("reading spill %s: %w: truncated while %s after %d rows in %d blocks: %w",
+			r.path, ErrCorruptSpill, what, r.rows, r.blocks, io.ErrUnexpectedEOF)
+	}
+	return fmt.Errorf("reading spill %s: %s: %w", r.path, what, err)
+}
+
+func (r *SpillReader) corrupt(format string, args ...any) error {
+	return fmt.Errorf("reading spill %s: %w: block %d (after %d rows): %s",
+		r.path, ErrCorruptSpill, r.blocks, r.rows, fmt.Sprintf(format, args...))
+}
+
+// Next decodes the next row into row. It returns io.EOF after the last row,
+// once the trailer has confirmed the file is complete; a truncated or
+// corrupt file returns an error naming the file and wrapping
+// ErrCorruptSpill. Errors are final. Next reuses row's slices and map as
+// DecodeRow does: zero row before each call (*row = shards.Row{}) to keep
+// the rows it returns.
+func (r *SpillReader) Next(row *shards.Row) error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.left == 0 {
+		if err := r.nextBlock(); err != nil {
+			r.err = err
+			return err
+		}
+	}
+	n, err := DecodeRow(r.raw[r.pos:], row)
+	if err != nil {
+		r.err = fmt.Errorf("reading spill %s: block %d, row %d: %w", r.path, r.blocks-1, r.rows, err)
+		return r.err
+	}
+	r.pos += n
+	r.left--
+	r.rows++
+	if r.left == 0 && r.pos != len(r.raw) {
+		r.err = r.corrupt("%d bytes follow the block's last row", len(r.raw)-r.pos)
+		return r.err
+	}
+	return nil
+}
+
+// nextBlock reads and checks the next block, or the trailer (io.EOF).
+func (r *SpillReader) nextBlock() error {
+	if r.closed {
+		return fmt.Errorf("reading spill %s: reader is closed", r.path)
+	}
+	var h [spillBlockHeader]byte
+	if _, err := io.ReadFull(r.br, h[:1]); err != nil {
+		return r.readErr("looking for the trailer", err)
+	}
+	switch h[0] {
+	case 'E':
+		var t [spillTrailer]byte
+		t[0] = 'E'
+		if _, err := io.ReadFull(r.br, t[1:]); err != nil {
+			return r.readErr("reading the trailer", err)
+		}
+		return r.trailer(t)
+	case 'B':
+	default:
+		return r.corrupt("unknown frame kind %#x", h[0])
+	}
+	if _, err := io.ReadFull(r.br, h[1:]); err != nil {
+		return r.readErr("reading a block header", err)
+	}
+	rows := binary.LittleEndian.Uint32(h[1:])
+	rawLen := binary.LittleEndian.Uint32(h[5:])
+	compLen := binary.LittleEndian.Uint32(h[9:])
+	rawCRC := binary.LittleEndian.Uint32(h[13:])
+	frameCRC := binary.LittleEndian.Uint32(h[17:])
+	switch {
+	case rawLen > spillMaxRaw:
+		return r.corrupt("%d bytes uncompressed, more than the limit of %d", rawLen, spillMaxRaw)
+	case int(compLen) > spillCompressBound(int(rawLen)):
+		return r.corrupt("%d bytes compressed cannot hold %d bytes", compLen, rawLen)
+	case rows == 0 || rows > rawLen:
+		return r.corrupt("%d rows cannot fit in %d bytes", rows, rawLen)
+	}
+	r.comp = slices.Grow(r.comp[:0], int(compLen))[:compLen]
+	if _, err := io.ReadFull(r.br, r.comp); err != nil {
+		return r.readErr("reading a block", err)
+	}
+	got := crc32.Update(0, spillCRCTable, h[:17])
+	got = crc32.Update(got, spillCRCTable, r.comp)
+	if got != frameCRC {
+		return r.corrupt("CRC-32C mismatch in the block's header or compressed bytes: %#08x, header says %#08x", got, frameCRC)
+	}
+	if cap(r.rawBuf) < int(rawLen) {
+		r.rawBuf = make([]byte, 0, int(rawLen)+int(rawLen)/8)
+	}
+	// The capacity limit makes DecodeAll stop at rawLen bytes.
+	raw := r.rawBuf[:0:rawLen]
+	dec := spillDecoders.Get().(*zstd.Decoder)
+	raw, err := dec.DecodeAll(r.comp, raw)
+	spillDecoders.Put(dec)
+	if err != nil {
+		return r.corrupt("decompressing: %v", err)
+	}
+	if len(raw) != int(rawLen) {
+		return r.corrupt("decompressed to %d bytes, header says %d", len(raw), rawLen)
+	}
+	if got := crc32.Checksum(raw, spillCRCTable); got != rawCRC {
+		return r.corrupt("CRC-32C mismatch in the decompressed block: %#08x, header says %#08x", got, rawCRC)
+	}
+	r.raw, r.pos, r.left = raw, 0, rows
+	r.blocks++
+	return nil
+}
+
+func (r *SpillReader) trailer(t [spillTrailer]byte) error {
+	if got, want := crc32.Checksum(t[:13], spillCRCTable), binary.LittleEndian.Uint32(t[13:]); got != want {
+		return r.corrupt("trailer CRC-32C mismatch: %#08x, trailer says %#08x", got, want)
+	}
+	rows := binary.LittleEndian.Uint64(t[1:])
+	blocks := binary.LittleEndian.Uint32(t[9:])
+	if rows != uint64(r.rows) || blocks != r.blocks {
+		return r.corrupt("trailer counts %d rows in %d blocks, the file holds %d in %d", rows, blocks, r.rows, r.blocks)
+	}
+	if _, err := r.br.ReadByte(); err != io.EOF {
+		if err != nil {
+			return r.readErr("checking the end of the file", err)
+		}
+		return r.corrupt("bytes follow the trailer")
+	}
+	r.raw, r.rawBuf, r.comp = nil, nil, nil
+	return io.EOF
+}
+
+// Rows returns the number of rows Next has returned. Once Next has returned
+// io.EOF it is the file's total, as the trailer records it (Next checks the
+// two agree).
+func (r *SpillReader) Rows() int64 { return r.rows }
+
+// Close releases the file. It does not check that the file was read to the
+// end.
+func (r *SpillReader) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	r.raw, r.rawBuf, r.comp = nil, nil, nil
+	err := r.rc.Close()
+	r.fs.Close()
+	if err != nil {
+		return fmt.Errorf("closing spill %s: %w", r.path, err)
+	}
+	return nil
+}
+
+// ReadSpillFiles calls fn for every row of the spill files at paths, file by
+// file in the order given. It stops at the first error: a file's, fn's
+// (returned wrapped with the file's name, so errors.Is still finds it) or
+// ctx's, checked between files and every 4096 rows.
+//
+// fn gets a fresh row each call, which it may keep. Loops that do not keep
+// rows save allocations with SpillReader.Next and a single reused row.
+func ReadSpillFiles(ctx context.Context, paths []string, fn func(*shards.Row) error) error {
+	for _, path := range paths {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := spillReadFile(ctx, path, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func spillReadFile(ctx context.Context, path string, fn func(*shards.Row) error) error {
+	r, err := OpenSpill(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for i := 0; ; i++ {
+		if i%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		row := new(shards.Row)
+		if err := r.Next(row); err != nil {
+			if err == io.EOF {
+				return r.Close()
+			}
+			return err
+		}
+		if err := fn(row); err != nil {
+			return fmt.Errorf("reading spill %s: row %d: %w", path, r.Rows()-1, err)
+		}
+	}
+}

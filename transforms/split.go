@@ -1,0 +1,89 @@
+package transforms
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"strings"
+)
+
+// SplitRatios are the shares of train, dev and test; they sum to 1.
+type SplitRatios struct {
+	Train, Dev, Test float64
+}
+
+// DefaultSplitRatios is 90% train, 5% dev, 5% test.
+var DefaultSplitRatios = SplitRatios{Train: 0.90, Dev: 0.05, Test: 0.05}
+
+// Validate checks the ratios are non-negative and sum to 1.
+func (r SplitRatios) Validate() error {
+	if r.Train < 0 || r.Dev < 0 || r.Test < 0 {
+		return fmt.Errorf("split ratios must not be negative: %g/%g/%g", r.Train, r.Dev, r.Test)
+	}
+	if s := r.Train + r.Dev + r.Test; math.Abs(s-1) > 1e-9 {
+		return fmt.Errorf("split ratios must sum to 1, got %g (%g/%g/%g)", s, r.Train, r.Dev, r.Test)
+	}
+	return nil
+}
+
+// ParseSplitRatios reads "0.9,0.05,0.05" (train, dev, test).
+func ParseSplitRatios(s string) (SplitRatios, error) {
+	var r SplitRatios
+	if _, err := fmt.Sscanf(strings.ReplaceAll(s, " ", ""), "%g,%g,%g", &r.Train, &r.Dev, &r.Test); err != nil {
+		return r, fmt.Errorf("split ratios %q: want train,dev,test such as 0.9,0.05,0.05", s)
+	}
+	return r, r.Validate()
+}
+
+// unitHash maps a seed and a key to a number in [0, 1), the same on every
+// machine and in every run.
+func unitHash(seed uint64, key string) float64 {
+	return float64(hash64(seed, key)>>11) / (1 << 53)
+}
+
+// hash64 is FNV-1a over the seed's bytes and the key.
+func hash64(seed uint64, key string) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	h.Write(b[:])
+	h.Write([]byte(key))
+	return h.Sum64()
+}
+
+// AssignSplit chooses the split of a record from a hash of its group, so
+// that every record of a group (a Reddit thread, a Quora question) lands in
+// the same split, and the choice is the same in every run for a seed.
+func AssignSplit(group string, seed uint64, r SplitRatios) string {
+	u := unitHash(seed, group)
+	switch {
+	case u < r.Train:
+		return "train"
+	case u < r.Train+r.Dev:
+		return "dev"
+	}
+	return "test"
+}
+
+// OfficialSplit is the split an evaluation set was released with: STS
+// sets are test sets except the 2012 training sets; STS Benchmark and SICK
+// name theirs (train, dev, test; train, trial, test). ok is false for
+// corpora without official splits.
+func OfficialSplit(corpus, dataset string) (split string, ok bool) {
+	switch corpus {
+	case "sts":
+		if strings.Contains(strings.SplitN(dataset, "/", 2)[0], "train") {
+			return "train", true
+		}
+		return "test", true
+	case "stsb", "sick":
+		name := dataset[strings.LastIndexByte(dataset, '/')+1:]
+		switch name {
+		case "train", "dev", "test", "trial":
+			return name, true
+		}
+		return "test", true
+	}
+	return "", false
+}
