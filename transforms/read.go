@@ -94,8 +94,10 @@ type taggedPath struct {
 	Path   string
 }
 
-func tagFirst(f fileio.ReadableFile) taggedPath  { return taggedPath{Path: f.Metadata.Path} }
-func tagSecond(f fileio.ReadableFile) taggedPath { return taggedPath{Second: true, Path: f.Metadata.Path} }
+func tagFirst(f fileio.ReadableFile) taggedPath { return taggedPath{Path: f.Metadata.Path} }
+func tagSecond(f fileio.ReadableFile) taggedPath {
+	return taggedPath{Second: true, Path: f.Metadata.Path}
+}
 
 // pairFilesFn pairs the files of the two globs in sorted order.
 type pairFilesFn struct {

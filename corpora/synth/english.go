@@ -37,25 +37,25 @@ type tplPart struct {
 type slot uint8
 
 const (
-	slotNone slot = iota
-	slotN         // noun
-	slotNs        // plural noun
-	slotV         // verb
-	slotVs        // verb, 3rd person
-	slotVed       // past
-	slotVen       // past participle
-	slotVing      // -ing
-	slotA         // adjective
-	slotR         // adverb
-	slotP         // proper name (company, place, game)
-	slotName      // first name
-	slotNum       // a small number
-	slotBig       // a larger number, maybe with a thousands separator
-	slotYear      // a year
-	slotMoney     // an amount of dollars
-	slotPct       // a percentage
-	slotDet       // a determiner
-	slotPron      // a subject pronoun that takes the base verb
+	slotNone  slot = iota
+	slotN          // noun
+	slotNs         // plural noun
+	slotV          // verb
+	slotVs         // verb, 3rd person
+	slotVed        // past
+	slotVen        // past participle
+	slotVing       // -ing
+	slotA          // adjective
+	slotR          // adverb
+	slotP          // proper name (company, place, game)
+	slotName       // first name
+	slotNum        // a small number
+	slotBig        // a larger number, maybe with a thousands separator
+	slotYear       // a year
+	slotMoney      // an amount of dollars
+	slotPct        // a percentage
+	slotDet        // a determiner
+	slotPron       // a subject pronoun that takes the base verb
 )
 
 var slotNames = map[string]slot{

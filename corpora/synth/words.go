@@ -5,7 +5,7 @@ import "strings"
 // The English vocabulary, by part of speech, each list in rough order of
 // frequency: the generators draw from it with Zipf weights, so the first
 // words of a list are the common ones. Inflections come from rules and the
-// irregular tables below: some 3,500 distinct words in all.
+// irregular tables below: about 2,200 lemmas and 4,900 word forms.
 
 var nounList = fields(`
 time people way day thing man world life year hand part child eye woman place
@@ -55,6 +55,55 @@ episode season finale trailer sequel remake franchise director actor scene
 ending plot twist villain hero chapter volume author series novel
 rule fine permit license insurance claim form office appointment
 island village town capital region province county district coast valley
+apartment building office factory farm field forest desert jungle swamp cave
+hill cliff canyon harbor port dock ship boat yacht canoe sail anchor wave tide
+sand stone brick concrete steel iron copper gold silver diamond crystal glass
+leather cotton wool silk fabric thread button zipper pocket sleeve collar boot
+shoe sock glove hat scarf jacket coat shirt dress skirt suit uniform costume
+necklace ring bracelet watch wallet purse backpack suitcase bag box crate bottle
+jar can cup mug glass plate bowl spoon fork pan pot kettle blender toaster fridge
+freezer microwave dishwasher sink faucet pipe drain toilet shower bathtub towel
+soap shampoo toothbrush mirror lamp bulb switch outlet wire fuse circuit panel
+ceiling staircase hallway basement attic garage driveway fence gate yard porch
+balcony terrace pool fountain statue monument museum gallery library theater
+cinema arena church temple mosque castle palace tower prison factory warehouse
+restaurant cafe bar pub bakery butcher grocery pharmacy clinic dentist surgeon
+therapist counselor psychologist scientist engineer architect mechanic plumber
+electrician carpenter painter farmer fisherman pilot sailor soldier general
+captain sergeant detective spy thief criminal victim witness suspect prisoner
+guard lawyer attorney jury verdict sentence trial lawsuit contract agreement
+treaty alliance enemy ally rival opponent champion winner loser referee umpire
+tournament playoff final semifinal quarter half inning overtime penalty foul
+goalkeeper striker defender midfielder quarterback pitcher catcher batter
+racket bat ball net hoop puck glove helmet jersey trophy medal prize reward
+bonus raise promotion resume interview application deadline schedule calendar
+agenda meeting conference seminar workshop lecture presentation slide chart
+graph table spreadsheet document draft copy print scan signature stamp envelope
+letter postcard parcel delivery courier driver passenger commuter tourist guide
+map compass route direction distance journey voyage adventure expedition
+mystery secret clue puzzle riddle answer solution method strategy tactic
+approach technique process procedure step stage phase cycle pattern trend
+habit routine tradition custom culture society community population generation
+youth adult senior teenager toddler infant grandparent grandmother grandfather
+nephew niece twin stranger roommate landlord tenant owner seller buyer dealer
+vendor supplier partner investor founder startup corporation industry sector
+economy inflation recession unemployment wage income revenue expense cost
+discount coupon receipt invoice bill fee fine charge penalty tip donation
+charity volunteer organization foundation institute agency department ministry
+minister governor mayor council parliament congress senate committee campaign
+candidate voter ballot poll survey census statistic percentage average total
+amount quantity volume mass density pressure temperature degree inch foot
+yard meter kilometer gallon liter pound ounce gram dozen hundred thousand million
+billion fraction decimal equation formula calculation algorithm proof logic
+philosophy religion belief faith prayer soul spirit ghost angel devil monster
+dragon wizard witch magic spell potion curse legend myth fairy tale fable poem
+verse lyric rhythm melody harmony chord note tune beat tempo genre playlist
+podcast channel streamer subscriber follower viewer audience crowd fanbase
+celebrity influencer actress comedian musician drummer guitarist rapper producer
+studio label contract tour festival venue stage backstage microphone speaker
+headphone amplifier pedal string key lens tripod drone satellite rocket planet
+moon star galaxy universe orbit telescope astronaut alien robot machine device
+gadget sensor chip processor memory disk monitor printer scanner projector
 `)
 
 // irregularPlural holds the plurals that the rules get wrong.
@@ -85,6 +134,44 @@ stain paint glue clamp drill screw finish polish sharpen carve plane join
 train lift stretch run walk jog rest recover heal hurt injure treat cure
 vote elect protest support oppose debate discuss review approve reject
 stream record edit upload share link copy paste search scroll browse click
+accept achieve acquire adapt adjust admire admit adopt advise afford aim
+alert announce annoy apologize appreciate approach arrange arrest arrive
+attach attack attempt attend attract avoid bake balance bath battle beg behave
+belong bet bind bite bleed bless blink blow boil bomb book borrow bounce bow
+brush bury calculate camp carry celebrate challenge chase chat cheat cheer chew
+claim clap clean clear climb close coach collect comment communicate complain
+complete concentrate concern confess confirm confuse connect contain convert
+convince copy correct cough crash crawl cross crush cry cure cycle damage dance
+dare deal declare decorate defend deliver deny depend describe deserve design
+destroy detect develop dig disappear discover dislike divide double doubt drag
+drain draw dress drop dry dust educate embarrass employ empty encourage end
+enter entertain escape examine excite excuse exercise exist expand explode
+explore express extend face fail fear feed fetch fight fill film fire fit flash
+float flood flow fold force form frame frighten gather glow grab greet grin
+grip guard guide hammer hand handle hang harm head heat hug hunt hurry identify
+ignore imagine impress improve increase influence inform inject insist inspire
+intend interrupt introduce invent invite iron itch jam joke judge juggle jump
+kick kiss kneel knit knock label land last laugh launch lay lie lick lift light
+limit list listen load lock log manage mark marry match matter melt mind mix
+moan mourn murder nail name nod note obey object observe obtain occur offend
+operate organize own pack paddle park part pause peel perform permit phone
+place plan plant please plug point poke pop possess pour practice pray preach
+precede prepare present preserve press pretend prevent print process produce
+promise protect provide publish punch punish push question race rain raise
+reach react realize receive reduce reflect refuse regret reign relax release
+rely remain remind remove repair repeat request rescue resist respect respond
+retire reveal rhyme rinse risk rob rock roll rot rub ruin rule rush sail satisfy
+scare scatter scream screw scrub seal search separate settle shake shape share
+shave shelter shiver shock shop shout shrug sigh sign signal sin sink ski skip
+slap slide slip smash smell smile smoke snatch sneeze snore snow soak solve sort
+spark spell spill spoil spot spray sprout squash squeak squeeze stamp stare
+steer step stir store strap strengthen stretch strip stuff subtract succeed
+suck suffer suit supply surprise surround suspect suspend swap switch tame tap
+taste tease telephone tempt terrify thaw tick tickle tie time tip tire touch
+tour tow trace trade transport trap tremble trick trip trot trouble trust
+type unite unlock unpack vanish wander warm warn wash waste wave weigh welcome
+whip whisper whistle wink wipe wobble wonder worry wrap wreck wrestle yawn yell
+zip zoom
 `)
 
 // irregularVerb holds past, past participle: the forms the rules get wrong.
@@ -107,6 +194,18 @@ var irregularVerb = map[string][2]string{
 	"lend": {"lent", "lent"}, "hurt": {"hurt", "hurt"}, "put": {"put", "put"}, "become": {"became", "become"},
 	"show": {"showed", "shown"}, "hide": {"hid", "hidden"}, "shoot": {"shot", "shot"}, "teach": {"taught", "taught"},
 	"catch": {"caught", "caught"}, "fight": {"fought", "fought"}, "throw": {"threw", "thrown"},
+	"bind": {"bound", "bound"}, "bite": {"bit", "bitten"}, "bleed": {"bled", "bled"}, "blow": {"blew", "blown"},
+	"dig": {"dug", "dug"}, "draw": {"drew", "drawn"}, "feed": {"fed", "fed"}, "hang": {"hung", "hung"},
+	"lay": {"laid", "laid"}, "lie": {"lay", "lain"}, "shake": {"shook", "shaken"}, "sink": {"sank", "sunk"},
+	"slide": {"slid", "slid"}, "bet": {"bet", "bet"}, "light": {"lit", "lit"}, "deal": {"dealt", "dealt"},
+	"bend": {"bent", "bent"}, "wake": {"woke", "woken"},
+}
+
+// doubling holds verbs longer than four letters, or starting with a
+// vowel, whose final consonant doubles (preferred, admitted).
+var doubling = map[string]bool{
+	"prefer": true, "occur": true, "admit": true, "commit": true, "control": true, "permit": true,
+	"regret": true, "quit": true, "upset": true, "equip": true, "refer": true, "omit": true,
 }
 
 var adjList = fields(`
@@ -128,6 +227,31 @@ wooden metal plastic glass solid smooth rough sharp dull soft hard
 red blue green yellow black white brown gray orange purple pink
 stock custom broken busted used refurbished limited unlimited premium
 competitive casual ranked toxic wholesome underrated overrated
+abundant adorable adventurous aggressive alert alive ambitious ancient anxious
+arrogant ashamed attractive awkward bitter bizarre blank bold brave brief
+brilliant bumpy calm capable careful careless cautious charming cheerful chilly
+chubby clever clumsy cloudy colorful comfortable confident confused conscious
+cooperative courageous creepy crispy crowded cruel curious curly cynical damp
+deep defiant delicate delicious delightful dense dependable depressed desperate
+determined difficult dizzy eager elegant embarrassed empty enchanting energetic
+enormous enthusiastic envious evil excited expensive exuberant faithful famous
+fancy fantastic fearless fierce filthy flaky fluffy foolish fragile frantic
+friendly frightened frozen fuzzy gentle gigantic glamorous gleaming glorious
+gorgeous graceful greasy greedy grumpy guilty handsome harsh healthy helpful
+helpless hilarious hollow homeless hungry icy ideal ill immense impatient
+innocent inquisitive itchy jealous jittery jolly joyous juicy kind lazy lively
+lonely loose lovely lucky magnificent mammoth marvelous mature messy mighty
+miniature misty modest moody motionless muddy mushy mysterious naive narrow
+nasty naughty nervous noisy numerous obedient odd outrageous outstanding
+panicky peaceful perfect plain pleasant plump polite poor powerful precious
+prickly proud puzzled quaint rapid reckless relieved repulsive responsible
+rich rigid ripe robust rude salty scrawny selfish shaggy shallow shiny short
+shy silly skinny sleepy slimy slippery smoggy snobbish sore sparkling spicy
+splendid spotless square steady steep sticky stormy straight stubborn sturdy
+successful super sweet swift talented tame tasty tender tense terrific thankful
+thick thirsty thoughtful tight tough troubled ugliest uneven unsightly upset
+uptight vast victorious vivacious wandering weak weary whimsical wicked wide
+wild witty wonderful worried wrong zany zealous
 `)
 
 var advList = fields(`
@@ -136,6 +260,11 @@ always never often sometimes usually already almost maybe basically honestly
 seriously totally completely pretty quite rather super too so quickly slowly
 easily finally recently currently exactly simply clearly obviously apparently
 especially generally absolutely certainly nearly barely hardly mostly mainly
+instead anyway otherwise therefore however meanwhile eventually suddenly
+immediately constantly gradually rarely seldom occasionally frequently
+regularly perfectly badly poorly nicely kindly gently carefully carelessly
+loudly quietly happily sadly angrily eagerly proudly openly secretly truly
+fairly deeply highly widely hugely slightly
 `)
 
 // properList holds names of things people talk about on Reddit.
@@ -207,8 +336,11 @@ func verbForms(v string) (s, past, pp, ing string) {
 	default:
 		s = v + "s"
 	}
-	double := n >= 3 && !isVowel(v[n-1]) && isVowel(v[n-2]) && !isVowel(v[n-3]) &&
-		v[n-1] != 'w' && v[n-1] != 'x' && v[n-1] != 'y' && n <= 4
+	// A final consonant after a single vowel doubles in short verbs
+	// (stop, plan) and in some stressed on the last syllable (prefer).
+	cvc := n >= 3 && !isVowel(v[n-1]) && isVowel(v[n-2]) && !isVowel(v[n-3]) &&
+		v[n-1] != 'w' && v[n-1] != 'x' && v[n-1] != 'y'
+	double := doubling[v] || cvc && (n == 3 || n == 4 && !isVowel(v[0]))
 	switch {
 	case strings.HasSuffix(v, "ie"):
 		ing = v[:n-2] + "ying"
