@@ -89,7 +89,12 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	}
 	// The summary goes to stderr when the data goes to stdout.
 	report := e.stdout
-	for _, n := range names {
+	for i, n := range names {
+		for _, m := range names[:i] {
+			if m == n && n != "-" {
+				return fmt.Errorf("%w: two outputs named %s", errUsage, n)
+			}
+		}
 		if n == "-" {
 			if report == e.stderr {
 				return fmt.Errorf("%w: only one output can be standard output (-)", errUsage)

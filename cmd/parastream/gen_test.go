@@ -98,6 +98,7 @@ func TestGenMistakes(t *testing.T) {
 		{"gen", "quora", "--out", out, "--submissions", out},
 		{"gen", "reddit", "--out", out, "extra"},
 		{"gen", "europarl", "--out", "-"},
+		{"gen", "europarl", "--out", out, "--out-b", out},
 		{"gen", "reddit", "--out", "-", "--submissions", "-"},
 	} {
 		if code, _, errOut := genCLI(t, args...); code != 2 || !strings.Contains(errOut, "usage:") {
