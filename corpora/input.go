@@ -136,7 +136,7 @@ func NewInput(name string, r io.Reader, lim Limits) (*Input, error) {
 		}
 		in.dec = xr
 	case Zstd:
-		zr, err := zstd.NewReader(br, zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderConcurrency(1))
+		zr, err := zstd.NewReader(br, zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderConcurrency(2))
 		if err != nil {
 			return nil, in.codecErr(err)
 		}

@@ -23,8 +23,9 @@ import (
 )
 
 // ExtractConfig configures one extraction: one corpus, its input files, and
-// what to do with them. The zero value of each option is its documented
-// default; call Validate.
+// what to do with them. Start from NewExtractConfig, which sets the
+// command line's defaults (the zero value turns every filter off); call
+// Validate.
 type ExtractConfig struct {
 	// Corpus is "reddit" (comments, with Submissions optional) or the name
 	// of a corpora format: europarl, moses, ppdb, ppdb-pairs, ppdb-human,
@@ -59,6 +60,9 @@ type ExtractConfig struct {
 	// holds about 1/Buckets of the records. 0: from the input size, one
 	// bucket per 16 MiB of (estimated) decompressed input.
 	Buckets int
+	// KeepDuplicates turns deduplication off. Evaluation sets (sts, stsb,
+	// sick) are never deduplicated: they keep their official pairs.
+	KeepDuplicates bool
 	// DedupeAgainst lists output roots of earlier extractions whose pairs
 	// this run must not repeat (the evaluation sets, typically).
 	DedupeAgainst []string
@@ -66,6 +70,23 @@ type ExtractConfig struct {
 	Shards shards.WriterOptions
 	// Command is the command line recorded in the manifest.
 	Command []string
+}
+
+// NewExtractConfig returns the configuration of an extraction with the
+// defaults the command line has: a 90/5/5 split with seed 1, lowercased
+// tokens, at least one token a side, the conversational research's Reddit
+// filters, automatic buckets.
+func NewExtractConfig(corpus, input, out string) ExtractConfig {
+	rules := transforms.DefaultRedditRules()
+	return ExtractConfig{
+		Corpus: corpus, Input: input, Out: out,
+		Split: transforms.DefaultSplitRatios, Seed: 1,
+		Prepare: transforms.PrepareConfig{
+			RedditRules: &rules,
+			Tokenize:    transforms.TokenizeOptions{Lower: true},
+			Length:      transforms.LengthRule{MinTokens: 1},
+		},
+	}
 }
 
 // formatOf is the corpora format a corpus name reads.
@@ -172,7 +193,7 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 		pairs = beam.Flatten(s, pairs, transforms.ReadExternal(s.Scope(fmt.Sprintf("against%d", i)), dir))
 	}
 	buckets := transforms.Scatter(s, pairs, cfg.WorkDir, "dedupe", transforms.ByDedupeKey, cfg.Buckets, cfg.symmetric())
-	runs := transforms.DedupeAndSplit(s, buckets, cfg.WorkDir, cfg.symmetric(), transforms.SplitConfig{
+	runs := transforms.DedupeAndSplit(s, buckets, cfg.WorkDir, cfg.symmetric(), cfg.official() || cfg.KeepDuplicates, transforms.SplitConfig{
 		Ratios: cfg.Split, Seed: cfg.Seed, Official: cfg.official(),
 	})
 	transforms.WriteShards(s, runs, cfg.Out, cfg.corpusName(), cfg.WorkDir, cfg.Shards)
@@ -390,7 +411,7 @@ func startProgress(opts RunOptions) (stop func()) {
 	}
 	every := opts.ProgressEvery
 	if every <= 0 {
-		every = 5 * time.Second
+		every = 1 * time.Second
 	}
 	done := make(chan struct{})
 	finished := make(chan struct{})

@@ -42,7 +42,9 @@ func extract(t *testing.T, cfg pipelines.ExtractConfig) *pipelines.Summary {
 
 func TestExtractQuoraFixture(t *testing.T) {
 	out := t.TempDir()
-	sum := extract(t, pipelines.ExtractConfig{Corpus: "quora", Input: fixture("quora/mini.tsv"), Out: out})
+	c := cfg("quora", fixture("quora/mini.tsv"), "")
+	c.Out = out
+	sum := extract(t, c)
 	t.Logf("%+v", sum)
 	m, err := shards.ReadManifest(out)
 	if err != nil {
@@ -58,4 +60,11 @@ func TestExtractQuoraFixture(t *testing.T) {
 	if total == 0 || sum.Counters["parsed"] != 8 {
 		t.Fatalf("summary %+v", sum)
 	}
+}
+
+// cfg is an extraction with the command line's defaults.
+func cfg(corpus, input, inputB string) pipelines.ExtractConfig {
+	c := pipelines.NewExtractConfig(corpus, input, "")
+	c.InputB = inputB
+	return c
 }

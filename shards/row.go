@@ -125,6 +125,24 @@ func FromExample(e corpora.Example, split string) Row {
 // Example e with HasLabel or a zero Label, FromExample(e, s).Example()
 // equals e, except that empty Scores and Meta come back nil. The row's split
 // and features have no place in an Example and are dropped. The Example
+// TakeExample is FromExample without the copies of e's slices and map: the
+// row takes them over, and the caller must not use e afterwards. Readers
+// hand out a fresh Example each time, so a pipeline can take them.
+func TakeExample(e *corpora.Example, split string) Row {
+	r := Row{
+		ID: e.ID, Corpus: e.Corpus, Dataset: e.Dataset, Split: split,
+		A: e.A, B: e.B, Context: e.Context, LangA: e.LangA, LangB: e.LangB,
+		GroupKey: e.Group, SourceFile: e.Source.File, SourceLine: e.Source.Line, SourceOffset: e.Source.Offset,
+		Scores: e.Scores, Meta: e.Meta,
+	}
+	if e.HasLabel {
+		label := e.Label
+		r.Label = &label
+	}
+	*e = corpora.Example{}
+	return r
+}
+
 // shares no memory with the row.
 func (r Row) Example() corpora.Example {
 	e := corpora.Example{

@@ -1,6 +1,7 @@
 package transforms_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/parastream/parastream/shards"
@@ -49,7 +50,8 @@ func TestAssignSplitIsStableAndProportional(t *testing.T) {
 	r := transforms.SplitRatios{Train: 0.8, Dev: 0.1, Test: 0.1}
 	counts := map[string]int{}
 	for i := 0; i < 100000; i++ {
-		g := "thread" + string(rune('a'+i%26)) + string(rune(i))
+		g := fmt.Sprintf("t3_1afw%04x", i) // ids with a long common prefix, as Reddit's
+
 		s := transforms.AssignSplit(g, 7, r)
 		if s != transforms.AssignSplit(g, 7, r) {
 			t.Fatal("not stable")

@@ -123,8 +123,8 @@ type normScratch struct {
 	parens   []bool // open "(": true where it opened a superscript group
 }
 
-// normScratchMax bounds the buffers kept between calls, so that one huge text
-// does not pin its memory in the pool.
+// normScratchMax bounds the buffers kept between calls, so that one huge
+// text does not pin its memory in the pool.
 const normScratchMax = 64 << 10
 
 var normPool = sync.Pool{New: func() any { return new(normScratch) }}
@@ -138,8 +138,8 @@ func (sc *normScratch) release() {
 	normPool.Put(sc)
 }
 
-// bytesString reads b as a string without copying. The string must not outlive
-// the next change to b.
+// bytesString reads b as a string without copying. The string must not
+// outlive the next change to b.
 func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func appendNormalized(sc *normScratch, dst []byte, s string, o NormalizeOptions) []byte {
@@ -201,10 +201,18 @@ var (
 func (sc *normScratch) appendPlain(dst []byte, s string) []byte {
 	start := len(dst)
 	dst, ascii := appendCollapsed(dst, s)
-	if ascii || norm.NFKC.IsNormal(dst[start:]) {
+	if ascii {
 		return dst
 	}
-	sc.nfkc = norm.NFKC.Append(sc.nfkc[:0], dst[start:]...)
+	// NFKC from the first character that may change; QuickSpan stops at
+	// a boundary, so the normalised prefix stays as it is.
+	text := dst[start:]
+	n := norm.NFKC.QuickSpan(text)
+	if n == len(text) {
+		return dst
+	}
+	sc.nfkc = append(sc.nfkc[:0], text[:n]...)
+	sc.nfkc = norm.NFKC.Append(sc.nfkc, text[n:]...)
 	dst = dst[:start]
 	if needsCollapse(sc.nfkc) {
 		dst, _ = appendCollapsed(dst, bytesString(sc.nfkc))

@@ -170,8 +170,8 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// skipAllocsUnderRace skips a test that counts allocations in a race build,
-// where sync.Pool drops items at random.
+// skipAllocsUnderRace skips a test that counts allocations in a race
+// build, where sync.Pool drops items at random.
 func skipAllocsUnderRace(t *testing.T) {
 	t.Helper()
 	if bi, ok := debug.ReadBuildInfo(); ok {

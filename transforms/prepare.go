@@ -62,7 +62,7 @@ type prepareFn struct {
 func (fn *prepareFn) StartBundle(_ context.Context, _ func(shards.Row)) { fn.c.reset() }
 
 func (fn *prepareFn) ProcessElement(r shards.Row, emit func(shards.Row)) {
-	if rule := fn.prepare(&r); rule != "" {
+	if rule := fn.Config.Apply(&r); rule != "" {
 		fn.c.inc("filtered_" + rule)
 		return
 	}
@@ -70,10 +70,11 @@ func (fn *prepareFn) ProcessElement(r shards.Row, emit func(shards.Row)) {
 	emit(r)
 }
 
-// prepare normalises and tokenises r in place and returns the rule that
-// drops it, or "".
-func (fn *prepareFn) prepare(r *shards.Row) string {
-	cfg := &fn.Config
+// Apply normalises and tokenises r in place and returns the name of the
+// filter rule that drops it, or "" to keep it. It is Prepare's work on one
+// record, for callers outside a pipeline.
+func (c *PrepareConfig) Apply(r *shards.Row) string {
+	cfg := c
 	norm := NormalizeOptions{Reddit: cfg.Reddit}
 	if cfg.Reddit {
 		r.B = "" // a submission's selftext: pairs use the title

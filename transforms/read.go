@@ -167,24 +167,7 @@ func (fn *readFn) ProcessElement(ctx context.Context, in InputFiles, emit func(s
 	}
 	inputs = nil // the reader closes them now
 	defer r.Close()
-	var n, lastRecords, lastBytes int64
-	live := func() {
-		st := r.Stats()
-		LocalProgress.add("read", st.Records-lastRecords)
-		LocalProgress.add("bytes_read", st.Bytes-lastBytes)
-		lastRecords, lastBytes = st.Records, st.Bytes
-	}
-	err = corpora.Drain(r, func(e corpora.Example) error {
-		emit(shards.FromExample(e, ""))
-		if n++; n%(1<<16) == 0 {
-			live()
-		}
-		return nil
-	}, func(pe *corpora.ParseError) error {
-		reject(corpora.NewReject(pe))
-		return nil
-	})
-	live()
+	err = fn.drain(ctx, r, emit, reject)
 	st := r.Stats()
 	fn.c.add("read", st.Records)
 	fn.c.add("parsed", st.Examples)
@@ -200,6 +183,86 @@ func (fn *readFn) ProcessElement(ctx context.Context, in InputFiles, emit func(s
 		return fn.badFile(in.Paths[0], err, reject)
 	}
 	return nil
+}
+
+// readBatch is a batch of what the reader goroutine read.
+type readBatch struct {
+	rows    []shards.Row
+	rejects []corpora.Reject
+}
+
+// readBatchSize is the records per batch handed from the reader goroutine.
+const readBatchSize = 512
+
+// drain reads r to its end in a goroutine of its own, decompressing and
+// parsing while this goroutine passes the records on downstream (Prepare
+// and Scatter are fused behind this DoFn), so that reading one large file
+// keeps two cores busy. Beam's emitters are called from this goroutine
+// only.
+func (fn *readFn) drain(ctx context.Context, r corpora.Reader, emit func(shards.Row), reject func(corpora.Reject)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan readBatch, 8)
+	free := make(chan readBatch, 10)
+	var readErr error
+	go func() {
+		defer close(batches)
+		var lastRecords, lastBytes int64
+		live := func() {
+			st := r.Stats()
+			LocalProgress.add("read", st.Records-lastRecords)
+			LocalProgress.add("bytes_read", st.Bytes-lastBytes)
+			lastRecords, lastBytes = st.Records, st.Bytes
+		}
+		var b readBatch
+		next := func() {
+			select {
+			case b = <-free:
+				b.rows, b.rejects = b.rows[:0], b.rejects[:0]
+			default:
+				b = readBatch{rows: make([]shards.Row, 0, readBatchSize)}
+			}
+		}
+		send := func() error {
+			select {
+			case batches <- b:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			live()
+			next()
+			return nil
+		}
+		next()
+		readErr = corpora.Drain(r, func(e corpora.Example) error {
+			b.rows = append(b.rows, shards.TakeExample(&e, ""))
+			if len(b.rows) == readBatchSize {
+				return send()
+			}
+			return nil
+		}, func(pe *corpora.ParseError) error {
+			b.rejects = append(b.rejects, corpora.NewReject(pe))
+			return nil
+		})
+		if readErr == nil && (len(b.rows) > 0 || len(b.rejects) > 0) {
+			readErr = send()
+		}
+		live()
+	}()
+	for b := range batches {
+		for i := range b.rows {
+			emit(b.rows[i])
+			b.rows[i] = shards.Row{}
+		}
+		for _, rj := range b.rejects {
+			reject(rj)
+		}
+		select {
+		case free <- b:
+		default:
+		}
+	}
+	return readErr
 }
 
 // badFile fails the bundle with err, or with SkipBadFiles counts it and

@@ -42,14 +42,26 @@ func unitHash(seed uint64, key string) float64 {
 	return float64(hash64(seed, key)>>11) / (1 << 53)
 }
 
-// hash64 is FNV-1a over the seed's bytes and the key.
+// hash64 is FNV-1a over the seed's bytes and the key, finished with
+// MurmurHash3's 64-bit mixer: FNV alone changes only its low bits when the
+// last byte changes, so keys with a long common prefix (Reddit thread ids)
+// would get nearly the same high bits and land in the same split.
 func hash64(seed uint64, key string) uint64 {
 	h := fnv.New64a()
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], seed)
 	h.Write(b[:])
 	h.Write([]byte(key))
-	return h.Sum64()
+	return fmix64(h.Sum64())
+}
+
+func fmix64(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
 }
 
 // AssignSplit chooses the split of a record from a hash of its group, so

@@ -212,32 +212,50 @@ type Run struct {
 // ByDedupeKey), keeps one record of each normalised key (see Deduper),
 // assigns splits, and spills each bucket's records of each split sorted by
 // ID. It returns PCollection<KV<string, []Run>> grouped by split.
-func DedupeAndSplit(s beam.Scope, buckets beam.PCollection, dir string, symmetric bool, split SplitConfig) beam.PCollection {
+//
+// With keepDuplicates every record is kept (evaluation sets keep their
+// official pairs, duplicates included).
+func DedupeAndSplit(s beam.Scope, buckets beam.PCollection, dir string, symmetric, keepDuplicates bool, split SplitConfig) beam.PCollection {
 	s = s.Scope("transforms.DedupeAndSplit")
-	runs := beam.ParDo(s, &dedupeFn{Dir: filepath.Join(dir, "runs"), Symmetric: symmetric, Split: split}, buckets)
+	runs := beam.ParDo(s, &dedupeFn{Dir: filepath.Join(dir, "runs"), Symmetric: symmetric, KeepDuplicates: keepDuplicates, Split: split}, buckets)
 	return beam.GroupByKey(s, runs)
 }
 
 type dedupeFn struct {
-	Dir       string
-	Symmetric bool
-	Split     SplitConfig
-	c         counters
+	Dir            string
+	Symmetric      bool
+	KeepDuplicates bool
+	Split          SplitConfig
+	c              counters
 }
 
 func (fn *dedupeFn) ProcessElement(ctx context.Context, bucket int, paths func(*string) bool, emit func(string, Run)) error {
-	d := NewDeduper(fn.Symmetric)
-	if err := readBucket(ctx, paths, func(r *shards.Row) error {
-		d.Add(*r, r.Split == externalSplit)
-		return nil
-	}); err != nil {
-		return err
-	}
 	bySplit := make(map[string][]shards.Row)
-	st := d.Each(func(r shards.Row) {
+	keep := func(r shards.Row) {
 		r.Split = fn.Split.split(&r)
 		bySplit[r.Split] = append(bySplit[r.Split], r)
-	})
+	}
+	var st DedupeStats
+	if fn.KeepDuplicates {
+		if err := readBucket(ctx, paths, func(r *shards.Row) error {
+			if r.Split != externalSplit {
+				keep(*r)
+				st.Kept++
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	} else {
+		d := NewDeduper(fn.Symmetric)
+		if err := readBucket(ctx, paths, func(r *shards.Row) error {
+			d.Add(*r, r.Split == externalSplit)
+			return nil
+		}); err != nil {
+			return err
+		}
+		st = d.Each(keep)
+	}
 	fn.c.add("dedupe_exact", st.Exact)
 	fn.c.add("dedupe_normalized", st.Normalized)
 	fn.c.add("dedupe_external", st.External)

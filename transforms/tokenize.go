@@ -214,10 +214,11 @@ func wordBefore(s string, i int) bool {
 
 // appendChunk appends the tokens of a chunk that holds no whitespace.
 func appendChunk(dst []string, s string) []string {
+	at := strings.IndexByte(s, '@') >= 0 // an e-mail address is possible
 	for i := 0; i < len(s); {
 		r, w := runeAt(s, i)
 		if !wordBefore(s, i) {
-			if n := specialLen(s[i:], r); n > 0 {
+			if n := specialLen(s[i:], r, at); n > 0 {
 				dst = append(dst, s[i:i+n])
 				i += n
 				continue
@@ -243,8 +244,9 @@ func appendChunk(dst []string, s string) []string {
 
 // specialLen returns the length of the URL, e-mail address, Reddit
 // reference, mention, signed number or standalone clitic that starts s at
-// the start of a word, or 0.
-func specialLen(s string, r rune) int {
+// the start of a word, or 0. With at false, s holds no "@" and so no
+// e-mail address.
+func specialLen(s string, r rune, at bool) int {
 	switch {
 	case r == 'h' || r == 'H' || r == 'f' || r == 'F' || r == 'w' || r == 'W':
 		if n := urlLen(s); n > 0 {
@@ -278,7 +280,7 @@ func specialLen(s string, r rune) int {
 			return n
 		}
 	}
-	if r < utf8.RuneSelf && asciiClass[r] != clPunct {
+	if at && r < utf8.RuneSelf && asciiClass[r] != clPunct {
 		return emailLen(s)
 	}
 	return 0
@@ -481,6 +483,11 @@ func wordLen(s string, i int) int {
 	start := i
 	prev := rune(-1)
 	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf && asciiClass[c] != clPunct {
+			prev = rune(c)
+			i++
+			continue
+		}
 		r, w := runeAt(s, i)
 		if isWordRune(r) {
 			prev = r
@@ -550,11 +557,14 @@ func appendWord(dst []string, w string) []string {
 			return append(dst, a, b)
 		}
 	}
+	if !hasApostrophe(w) {
+		return append(dst, w)
+	}
 	// Peel clitics off the end, at most three ("shouldn't've").
 	var cl [3]string
 	n := 0
 	for n < len(cl) {
-		k := strings.LastIndexAny(w, "'’")
+		k := lastApostrophe(w)
 		if k <= 0 {
 			break
 		}
@@ -580,6 +590,26 @@ func appendWord(dst []string, w string) []string {
 		dst = append(dst, cl[n])
 	}
 	return dst
+}
+
+// hasApostrophe reports whether w holds ' or ’ (E2 80 99).
+func hasApostrophe(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c == '\'' || c == 0xe2 && strings.HasPrefix(w[i:], "’") {
+			return true
+		}
+	}
+	return false
+}
+
+// lastApostrophe returns the offset of the last ' or ’ in w, or -1.
+func lastApostrophe(w string) int {
+	for i := len(w) - 1; i >= 0; i-- {
+		if c := w[i]; c == '\'' || c == 0xe2 && strings.HasPrefix(w[i:], "’") {
+			return i
+		}
+	}
+	return -1
 }
 
 // splitSpecial splits the Penn Treebank's special words: cannot, gonna,

@@ -143,8 +143,8 @@ func TestTokenizeRules(t *testing.T) {
 }
 
 // TestTokenizeRetokenize checks that tokenised text, joined by spaces,
-// tokenises to the same tokens: the tokenised corpora (Europarl, TurkCorpus)
-// go through the same tokenizer.
+// tokenises to the same tokens: the tokenised corpora (Europarl,
+// TurkCorpus) go through the same tokenizer.
 func TestTokenizeRetokenize(t *testing.T) {
 	texts := slices.Clone(benchComments)
 	for _, c := range readCases(t, "tokenize.input") {

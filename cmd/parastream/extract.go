@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 
@@ -22,7 +24,7 @@ const extractUsage = "parastream extract --corpus NAME --input GLOB [--input-b G
 
 func runExtract(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "extract", extractUsage)
-	var cfg pipelines.ExtractConfig
+	cfg := pipelines.NewExtractConfig("", "", "")
 	fs.StringVar(&cfg.Corpus, "corpus", "", "corpus: reddit, or a format from 'parastream formats' (europarl, moses, ppdb, ppdb-pairs, ppdb-human, simpwiki, turkcorpus, quora, sts, stsb, sick)")
 	fs.StringVar(&cfg.Input, "input", "", "glob of the input files (any compression)")
 	fs.StringVar(&cfg.InputB, "input-b", "", "glob of the second files of two-file formats, paired with --input's in sorted order")
@@ -30,22 +32,23 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&cfg.Out, "out", "", "output directory: <out>/<corpus>/<split>/part-*.parquet, rejects/, manifest.json")
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "directory for spill files while running (default <out>/.work-*, removed at the end); shared by all workers on a cluster")
 	split := fs.String("split", "0.9,0.05,0.05", "train,dev,test ratios of the hashed split (evaluation sets keep their official splits)")
-	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the split hash")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the split hash")
 	fs.IntVar(&cfg.Buckets, "buckets", 0, "spill buckets; each holds about 1/buckets of the data in memory (0: one per 16 MiB of input)")
 	fs.IntVar(&cfg.Pair.Context, "context", 0, "reddit: earlier turns kept with each pair")
 	fs.BoolVar(&cfg.Pair.Titles, "titles", false, "reddit: also pair submission titles with top-level comments (needs --submissions)")
-	fs.BoolVar(&cfg.Prepare.Tokenize.Lower, "lower", true, "lowercase the tokens")
+	fs.BoolVar(&cfg.Prepare.Tokenize.Lower, "lower", cfg.Prepare.Tokenize.Lower, "lowercase the tokens")
 	fs.BoolVar(&cfg.Prepare.Tokenize.StartEnd, "start-end", false, "add <s> and </s> tokens around each text")
-	fs.IntVar(&cfg.Prepare.Length.MinTokens, "min-tokens", 1, "drop a pair with a side of fewer tokens (0: no bound)")
+	fs.IntVar(&cfg.Prepare.Length.MinTokens, "min-tokens", cfg.Prepare.Length.MinTokens, "drop a pair with a side of fewer tokens (0: no bound)")
 	fs.IntVar(&cfg.Prepare.Length.MaxTokens, "max-tokens", 0, "drop a pair with a side of more tokens (0: no bound)")
 	redditRules := fs.Bool("reddit-rules", true, "reddit: apply the conversational research's comment filters")
-	rr := transforms.DefaultRedditRules()
+	rr := *cfg.Prepare.RedditRules
 	fs.IntVar(&rr.MaxChars, "max-chars", rr.MaxChars, "reddit: drop a comment of this many characters or more")
 	fs.Float64Var(&rr.MinAlpha, "min-alpha", rr.MinAlpha, "reddit: drop a comment whose share of letters is this or less")
 	mosesMin := fs.Float64("moses-min-prob", 0, "moses: drop a pair whose direct phrase probability φ(e|f) is below this")
 	ppdbMaxTier := fs.String("ppdb-max-tier", "", "ppdb: keep records of this size tier and smaller (s, m, l, xl, xxl, xxxl)")
 	ppdbTiers := fs.String("ppdb-tiers", "", "ppdb: comma-separated tiers to keep whatever --ppdb-max-tier says (such as tldr)")
 	ppdbMin := fs.Float64("ppdb-min-score", 0, "ppdb: drop a record whose score is below this")
+	fs.BoolVar(&cfg.KeepDuplicates, "keep-duplicates", false, "do not remove duplicate pairs (evaluation sets never are)")
 	against := fs.String("dedupe-against", "", "comma-separated output directories of earlier extractions whose pairs this run drops (the evaluation sets, say)")
 	fs.BoolVar(&cfg.SkipBadFiles, "skip-bad-files", false, "count a truncated or unreadable file as a reject and go on, instead of failing")
 	fs.StringVar(&cfg.Reader.Encoding, "encoding", "", "text encoding of the inputs: utf-8 (default) or latin1")
@@ -56,6 +59,7 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	fs.Int64Var(&cfg.Shards.MaxBytes, "shard-bytes", 0, "about the most bytes per shard (0: 256 MiB)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	verbose := fs.Bool("verbose", false, "let Beam and the runner log at info level")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	beamHelp := fs.Bool("help-beam", false, "list Beam's own flags (runner, endpoint, environment, cloud options), which extract accepts too")
 	addBeamFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -72,6 +76,7 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	if cfg.Split, err = transforms.ParseSplitRatios(*split); err != nil {
 		return fmt.Errorf("%w: --split: %v", errUsage, err)
 	}
+	cfg.Prepare.RedditRules = nil
 	if *redditRules {
 		cfg.Prepare.RedditRules = &rr
 	}
@@ -94,6 +99,13 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	if !*quiet {
 		opts.Progress = e.stderr
 		fmt.Fprintf(e.stderr, "extracting %s from %s into %s (runner %s)\n", cfg.Corpus, cfg.Input, cfg.Out, runnerName(opts.Runner))
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	sum, err := pipelines.RunExtract(ctx, cfg, opts)
 	if err != nil {
@@ -190,4 +202,17 @@ func breakdownPrefix(c map[string]int64, prefix string) string {
 		}
 	}
 	return breakdown(m)
+}
+
+// startCPUProfile profiles the process until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
