@@ -313,3 +313,39 @@ func TestExtractTwoCorporaShareTheManifest(t *testing.T) {
 	}
 	checkOutput(t, out)
 }
+
+// Token-budget sampling keeps the pairs of lowest seeded priority up to the
+// budget: the written pairs' tokens add up to the reported count, which is
+// within a cell's tokens below the budget, and the sample is the same
+// whatever the bucketing.
+func TestExtractTokenBudget(t *testing.T) {
+	input := sharedData(t, "corpora/ppdb/ppdb-1.0-xxxl-lexical-synonym-pairs.tsv")
+	const budget = 50000
+	sample := func(buckets int) (map[string]bool, int64, *pipelines.Summary) {
+		c := cfg("ppdb-pairs", input, "")
+		c.Out, c.Buckets, c.Budget.Tokens, c.Budget.Seed = t.TempDir(), buckets, budget, 7
+		sum := extract(t, c)
+		ids := map[string]bool{}
+		var tokens int64
+		for _, rows := range checkOutput(t, c.Out) {
+			for _, r := range rows {
+				ids[r.ID] = true
+				tokens += int64(len(r.TokensA) + len(r.TokensB))
+			}
+		}
+		return ids, tokens, sum
+	}
+	a, tokens, sum := sample(3)
+	if tokens != sum.Counters["budget_tokens_kept"] || tokens > budget || tokens < budget-100 {
+		t.Fatalf("sample has %d tokens, reported %d, budget %d", tokens, sum.Counters["budget_tokens_kept"], budget)
+	}
+	b, _, _ := sample(17)
+	if len(a) != len(b) {
+		t.Fatalf("sample of %d pairs with 3 buckets, %d with 17", len(a), len(b))
+	}
+	for id := range a {
+		if !b[id] {
+			t.Fatalf("pair %s sampled with 3 buckets only", id)
+		}
+	}
+}

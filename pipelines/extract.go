@@ -56,6 +56,10 @@ type ExtractConfig struct {
 	// stsb, sick) keep their official splits.
 	Split transforms.SplitRatios
 	Seed  uint64
+	// Budget samples the corpus down to a number of tokens (both sides of
+	// every pair), seeded: the paraphrase research's PPDB sample whose
+	// token count matches a SimpWiki run's. Zero Tokens is off.
+	Budget transforms.BudgetConfig
 	// Buckets is the number of spill buckets, which bounds memory: each
 	// holds about 1/Buckets of the records. 0: from the input size, one
 	// bucket per 16 MiB of (estimated) decompressed input.
@@ -154,6 +158,9 @@ func (c *ExtractConfig) Validate() error {
 	if c.Buckets < 0 || c.Buckets > 1<<16 {
 		errs = append(errs, fmt.Errorf("--buckets %d: want 1 to 65536, or 0 for automatic", c.Buckets))
 	}
+	if c.Budget.Tokens < 0 {
+		errs = append(errs, fmt.Errorf("--token-budget %d: want a number of tokens, or 0 for no sampling", c.Budget.Tokens))
+	}
 	if c.Pair.Context < 0 {
 		errs = append(errs, fmt.Errorf("--context %d: want 0 or more earlier turns", c.Pair.Context))
 	}
@@ -193,10 +200,10 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 		pairs = beam.Flatten(s, pairs, transforms.ReadExternal(s.Scope(fmt.Sprintf("against%d", i)), dir))
 	}
 	buckets := transforms.Scatter(s, pairs, cfg.WorkDir, "dedupe", transforms.ByDedupeKey, cfg.Buckets, cfg.symmetric())
-	runs := transforms.DedupeAndSplit(s, buckets, cfg.WorkDir, cfg.symmetric(), cfg.official() || cfg.KeepDuplicates, transforms.SplitConfig{
+	runs, hist := transforms.DedupeAndSplit(s, buckets, cfg.WorkDir, cfg.symmetric(), cfg.official() || cfg.KeepDuplicates, transforms.SplitConfig{
 		Ratios: cfg.Split, Seed: cfg.Seed, Official: cfg.official(),
-	})
-	transforms.WriteShards(s, runs, cfg.Out, cfg.corpusName(), cfg.WorkDir, cfg.Shards)
+	}, cfg.Budget)
+	transforms.WriteShards(s, runs, hist, cfg.Out, cfg.corpusName(), cfg.WorkDir, cfg.Shards, cfg.Budget)
 }
 
 // Summary is what an extraction did.

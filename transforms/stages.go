@@ -211,14 +211,16 @@ type Run struct {
 // DedupeAndSplit reads the dedupe buckets (the output of Scatter
 // ByDedupeKey), keeps one record of each normalised key (see Deduper),
 // assigns splits, and spills each bucket's records of each split sorted by
-// ID. It returns PCollection<KV<string, []Run>> grouped by split.
+// ID. It returns PCollection<KV<string, []Run>> grouped by split, and the
+// token histogram of the kept records for budget sampling (a singleton
+// PCollection<TokenHistogram>; empty without a budget).
 //
 // With keepDuplicates every record is kept (evaluation sets keep their
 // official pairs, duplicates included).
-func DedupeAndSplit(s beam.Scope, buckets beam.PCollection, dir string, symmetric, keepDuplicates bool, split SplitConfig) beam.PCollection {
+func DedupeAndSplit(s beam.Scope, buckets beam.PCollection, dir string, symmetric, keepDuplicates bool, split SplitConfig, budget BudgetConfig) (runs, hist beam.PCollection) {
 	s = s.Scope("transforms.DedupeAndSplit")
-	runs := beam.ParDo(s, &dedupeFn{Dir: filepath.Join(dir, "runs"), Symmetric: symmetric, KeepDuplicates: keepDuplicates, Split: split}, buckets)
-	return beam.GroupByKey(s, runs)
+	runs, hists := beam.ParDo2(s, &dedupeFn{Dir: filepath.Join(dir, "runs"), Symmetric: symmetric, KeepDuplicates: keepDuplicates, Split: split, Budget: budget}, buckets)
+	return beam.GroupByKey(s, runs), sumHistograms(s, hists)
 }
 
 type dedupeFn struct {
@@ -226,14 +228,19 @@ type dedupeFn struct {
 	Symmetric      bool
 	KeepDuplicates bool
 	Split          SplitConfig
+	Budget         BudgetConfig
 	c              counters
 }
 
-func (fn *dedupeFn) ProcessElement(ctx context.Context, bucket int, paths func(*string) bool, emit func(string, Run)) error {
+func (fn *dedupeFn) ProcessElement(ctx context.Context, bucket int, paths func(*string) bool, emit func(string, Run), emitHist func(TokenHistogram)) error {
 	bySplit := make(map[string][]shards.Row)
+	hist := TokenHistogram{Cells: map[uint32]int64{}}
 	keep := func(r shards.Row) {
 		r.Split = fn.Split.split(&r)
 		bySplit[r.Split] = append(bySplit[r.Split], r)
+		if fn.Budget.Tokens > 0 {
+			hist.Cells[fn.Budget.cell(r.ID)] += rowTokens(&r)
+		}
 	}
 	var st DedupeStats
 	if fn.KeepDuplicates {
@@ -277,6 +284,9 @@ func (fn *dedupeFn) ProcessElement(ctx context.Context, bucket int, paths func(*
 		}
 		emit(split, Run{Split: split, Bucket: bucket, Path: path, Rows: int64(len(rows))})
 	}
+	if len(hist.Cells) > 0 {
+		emitHist(hist)
+	}
 	LocalProgress.add("deduplicated", st.Kept)
 	fn.c.flush(ctx)
 	return nil
@@ -298,10 +308,11 @@ func ReceiptPath(dir, split string) string {
 // WriteShards writes each split's runs (the output of DedupeAndSplit), in
 // bucket order, as the split's shards under out/<corpus>/<split>/, and
 // leaves a Receipt per split under dir. It returns
-// PCollection<shards.ShardInfo>.
-func WriteShards(s beam.Scope, runs beam.PCollection, out, corpus, dir string, opts shards.WriterOptions) beam.PCollection {
+// PCollection<shards.ShardInfo>. With a budget, only the records of the
+// priority cells within it are written (hist is DedupeAndSplit's).
+func WriteShards(s beam.Scope, runs, hist beam.PCollection, out, corpus, dir string, opts shards.WriterOptions, budget BudgetConfig) beam.PCollection {
 	s = s.Scope("transforms.WriteShards")
-	return beam.ParDo(s, &writeShardsFn{Out: out, Corpus: corpus, Dir: dir, Options: opts}, runs)
+	return beam.ParDo(s, &writeShardsFn{Out: out, Corpus: corpus, Dir: dir, Options: opts, Budget: budget}, runs, beam.SideInput{Input: hist})
 }
 
 type writeShardsFn struct {
@@ -309,10 +320,16 @@ type writeShardsFn struct {
 	Corpus  string
 	Dir     string
 	Options shards.WriterOptions
+	Budget  BudgetConfig
 	c       counters
 }
 
-func (fn *writeShardsFn) ProcessElement(ctx context.Context, split string, runs func(*Run) bool, emit func(shards.ShardInfo)) error {
+func (fn *writeShardsFn) ProcessElement(ctx context.Context, split string, runs func(*Run) bool, hist TokenHistogram, emit func(shards.ShardInfo)) error {
+	cut, kept := hist.cut(fn.Budget.Tokens)
+	if fn.Budget.Tokens > 0 && split == "train" {
+		// Reported once, by the writer of the train split.
+		fn.c.add("budget_tokens_kept", kept)
+	}
 	var all []Run
 	var r Run
 	for runs(&r) {
@@ -328,6 +345,10 @@ func (fn *writeShardsFn) ProcessElement(ctx context.Context, split string, runs 
 	var n int64
 	for _, run := range all {
 		err := ReadSpillFiles(ctx, []string{run.Path}, func(row *shards.Row) error {
+			if fn.Budget.Tokens > 0 && uint64(fn.Budget.cell(row.ID)) >= cut {
+				fn.c.inc("budget_dropped")
+				return nil
+			}
 			n++
 			if n%(1<<16) == 0 {
 				LocalProgress.add("written", 1<<16)
@@ -449,8 +470,9 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*shards.ShardInfo)(nil)).Elem())
 	register.DoFn3x1[context.Context, shards.Row, func(int, string), error](&scatterFn{})
 	register.DoFn4x1[context.Context, int, func(*string) bool, func(shards.Row), error](&pairFn{})
-	register.DoFn4x1[context.Context, int, func(*string) bool, func(string, Run), error](&dedupeFn{})
-	register.DoFn4x1[context.Context, string, func(*Run) bool, func(shards.ShardInfo), error](&writeShardsFn{})
+	register.DoFn5x1[context.Context, int, func(*string) bool, func(string, Run), func(TokenHistogram), error](&dedupeFn{})
+	register.DoFn5x1[context.Context, string, func(*Run) bool, TokenHistogram, func(shards.ShardInfo), error](&writeShardsFn{})
+	register.Emitter1[TokenHistogram]()
 	register.DoFn1x1[corpora.Reject, error](&rejectsFn{})
 	register.Emitter2[int, string]()
 	register.Emitter2[string, Run]()

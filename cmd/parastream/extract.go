@@ -48,6 +48,8 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	ppdbMaxTier := fs.String("ppdb-max-tier", "", "ppdb: keep records of this size tier and smaller (s, m, l, xl, xxl, xxxl)")
 	ppdbTiers := fs.String("ppdb-tiers", "", "ppdb: comma-separated tiers to keep whatever --ppdb-max-tier says (such as tldr)")
 	ppdbMin := fs.Float64("ppdb-min-score", 0, "ppdb: drop a record whose score is below this")
+	fs.Int64Var(&cfg.Budget.Tokens, "token-budget", 0, "sample the corpus down to this many tokens (both sides of each pair), seeded (0: no sampling)")
+	fs.Uint64Var(&cfg.Budget.Seed, "budget-seed", 1, "seed of --token-budget's sample")
 	fs.BoolVar(&cfg.KeepDuplicates, "keep-duplicates", false, "do not remove duplicate pairs (evaluation sets never are)")
 	against := fs.String("dedupe-against", "", "comma-separated output directories of earlier extractions whose pairs this run drops (the evaluation sets, say)")
 	fs.BoolVar(&cfg.SkipBadFiles, "skip-bad-files", false, "count a truncated or unreadable file as a reject and go on, instead of failing")
@@ -170,6 +172,9 @@ func printSummary(e *env, sum *pipelines.Summary, out string) {
 	fmt.Fprintf(w, "  filtered %d%s\n", sumPrefix(c, "filtered_"), breakdownPrefix(c, "filtered_"))
 	if c["threads"] > 0 {
 		fmt.Fprintf(w, "  threads %d, paired %d (titles %d), orphan replies %d\n", c["threads"], c["paired"], c["paired_titles"], c["orphan_replies"])
+	}
+	if c["budget_tokens_kept"] > 0 || c["budget_dropped"] > 0 {
+		fmt.Fprintf(w, "  token budget: kept %d tokens, dropped %d pairs\n", c["budget_tokens_kept"], c["budget_dropped"])
 	}
 	fmt.Fprintf(w, "  deduplicated: exact %d, normalised %d, against earlier extractions %d\n", c["dedupe_exact"], c["dedupe_normalized"], c["dedupe_external"])
 	splits := make([]string, 0, len(sum.Splits))
