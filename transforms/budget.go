@@ -1,7 +1,6 @@
 package transforms
 
 import (
-	"context"
 	"reflect"
 	"sort"
 
@@ -89,11 +88,12 @@ func (tokenHistFn) MergeAccumulators(a, b TokenHistogram) TokenHistogram {
 func (tokenHistFn) ExtractOutput(a TokenHistogram) TokenHistogram { return a }
 
 // sumHistograms combines the per-bucket histograms into one, a singleton.
+// An empty histogram joins them, so that the result exists even when no
+// bucket emitted one (no budget, or no data): Beam's global combine of an
+// empty collection has no element.
 func sumHistograms(s beam.Scope, hists beam.PCollection) beam.PCollection {
-	return beam.Combine(s, tokenHistFn{}, hists)
+	return beam.Combine(s, tokenHistFn{}, beam.Flatten(s, hists, beam.Create(s, TokenHistogram{Cells: map[uint32]int64{}})))
 }
-
-var _ = context.Background
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*TokenHistogram)(nil)).Elem())

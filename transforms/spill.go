@@ -44,12 +44,13 @@ package transforms
 //
 //	file    = magic block* trailer
 //	magic   = "PSPILL1\n"
-//	block   = 'B' rows:u32 rawLen:u32 compLen:u32 rawCRC:u32 frameCRC:u32 zstd[compLen]
+//	block   = kind rows:u32 rawLen:u32 compLen:u32 rawCRC:u32 frameCRC:u32 data[compLen]
+//	kind    = 'S' (data is an S2 block, what writers write) | 'B' (a zstd frame)
 //	trailer = 'E' rows:u64 blocks:u32 crc:u32
 //
 // A block holds rows whole encoded rows, rawLen bytes once decompressed (at
 // most spillBlockSize, 128 KiB, unless it is a single larger row),
-// compressed as one zstd frame. The checksums are CRC-32C (Castagnoli): rawCRC of the rawLen
+// compressed as one S2 block (or zstd frame). The checksums are CRC-32C (Castagnoli): rawCRC of the rawLen
 // uncompressed bytes, frameCRC of the block's first 17 bytes (kind to
 // rawCRC) followed by the compressed bytes. A reader checks frameCRC before
 // decompressing, so a damaged header or frame is reported as such (zstd
@@ -77,6 +78,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // plain paths
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/parastream/parastream/shards"
@@ -824,15 +826,17 @@ func (w *SpillWriter) flush(raw []byte, rows uint32) error {
 		w.err = fmt.Errorf("writing spill %s: %w", w.path, err)
 		return w.err
 	}
+	// Blocks are written with S2 (kind 'S'), which compresses about three
+	// times as fast as zstd's fastest level, at 1.7:1 instead of 2.5:1 on
+	// Reddit rows: spill files are short-lived, and writing them is on the
+	// pipeline's hot path. Readers also accept zstd blocks (kind 'B').
 	fp := spillFrames.Get().(*[]byte)
-	frame := slices.Grow((*fp)[:0], spillBlockHeader+spillCompressBound(len(raw)))
-	frame = frame[:spillBlockHeader]
-	enc := spillEncoders.Get().(*zstd.Encoder)
-	frame = enc.EncodeAll(raw, frame)
-	spillEncoders.Put(enc)
+	frame := slices.Grow((*fp)[:0], spillBlockHeader+s2.MaxEncodedLen(len(raw)))
+	comp := s2.Encode(frame[spillBlockHeader:cap(frame)], raw)
+	frame = frame[:spillBlockHeader+len(comp)]
 
 	h := frame[:spillBlockHeader]
-	h[0] = 'B'
+	h[0] = 'S'
 	binary.LittleEndian.PutUint32(h[1:], rows)
 	binary.LittleEndian.PutUint32(h[5:], uint32(len(raw)))
 	binary.LittleEndian.PutUint32(h[9:], uint32(len(frame)-spillBlockHeader))
@@ -1059,10 +1063,11 @@ func (r *SpillReader) nextBlock() error {
 			return r.readErr("reading the trailer", err)
 		}
 		return r.trailer(t)
-	case 'B':
+	case 'B', 'S':
 	default:
 		return r.corrupt("unknown frame kind %#x", h[0])
 	}
+	kind := h[0]
 	if _, err := io.ReadFull(r.br, h[1:]); err != nil {
 		return r.readErr("reading a block header", err)
 	}
@@ -1074,7 +1079,8 @@ func (r *SpillReader) nextBlock() error {
 	switch {
 	case rawLen > spillMaxRaw:
 		return r.corrupt("%d bytes uncompressed, more than the limit of %d", rawLen, spillMaxRaw)
-	case int(compLen) > spillCompressBound(int(rawLen)):
+	case kind == 'B' && int(compLen) > spillCompressBound(int(rawLen)),
+		kind == 'S' && int(compLen) > s2.MaxEncodedLen(int(rawLen)):
 		return r.corrupt("%d bytes compressed cannot hold %d bytes", compLen, rawLen)
 	case rows == 0 || rows > rawLen:
 		return r.corrupt("%d rows cannot fit in %d bytes", rows, rawLen)
@@ -1102,9 +1108,17 @@ func (r *SpillReader) nextBlock() error {
 	// The decoder is limited to the buffer's capacity, and to the frame's
 	// declared size.
 	raw := r.rawBuf[:0]
-	dec := spillDecoders.Get().(*zstd.Decoder)
-	raw, err := dec.DecodeAll(r.comp, raw)
-	spillDecoders.Put(dec)
+	var err error
+	if kind == 'S' {
+		if n, derr := s2.DecodedLen(r.comp); derr != nil || n != int(rawLen) {
+			return r.corrupt("decompressing: S2 block of %d bytes, header says %d (%v)", n, rawLen, derr)
+		}
+		raw, err = s2.Decode(r.rawBuf[:cap(r.rawBuf)], r.comp)
+	} else {
+		dec := spillDecoders.Get().(*zstd.Decoder)
+		raw, err = dec.DecodeAll(r.comp, raw)
+		spillDecoders.Put(dec)
+	}
 	if err != nil {
 		return r.corrupt("decompressing: %v", err)
 	}

@@ -752,7 +752,7 @@ func TestSpillTruncated(t *testing.T) {
 // spillFirstBlockEnd returns the offset just after the first block.
 func spillFirstBlockEnd(t *testing.T, data []byte) int {
 	t.Helper()
-	if len(data) < 8+21 || data[8] != 'B' {
+	if len(data) < 8+21 || data[8] != 'S' {
 		t.Fatal("file does not start with a block")
 	}
 	comp := int(data[17]) | int(data[18])<<8 | int(data[19])<<16 | int(data[20])<<24
