@@ -101,6 +101,12 @@ func (c ExtractConfig) formatOf() string {
 	return c.Corpus
 }
 
+// outName names the extraction's output: <out>/<name>/<split>/ and its
+// entries in the manifest. It is the --corpus given, so that ppdb,
+// ppdb-pairs and ppdb-human (all rows of corpus "ppdb") can share an
+// output directory.
+func (c ExtractConfig) outName() string { return c.Corpus }
+
 // corpusName is the Example.Corpus the format yields.
 func (c ExtractConfig) corpusName() string {
 	f, err := corpora.LookupFormat(c.formatOf())
@@ -203,7 +209,7 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 	runs, hist := transforms.DedupeAndSplit(s, buckets, cfg.WorkDir, cfg.symmetric(), cfg.official() || cfg.KeepDuplicates, transforms.SplitConfig{
 		Ratios: cfg.Split, Seed: cfg.Seed, Official: cfg.official(),
 	}, cfg.Budget)
-	transforms.WriteShards(s, runs, hist, cfg.Out, cfg.corpusName(), cfg.WorkDir, cfg.Shards, cfg.Budget)
+	transforms.WriteShards(s, runs, hist, cfg.Out, cfg.outName(), cfg.WorkDir, cfg.Shards, cfg.Budget)
 }
 
 // Summary is what an extraction did.
@@ -270,7 +276,7 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 	if err != nil {
 		return nil, fmt.Errorf("running the extraction pipeline on %s: %w", runner, err)
 	}
-	sum := &Summary{Corpus: cfg.corpusName(), Counters: committedCounters(res), Splits: map[string]int64{}}
+	sum := &Summary{Corpus: cfg.outName(), Counters: committedCounters(res), Splits: map[string]int64{}}
 	if err := finish(cfg, sum); err != nil {
 		return nil, err
 	}
@@ -317,7 +323,7 @@ func compressed(path string) bool {
 // finish merges the rejects, reads the shard writers' receipts and writes
 // the manifest.
 func finish(cfg ExtractConfig, sum *Summary) error {
-	corpus := cfg.corpusName()
+	corpus := cfg.outName()
 	m, err := shards.ReadManifest(cfg.Out)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

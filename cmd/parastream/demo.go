@@ -6,7 +6,13 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+
 	"github.com/parastream/parastream/corpora"
+	"github.com/parastream/parastream/pipelines"
+	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/transforms"
 )
 
 // demoInput is one fixture the demo reads.
@@ -38,7 +44,7 @@ var demoInputs = []demoInput{
 func runDemo(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "demo", "parastream demo [--data DIR] [--out DIR] [--show N]")
 	data := fs.String("data", "testdata", "directory of the fixtures")
-	out := fs.String("out", filepath.Join("out", "demo"), "directory for the demo's outputs (rejects files)")
+	out := fs.String("out", filepath.Join("out", "demo"), "directory for the demo's outputs (rejects files, shards)")
 	show := fs.Int("show", 2, "examples and rejects to print per input")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -67,5 +73,60 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if failed > 0 {
 		return fmt.Errorf("%d of %d inputs could not be read", failed, len(demoInputs))
 	}
+	return demoExtract(ctx, e, *data, filepath.Join(*out, "shards"))
+}
+
+// demoExtracts is an extraction of every corpus fixture.
+var demoExtracts = []struct {
+	corpus, input, inputB, submissions string
+}{
+	{"reddit", "reddit/comments.jsonl.zst", "", "reddit/submissions.jsonl"},
+	{"europarl", "europarl/*.en", "europarl/*.fr", ""},
+	{"moses", "moses/*.phrase-table", "", ""},
+	{"ppdb", "ppdb/ppdb-*.raw", "", ""},
+	{"ppdb-pairs", "ppdb/lexical-pairs.tsv", "", ""},
+	{"ppdb-human", "ppdb/human-labels.tsv", "", ""},
+	{"simpwiki", "simpwiki/normal.aligned", "simpwiki/simple.aligned", ""},
+	{"turkcorpus", "turkcorpus/*.norm", "turkcorpus/*.simp", ""},
+	{"quora", "quora/mini.tsv", "", ""},
+	{"sts", "sts/*/STS.input.*.txt", "", ""},
+	{"stsb", "stsb/sts-*.csv", "", ""},
+	{"sick", "sick/SICK_*.txt", "", ""},
+}
+
+// demoExtract runs the extraction pipeline (Beam, on Prism in-process) on
+// every corpus fixture into one output directory, and checks its manifest.
+func demoExtract(ctx context.Context, e *env, data, out string) error {
+	beamlog.LogLevel = "warn"
+	beam.Init()
+	fmt.Fprintf(e.stdout, "\nparastream demo: extracting every corpus with the Beam pipeline (Prism, in-process) into %s\n\n", out)
+	for _, x := range demoExtracts {
+		cfg := pipelines.NewExtractConfig(x.corpus, filepath.Join(data, x.input), out)
+		if x.inputB != "" {
+			cfg.InputB = filepath.Join(data, x.inputB)
+		}
+		if x.submissions != "" {
+			cfg.Submissions = filepath.Join(data, x.submissions)
+			cfg.Pair = transforms.PairOptions{Context: 2, Titles: true}
+		}
+		cfg.Command = []string{"parastream", "demo"}
+		sum, err := pipelines.RunExtract(ctx, cfg, pipelines.RunOptions{})
+		if err != nil {
+			return fmt.Errorf("extracting %s: %w", x.corpus, err)
+		}
+		printSummary(e, sum, out)
+	}
+	m, err := shards.ReadManifest(out)
+	if err != nil {
+		return err
+	}
+	if err := m.Verify(out); err != nil {
+		return err
+	}
+	var rows int64
+	for _, f := range m.Files {
+		rows += f.Rows
+	}
+	fmt.Fprintf(e.stdout, "\n%d shards, %d rows, %d splits; manifest verified: %s\n", len(m.Files), rows, len(m.Splits), filepath.Join(out, shards.ManifestName))
 	return nil
 }
