@@ -197,16 +197,19 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 		}
 	}
 	prepared := transforms.Prepare(s, rows, prep)
-	pairs := prepared
+	var spills beam.PCollection
 	if cfg.Corpus == "reddit" {
 		threads := transforms.Scatter(s, prepared, cfg.WorkDir, "threads", transforms.ByGroup, cfg.Buckets, false)
-		pairs = transforms.Pair(s, threads, cfg.Pair)
+		spills = transforms.Pair(s, threads, cfg.Pair, cfg.WorkDir, "dedupe", cfg.Buckets)
+	} else {
+		spills = transforms.Spill(s, prepared, cfg.WorkDir, "dedupe", transforms.ByDedupeKey, cfg.Buckets, cfg.symmetric())
 	}
 	for i, dir := range cfg.DedupeAgainst {
-		pairs = beam.Flatten(s, pairs, transforms.ReadExternal(s.Scope(fmt.Sprintf("against%d", i)), dir))
+		s := s.Scope(fmt.Sprintf("against%d", i))
+		external := transforms.Spill(s, transforms.ReadExternal(s, dir), cfg.WorkDir, "dedupe", transforms.ByDedupeKey, cfg.Buckets, cfg.symmetric())
+		spills = beam.Flatten(s, spills, external)
 	}
-	buckets := transforms.Scatter(s, pairs, cfg.WorkDir, "dedupe", transforms.ByDedupeKey, cfg.Buckets, cfg.symmetric())
-	runs, hist := transforms.DedupeAndSplit(s, buckets, cfg.WorkDir, cfg.symmetric(), cfg.official() || cfg.KeepDuplicates, transforms.SplitConfig{
+	runs, hist := transforms.DedupeAndSplit(s, spills, cfg.WorkDir, cfg.symmetric(), cfg.official() || cfg.KeepDuplicates, transforms.SplitConfig{
 		Ratios: cfg.Split, Seed: cfg.Seed, Official: cfg.official(),
 	}, cfg.Budget)
 	transforms.WriteShards(s, runs, hist, cfg.Out, cfg.outName(), cfg.WorkDir, cfg.Shards, cfg.Budget)

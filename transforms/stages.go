@@ -49,13 +49,18 @@ type Bucketed struct {
 	Path   string
 }
 
-// Scatter writes each record of rows (PCollection<shards.Row>) to the spill
-// file of its bucket under dir/name, and returns the buckets with their
-// files as PCollection<KV<int, []string>> (grouped).
+// Spill writes each record of rows (PCollection<shards.Row>) to the spill
+// file of its bucket under dir/name, and returns each bucket with one of
+// its files as PCollection<KV<int, string>>.
+func Spill(s beam.Scope, rows beam.PCollection, dir, name, key string, buckets int, symmetric bool) beam.PCollection {
+	s = s.Scope("transforms.Spill." + name)
+	return beam.ParDo(s, &scatterFn{Dir: filepath.Join(dir, name), Key: key, Buckets: buckets, Symmetric: symmetric}, rows)
+}
+
+// Scatter is Spill followed by a GroupByKey: it returns
+// PCollection<KV<int, []string>>, each bucket with all of its files.
 func Scatter(s beam.Scope, rows beam.PCollection, dir, name, key string, buckets int, symmetric bool) beam.PCollection {
-	s = s.Scope("transforms.Scatter." + name)
-	spilled := beam.ParDo(s, &scatterFn{Dir: filepath.Join(dir, name), Key: key, Buckets: buckets, Symmetric: symmetric}, rows)
-	return beam.GroupByKey(s, spilled)
+	return beam.GroupByKey(s, Spill(s, rows, dir, name, key, buckets, symmetric))
 }
 
 type scatterFn struct {
@@ -64,7 +69,29 @@ type scatterFn struct {
 	Buckets   int
 	Symmetric bool
 
-	writers map[int]*bucketFile
+	sp *spiller
+}
+
+func (fn *scatterFn) StartBundle(_ context.Context, _ func(int, string)) {
+	fn.sp = newSpiller(fn.Dir, fn.Key, fn.Buckets, fn.Symmetric)
+}
+
+func (fn *scatterFn) ProcessElement(ctx context.Context, r shards.Row, _ func(int, string)) error {
+	return fn.sp.write(ctx, &r)
+}
+
+func (fn *scatterFn) FinishBundle(_ context.Context, emit func(int, string)) error {
+	return fn.sp.close(emit)
+}
+
+// spiller writes records to the spill file of their bucket, one file per
+// bucket it has seen.
+type spiller struct {
+	dir       string
+	key       string
+	buckets   int
+	symmetric bool
+	writers   map[int]*bucketFile
 }
 
 type bucketFile struct {
@@ -72,47 +99,59 @@ type bucketFile struct {
 	path string
 }
 
-func (fn *scatterFn) StartBundle(_ context.Context, _ func(int, string)) {
-	fn.writers = make(map[int]*bucketFile)
+func newSpiller(dir, key string, buckets int, symmetric bool) *spiller {
+	return &spiller{dir: dir, key: key, buckets: buckets, symmetric: symmetric, writers: make(map[int]*bucketFile)}
 }
 
-func (fn *scatterFn) bucket(r *shards.Row) int {
+func (sp *spiller) bucket(r *shards.Row) int {
 	var k string
-	switch fn.Key {
+	switch sp.key {
 	case ByGroup:
 		k = r.GroupKey
 	default:
-		k = NormalizedKey(r, fn.Symmetric)
+		k = NormalizedKey(r, sp.symmetric)
 	}
-	return int(hash64(0, k) % uint64(fn.Buckets))
+	return int(hash64(0, k) % uint64(sp.buckets))
 }
 
-func (fn *scatterFn) ProcessElement(ctx context.Context, r shards.Row, _ func(int, string)) error {
-	b := fn.bucket(&r)
-	f := fn.writers[b]
+func (sp *spiller) write(ctx context.Context, r *shards.Row) error {
+	b := sp.bucket(r)
+	f := sp.writers[b]
 	if f == nil {
-		path := filepath.Join(fn.Dir, fmt.Sprintf("b%05d", b), randomName()+".spill")
+		path := filepath.Join(sp.dir, fmt.Sprintf("b%05d", b), randomName()+".spill")
 		w, err := CreateSpill(ctx, path)
 		if err != nil {
 			return err
 		}
 		f = &bucketFile{w: w, path: path}
-		fn.writers[b] = f
+		sp.writers[b] = f
 	}
-	return f.w.Write(&r)
+	return f.w.Write(r)
 }
 
-func (fn *scatterFn) FinishBundle(ctx context.Context, emit func(int, string)) error {
-	keys := slices.Sorted(mapKeys(fn.writers))
-	for _, b := range keys {
-		f := fn.writers[b]
-		if err := f.w.Close(); err != nil {
-			return err
+// close closes the files and emits each bucket with its file, in bucket
+// order.
+func (sp *spiller) close(emit func(int, string)) error {
+	var first error
+	for _, b := range slices.Sorted(mapKeys(sp.writers)) {
+		f := sp.writers[b]
+		if err := f.w.Close(); err != nil && first == nil {
+			first = err
 		}
-		emit(b, f.path)
+		if first == nil {
+			emit(b, f.path)
+		}
 	}
-	fn.writers = nil
-	return nil
+	sp.writers = nil
+	return first
+}
+
+// abort removes the files.
+func (sp *spiller) abort() {
+	for _, f := range sp.writers {
+		f.w.Abort()
+	}
+	sp.writers = nil
 }
 
 func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
@@ -131,55 +170,101 @@ func randomName() string {
 	return hex.EncodeToString(b[:])
 }
 
-// readBucket reads every spill file of a bucket, in a stable order.
-func readBucket(ctx context.Context, paths func(*string) bool, fn func(*shards.Row) error) error {
+
+// Pair reads the thread buckets of Reddit records (the output of Scatter
+// ByGroup), pairs each thread's comments with PairThread, and spills the
+// pairs by their dedupe key under dir/name into buckets. It returns
+// PCollection<KV<int, string>>, as Spill does.
+func Pair(s beam.Scope, threads beam.PCollection, opt PairOptions, dir, name string, buckets int) beam.PCollection {
+	s = s.Scope("transforms.Pair")
+	return beam.ParDo(s, &pairFn{Options: opt, Dir: filepath.Join(dir, name), Buckets: buckets}, threads)
+}
+
+type pairFn struct {
+	Options PairOptions
+	Dir     string
+	Buckets int
+
+	pool *bundlePool[*pairWorker]
+}
+
+// pairWorker is a pool worker's state: its spill files and counts.
+type pairWorker struct {
+	sp      *spiller
+	st      PairStats
+	threads int64
+}
+
+func (fn *pairFn) StartBundle(ctx context.Context, _ func(int, string)) {
+	fn.pool = newBundlePool(ctx, func() *pairWorker {
+		return &pairWorker{sp: newSpiller(fn.Dir, ByDedupeKey, fn.Buckets, false)}
+	})
+}
+
+func (fn *pairFn) ProcessElement(_ int, paths func(*string) bool, _ func(int, string)) error {
+	files := collect(paths)
+	return fn.pool.submit(func(ctx context.Context, w *pairWorker) error {
+		threads := make(map[string][]shards.Row)
+		err := ReadSpillFiles(ctx, files, func(r *shards.Row) error {
+			threads[r.GroupKey] = append(threads[r.GroupKey], *r)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		var werr error
+		for _, rows := range threads {
+			t := PairThread(rows, fn.Options, func(p shards.Row) {
+				if werr == nil {
+					werr = w.sp.write(ctx, &p)
+				}
+			})
+			w.st.Pairs += t.Pairs
+			w.st.Titles += t.Titles
+			w.st.Orphans += t.Orphans
+			w.st.NoTitle += t.NoTitle
+			LocalProgress.add("paired", t.Pairs)
+		}
+		w.threads += int64(len(threads))
+		return werr
+	})
+}
+
+func (fn *pairFn) FinishBundle(ctx context.Context, emit func(int, string)) error {
+	defer fn.pool.release()
+	workers, err := fn.pool.wait()
+	var c counters
+	for _, w := range workers {
+		if err != nil {
+			w.sp.abort()
+			continue
+		}
+		if cerr := w.sp.close(emit); cerr != nil {
+			err = cerr
+		}
+		c.add("threads", w.threads)
+		c.add("paired", w.st.Pairs)
+		c.add("paired_titles", w.st.Titles)
+		c.add("orphan_replies", w.st.Orphans)
+		c.add("no_title", w.st.NoTitle)
+	}
+	if err != nil {
+		return err
+	}
+	c.flush(ctx)
+	return nil
+}
+
+// collect reads a GroupByKey's values, sorted, so that they can be used
+// after ProcessElement returns.
+func collect(paths func(*string) bool) []string {
 	var all []string
 	var p string
 	for paths(&p) {
 		all = append(all, p)
 	}
 	slices.Sort(all)
-	return ReadSpillFiles(ctx, all, fn)
-}
-
-// Pair reads the thread buckets of Reddit records (the output of Scatter
-// ByGroup) and pairs each thread's comments with PairThread. It returns
-// PCollection<shards.Row> of pairs.
-func Pair(s beam.Scope, buckets beam.PCollection, opt PairOptions) beam.PCollection {
-	s = s.Scope("transforms.Pair")
-	return beam.ParDo(s, &pairFn{Options: opt}, buckets)
-}
-
-type pairFn struct {
-	Options PairOptions
-	c       counters
-}
-
-func (fn *pairFn) ProcessElement(ctx context.Context, _ int, paths func(*string) bool, emit func(shards.Row)) error {
-	threads := make(map[string][]shards.Row)
-	err := readBucket(ctx, paths, func(r *shards.Row) error {
-		threads[r.GroupKey] = append(threads[r.GroupKey], *r)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	var st PairStats
-	for _, rows := range threads {
-		t := PairThread(rows, fn.Options, emit)
-		st.Pairs += t.Pairs
-		st.Titles += t.Titles
-		st.Orphans += t.Orphans
-		st.NoTitle += t.NoTitle
-	}
-	fn.c.add("threads", int64(len(threads)))
-	fn.c.add("paired", st.Pairs)
-	fn.c.add("paired_titles", st.Titles)
-	fn.c.add("orphan_replies", st.Orphans)
-	fn.c.add("no_title", st.NoTitle)
-	LocalProgress.add("paired", st.Pairs)
-	fn.c.flush(ctx)
-	return nil
+	return all
 }
 
 // SplitConfig chooses each record's split.
@@ -208,18 +293,19 @@ type Run struct {
 	Rows   int64
 }
 
-// DedupeAndSplit reads the dedupe buckets (the output of Scatter
-// ByDedupeKey), keeps one record of each normalised key (see Deduper),
-// assigns splits, and spills each bucket's records of each split sorted by
-// ID. It returns PCollection<KV<string, []Run>> grouped by split, and the
-// token histogram of the kept records for budget sampling (a singleton
-// PCollection<TokenHistogram>; empty without a budget).
+// DedupeAndSplit groups the dedupe spills (PCollection<KV<int, string>>,
+// from Spill ByDedupeKey and Pair) by bucket, keeps one record of each
+// normalised key (see Deduper), assigns splits, and spills each bucket's
+// records of each split sorted by ID. It returns PCollection<KV<string,
+// []Run>> grouped by split, and the token histogram of the kept records
+// for budget sampling (a singleton PCollection<TokenHistogram>; empty
+// without a budget).
 //
 // With keepDuplicates every record is kept (evaluation sets keep their
 // official pairs, duplicates included).
-func DedupeAndSplit(s beam.Scope, buckets beam.PCollection, dir string, symmetric, keepDuplicates bool, split SplitConfig, budget BudgetConfig) (runs, hist beam.PCollection) {
+func DedupeAndSplit(s beam.Scope, spills beam.PCollection, dir string, symmetric, keepDuplicates bool, split SplitConfig, budget BudgetConfig) (runs, hist beam.PCollection) {
 	s = s.Scope("transforms.DedupeAndSplit")
-	runs, hists := beam.ParDo2(s, &dedupeFn{Dir: filepath.Join(dir, "runs"), Symmetric: symmetric, KeepDuplicates: keepDuplicates, Split: split, Budget: budget}, buckets)
+	runs, hists := beam.ParDo2(s, &dedupeFn{Dir: filepath.Join(dir, "runs"), Symmetric: symmetric, KeepDuplicates: keepDuplicates, Split: split, Budget: budget}, beam.GroupByKey(s, spills))
 	return beam.GroupByKey(s, runs), sumHistograms(s, hists)
 }
 
@@ -229,22 +315,42 @@ type dedupeFn struct {
 	KeepDuplicates bool
 	Split          SplitConfig
 	Budget         BudgetConfig
-	c              counters
+
+	pool *bundlePool[*dedupeWorker]
 }
 
-func (fn *dedupeFn) ProcessElement(ctx context.Context, bucket int, paths func(*string) bool, emit func(string, Run), emitHist func(TokenHistogram)) error {
+// dedupeWorker is a pool worker's results.
+type dedupeWorker struct {
+	runs []Run
+	hist TokenHistogram
+	st   DedupeStats
+}
+
+func (fn *dedupeFn) StartBundle(ctx context.Context, _ func(string, Run), _ func(TokenHistogram)) {
+	fn.pool = newBundlePool(ctx, func() *dedupeWorker {
+		return &dedupeWorker{hist: TokenHistogram{Cells: map[uint32]int64{}}}
+	})
+}
+
+func (fn *dedupeFn) ProcessElement(bucket int, paths func(*string) bool, _ func(string, Run), _ func(TokenHistogram)) error {
+	files := collect(paths)
+	return fn.pool.submit(func(ctx context.Context, w *dedupeWorker) error {
+		return fn.dedupe(ctx, bucket, files, w)
+	})
+}
+
+func (fn *dedupeFn) dedupe(ctx context.Context, bucket int, files []string, w *dedupeWorker) error {
 	bySplit := make(map[string][]shards.Row)
-	hist := TokenHistogram{Cells: map[uint32]int64{}}
 	keep := func(r shards.Row) {
 		r.Split = fn.Split.split(&r)
 		bySplit[r.Split] = append(bySplit[r.Split], r)
 		if fn.Budget.Tokens > 0 {
-			hist.Cells[fn.Budget.cell(r.ID)] += rowTokens(&r)
+			w.hist.Cells[fn.Budget.cell(r.ID)] += rowTokens(&r)
 		}
 	}
 	var st DedupeStats
 	if fn.KeepDuplicates {
-		if err := readBucket(ctx, paths, func(r *shards.Row) error {
+		if err := ReadSpillFiles(ctx, files, func(r *shards.Row) error {
 			if r.Split != externalSplit {
 				keep(*r)
 				st.Kept++
@@ -255,7 +361,7 @@ func (fn *dedupeFn) ProcessElement(ctx context.Context, bucket int, paths func(*
 		}
 	} else {
 		d := NewDeduper(fn.Symmetric)
-		if err := readBucket(ctx, paths, func(r *shards.Row) error {
+		if err := ReadSpillFiles(ctx, files, func(r *shards.Row) error {
 			d.Add(*r, r.Split == externalSplit)
 			return nil
 		}); err != nil {
@@ -263,32 +369,54 @@ func (fn *dedupeFn) ProcessElement(ctx context.Context, bucket int, paths func(*
 		}
 		st = d.Each(keep)
 	}
-	fn.c.add("dedupe_exact", st.Exact)
-	fn.c.add("dedupe_normalized", st.Normalized)
-	fn.c.add("dedupe_external", st.External)
-	for split, rows := range bySplit {
+	w.st.Kept += st.Kept
+	w.st.Exact += st.Exact
+	w.st.Normalized += st.Normalized
+	w.st.External += st.External
+	for _, split := range slices.Sorted(mapKeys(bySplit)) {
+		rows := bySplit[split]
 		slices.SortFunc(rows, func(a, b shards.Row) int { return strings.Compare(a.ID, b.ID) })
 		path := filepath.Join(fn.Dir, split, fmt.Sprintf("b%05d.spill", bucket))
-		w, err := CreateSpill(ctx, path)
+		sw, err := CreateSpill(ctx, path)
 		if err != nil {
 			return err
 		}
 		for i := range rows {
-			if err := w.Write(&rows[i]); err != nil {
-				w.Close()
+			if err := sw.Write(&rows[i]); err != nil {
+				sw.Abort()
 				return err
 			}
 		}
-		if err := w.Close(); err != nil {
+		if err := sw.Close(); err != nil {
 			return err
 		}
-		emit(split, Run{Split: split, Bucket: bucket, Path: path, Rows: int64(len(rows))})
+		w.runs = append(w.runs, Run{Split: split, Bucket: bucket, Path: path, Rows: int64(len(rows))})
+	}
+	LocalProgress.add("deduplicated", st.Kept)
+	return nil
+}
+
+func (fn *dedupeFn) FinishBundle(ctx context.Context, emit func(string, Run), emitHist func(TokenHistogram)) error {
+	defer fn.pool.release()
+	workers, err := fn.pool.wait()
+	if err != nil {
+		return err
+	}
+	var c counters
+	hist := TokenHistogram{Cells: map[uint32]int64{}}
+	for _, w := range workers {
+		for _, r := range w.runs {
+			emit(r.Split, r)
+		}
+		hist = tokenHistFn{}.MergeAccumulators(hist, w.hist)
+		c.add("dedupe_exact", w.st.Exact)
+		c.add("dedupe_normalized", w.st.Normalized)
+		c.add("dedupe_external", w.st.External)
 	}
 	if len(hist.Cells) > 0 {
 		emitHist(hist)
 	}
-	LocalProgress.add("deduplicated", st.Kept)
-	fn.c.flush(ctx)
+	c.flush(ctx)
 	return nil
 }
 
@@ -469,8 +597,8 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*Run)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*shards.ShardInfo)(nil)).Elem())
 	register.DoFn3x1[context.Context, shards.Row, func(int, string), error](&scatterFn{})
-	register.DoFn4x1[context.Context, int, func(*string) bool, func(shards.Row), error](&pairFn{})
-	register.DoFn5x1[context.Context, int, func(*string) bool, func(string, Run), func(TokenHistogram), error](&dedupeFn{})
+	register.DoFn3x1[int, func(*string) bool, func(int, string), error](&pairFn{})
+	register.DoFn4x1[int, func(*string) bool, func(string, Run), func(TokenHistogram), error](&dedupeFn{})
 	register.DoFn5x1[context.Context, string, func(*Run) bool, TokenHistogram, func(shards.ShardInfo), error](&writeShardsFn{})
 	register.Emitter1[TokenHistogram]()
 	register.DoFn1x1[corpora.Reject, error](&rejectsFn{})
