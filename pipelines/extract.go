@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -18,6 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/parastream/parastream/corpora"
+	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/transforms"
 )
@@ -99,6 +100,13 @@ func (c ExtractConfig) formatOf() string {
 		return "reddit-comments"
 	}
 	return c.Corpus
+}
+
+// writerGroups is the number of shard writers per split, which run in
+// parallel: one per core, at most one per bucket. Each writes its own
+// shards, so a split has at least this many when it is large.
+func (c ExtractConfig) writerGroups() int {
+	return min(max(runtime.GOMAXPROCS(0), 1), max(c.Buckets, 1))
 }
 
 // outName names the extraction's output: <out>/<name>/<split>/ and its
@@ -209,10 +217,10 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 		external := transforms.Spill(s, transforms.ReadExternal(s, dir), cfg.WorkDir, "dedupe", transforms.ByDedupeKey, cfg.Buckets, cfg.symmetric())
 		spills = beam.Flatten(s, spills, external)
 	}
-	runs, hist := transforms.DedupeAndSplit(s, spills, cfg.WorkDir, cfg.symmetric(), cfg.official() || cfg.KeepDuplicates, transforms.SplitConfig{
+	runs, hist := transforms.DedupeAndSplit(s, spills, cfg.WorkDir, cfg.Buckets, cfg.writerGroups(), cfg.symmetric(), cfg.official() || cfg.KeepDuplicates, transforms.SplitConfig{
 		Ratios: cfg.Split, Seed: cfg.Seed, Official: cfg.official(),
 	}, cfg.Budget)
-	transforms.WriteShards(s, runs, hist, cfg.Out, cfg.outName(), cfg.WorkDir, cfg.Shards, cfg.Budget)
+	transforms.WriteShards(s, runs, hist, cfg.outName(), cfg.WorkDir, cfg.Shards, cfg.Budget)
 }
 
 // Summary is what an extraction did.
@@ -355,25 +363,28 @@ func finish(cfg ExtractConfig, sum *Summary) error {
 	if cfg.official() {
 		splits = nil
 	}
-	receipts, _ := filepath.Glob(filepath.Join(cfg.WorkDir, "receipts", "*.json"))
+	receipts, err := transforms.Receipts(cfg.WorkDir)
+	if err != nil {
+		return err
+	}
 	seen := map[string]bool{}
-	for _, p := range receipts {
-		b, err := os.ReadFile(p)
-		if err != nil {
+	for split, infos := range placeShards(receipts) {
+		if err := moveShards(cfg.Out, corpus, split, infos); err != nil {
 			return err
 		}
-		var rec transforms.Receipt
-		if err := json.Unmarshal(b, &rec); err != nil {
-			return fmt.Errorf("reading receipt %s: %w", p, err)
+		var placed []shards.ShardInfo
+		for _, in := range infos {
+			placed = append(placed, in.final)
+			sum.Splits[split] += in.final.Rows
 		}
-		m.AddSplit(corpus, rec.Split, rec.Shards...)
-		seen[rec.Split] = true
-		for _, info := range rec.Shards {
-			sum.Splits[rec.Split] += info.Rows
-		}
+		m.AddSplit(corpus, split, placed...)
+		seen[split] = true
 	}
 	for _, split := range splits {
 		if !seen[split] {
+			if err := moveShards(cfg.Out, corpus, split, nil); err != nil { // an earlier run's shards go
+				return err
+			}
 			m.AddSplit(corpus, split) // recorded, empty
 			sum.Splits[split] = 0
 		}
@@ -385,6 +396,78 @@ func finish(cfg ExtractConfig, sum *Summary) error {
 		m.Stats[corpus+"/"+k] = v
 	}
 	return shards.WriteManifest(cfg.Out, m)
+}
+
+// placedShard is a shard as a writer group left it, and where it goes.
+type placedShard struct {
+	from  string // path of the written file
+	final shards.ShardInfo
+}
+
+// placeShards gives each split's shards, in writer-group order, their final
+// names: part-<i>-of-<n> over the whole split.
+func placeShards(receipts []transforms.Receipt) map[string][]placedShard {
+	bySplit := map[string][]placedShard{}
+	for _, rec := range receipts {
+		for _, info := range rec.Shards {
+			bySplit[rec.Split] = append(bySplit[rec.Split], placedShard{from: filepath.Join(rec.Root, filepath.FromSlash(info.Path)), final: info})
+		}
+	}
+	for _, infos := range bySplit {
+		for i := range infos {
+			infos[i].final.Path = fmt.Sprintf("%s/%s/part-%05d-of-%05d.parquet", infos[i].final.Corpus, infos[i].final.Split, i, len(infos))
+		}
+	}
+	return bySplit
+}
+
+// moveShards renames a split's new shards into out/<corpus>/<split>/ and
+// then removes the shards of an earlier run that the new ones did not
+// replace, so that the directory never lacks a complete set.
+func moveShards(out, corpus, split string, infos []placedShard) error {
+	dir := filepath.Join(out, corpus, split)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, in := range infos {
+		to := filepath.Join(out, filepath.FromSlash(in.final.Path))
+		if err := renameOrCopy(in.from, to); err != nil {
+			return fmt.Errorf("moving shard %s into place: %w", in.from, err)
+		}
+		keep[filepath.Base(to)] = true
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "part-*.parquet"))
+	for _, p := range old {
+		if !keep[filepath.Base(p)] {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
+	}
+	return atomicfile.SyncDir(dir)
+}
+
+// renameOrCopy renames a file, or copies it (through a temporary name) when
+// the work directory is on another filesystem.
+func renameOrCopy(from, to string) error {
+	if err := os.Rename(from, to); err == nil {
+		return nil
+	}
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := atomicfile.Create(to)
+	if err != nil {
+		return err
+	}
+	defer dst.Abort()
+	if _, err := io.Copy(dst, src); err != nil {
+		return err
+	}
+	return dst.Commit()
 }
 
 // dropCorpus removes a corpus's splits, files, rejects and stats from a

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -170,7 +171,6 @@ func randomName() string {
 	return hex.EncodeToString(b[:])
 }
 
-
 // Pair reads the thread buckets of Reddit records (the output of Scatter
 // ByGroup), pairs each thread's comments with PairThread, and spills the
 // pairs by their dedupe key under dir/name into buckets. It returns
@@ -297,20 +297,23 @@ type Run struct {
 // from Spill ByDedupeKey and Pair) by bucket, keeps one record of each
 // normalised key (see Deduper), assigns splits, and spills each bucket's
 // records of each split sorted by ID. It returns PCollection<KV<string,
-// []Run>> grouped by split, and the token histogram of the kept records
+// []Run>> grouped by split and writer group ("train/002": groups of
+// consecutive buckets, written in parallel), and the token histogram of the kept records
 // for budget sampling (a singleton PCollection<TokenHistogram>; empty
 // without a budget).
 //
 // With keepDuplicates every record is kept (evaluation sets keep their
 // official pairs, duplicates included).
-func DedupeAndSplit(s beam.Scope, spills beam.PCollection, dir string, symmetric, keepDuplicates bool, split SplitConfig, budget BudgetConfig) (runs, hist beam.PCollection) {
+func DedupeAndSplit(s beam.Scope, spills beam.PCollection, dir string, buckets, groups int, symmetric, keepDuplicates bool, split SplitConfig, budget BudgetConfig) (runs, hist beam.PCollection) {
 	s = s.Scope("transforms.DedupeAndSplit")
-	runs, hists := beam.ParDo2(s, &dedupeFn{Dir: filepath.Join(dir, "runs"), Symmetric: symmetric, KeepDuplicates: keepDuplicates, Split: split, Budget: budget}, beam.GroupByKey(s, spills))
+	runs, hists := beam.ParDo2(s, &dedupeFn{Dir: filepath.Join(dir, "runs"), Buckets: buckets, Groups: groups, Symmetric: symmetric, KeepDuplicates: keepDuplicates, Split: split, Budget: budget}, beam.GroupByKey(s, spills))
 	return beam.GroupByKey(s, runs), sumHistograms(s, hists)
 }
 
 type dedupeFn struct {
 	Dir            string
+	Buckets        int
+	Groups         int
 	Symmetric      bool
 	KeepDuplicates bool
 	Split          SplitConfig
@@ -406,7 +409,7 @@ func (fn *dedupeFn) FinishBundle(ctx context.Context, emit func(string, Run), em
 	hist := TokenHistogram{Cells: map[uint32]int64{}}
 	for _, w := range workers {
 		for _, r := range w.runs {
-			emit(r.Split, r)
+			emit(splitGroupKey(r.Split, writerGroup(r.Bucket, fn.Buckets, fn.Groups)), r)
 		}
 		hist = tokenHistFn{}.MergeAccumulators(hist, w.hist)
 		c.add("dedupe_exact", w.st.Exact)
@@ -420,91 +423,168 @@ func (fn *dedupeFn) FinishBundle(ctx context.Context, emit func(string, Run), em
 	return nil
 }
 
-// Receipt is what the shard writer leaves for the driver: the shards of one
-// split, to go into the manifest.
+// Receipt is what a shard writer leaves for the driver: the shards one
+// writer group wrote for one split, to be renamed into place and go into
+// the manifest. Shard paths are relative to Root.
 type Receipt struct {
 	Corpus string
 	Split  string
+	Group  int
+	Root   string
 	Shards []shards.ShardInfo
 }
 
-// ReceiptPath is where WriteShards leaves the receipt of a split.
-func ReceiptPath(dir, split string) string {
-	return filepath.Join(dir, "receipts", split+".json")
+// Receipts reads the receipts a run left under dir, in split and group
+// order.
+func Receipts(dir string) ([]Receipt, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "receipts", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Receipt
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var rec Receipt
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return nil, fmt.Errorf("reading receipt %s: %w", p, err)
+		}
+		out = append(out, rec)
+	}
+	slices.SortFunc(out, func(a, b Receipt) int {
+		if c := strings.Compare(a.Split, b.Split); c != 0 {
+			return c
+		}
+		return a.Group - b.Group
+	})
+	return out, nil
 }
 
-// WriteShards writes each split's runs (the output of DedupeAndSplit), in
-// bucket order, as the split's shards under out/<corpus>/<split>/, and
-// leaves a Receipt per split under dir. It returns
-// PCollection<shards.ShardInfo>. With a budget, only the records of the
-// priority cells within it are written (hist is DedupeAndSplit's).
-func WriteShards(s beam.Scope, runs, hist beam.PCollection, out, corpus, dir string, opts shards.WriterOptions, budget BudgetConfig) beam.PCollection {
+// writerGroup is the writer group of a bucket: consecutive buckets go to
+// the same group, so that the groups concatenated in order keep the
+// bucket order.
+func writerGroup(bucket, buckets, groups int) int {
+	return bucket * groups / max(buckets, 1)
+}
+
+// splitGroupKey keys a run by its split and writer group.
+func splitGroupKey(split string, group int) string { return fmt.Sprintf("%s/%03d", split, group) }
+
+// WriteShards writes the runs (the output of DedupeAndSplit) of each split
+// and writer group, in bucket order, as shards under
+// dir/shards/<group>/<corpus>/<split>/, writer groups in parallel, and
+// leaves a Receipt for each under dir; the driver renames the shards into
+// out/<corpus>/<split>/ with their final names (see the pipelines
+// package). It returns PCollection<shards.ShardInfo>. With a budget, only
+// the records of the priority cells within it are written (hist is
+// DedupeAndSplit's).
+func WriteShards(s beam.Scope, runs, hist beam.PCollection, corpus, dir string, opts shards.WriterOptions, budget BudgetConfig) beam.PCollection {
 	s = s.Scope("transforms.WriteShards")
-	return beam.ParDo(s, &writeShardsFn{Out: out, Corpus: corpus, Dir: dir, Options: opts, Budget: budget}, runs, beam.SideInput{Input: hist})
+	return beam.ParDo(s, &writeShardsFn{Corpus: corpus, Dir: dir, Options: opts, Budget: budget}, runs, beam.SideInput{Input: hist})
 }
 
 type writeShardsFn struct {
-	Out     string
 	Corpus  string
 	Dir     string
 	Options shards.WriterOptions
 	Budget  BudgetConfig
-	c       counters
+
+	pool *bundlePool[*writeWorker]
 }
 
-func (fn *writeShardsFn) ProcessElement(ctx context.Context, split string, runs func(*Run) bool, hist TokenHistogram, emit func(shards.ShardInfo)) error {
-	cut, kept := hist.cut(fn.Budget.Tokens)
-	if fn.Budget.Tokens > 0 && split == "train" {
-		// Reported once, by the writer of the train split.
-		fn.c.add("budget_tokens_kept", kept)
-	}
+type writeWorker struct {
+	infos   []shards.ShardInfo
+	written map[string]int64
+	dropped int64
+	tokens  int64 // tokens of the rows written under a budget
+}
+
+func (fn *writeShardsFn) StartBundle(ctx context.Context, _ TokenHistogram, _ func(shards.ShardInfo)) {
+	fn.pool = newBundlePool(ctx, func() *writeWorker { return &writeWorker{written: map[string]int64{}} })
+}
+
+func (fn *writeShardsFn) ProcessElement(key string, runs func(*Run) bool, hist TokenHistogram, _ func(shards.ShardInfo)) error {
 	var all []Run
 	var r Run
 	for runs(&r) {
 		all = append(all, r)
 	}
-	slices.SortFunc(all, func(a, b Run) int { return a.Bucket - b.Bucket })
+	split, g, _ := strings.Cut(key, "/")
+	group, err := strconv.Atoi(g)
+	if err != nil {
+		return fmt.Errorf("writing shards: bad split/group key %q", key)
+	}
+	cut, _ := hist.cut(fn.Budget.Tokens)
+	return fn.pool.submit(func(ctx context.Context, w *writeWorker) error {
+		return fn.write(ctx, split, group, all, cut, w)
+	})
+}
+
+func (fn *writeShardsFn) write(ctx context.Context, split string, group int, runs []Run, cut uint64, w *writeWorker) error {
+	slices.SortFunc(runs, func(a, b Run) int { return a.Bucket - b.Bucket })
 	opts := fn.Options
 	opts.Overwrite = true
-	w, err := shards.NewWriter(fn.Out, fn.Corpus, split, opts)
+	root := filepath.Join(fn.Dir, "shards", fmt.Sprintf("g%03d", group))
+	sw, err := shards.NewWriter(root, fn.Corpus, split, opts)
 	if err != nil {
 		return err
 	}
 	var n int64
-	for _, run := range all {
+	for _, run := range runs {
 		err := ReadSpillFiles(ctx, []string{run.Path}, func(row *shards.Row) error {
 			if fn.Budget.Tokens > 0 && uint64(fn.Budget.cell(row.ID)) >= cut {
-				fn.c.inc("budget_dropped")
+				w.dropped++
 				return nil
 			}
-			n++
-			if n%(1<<16) == 0 {
-				LocalProgress.add("written", 1<<16)
+			if fn.Budget.Tokens > 0 {
+				w.tokens += rowTokens(row)
 			}
-			return w.Write(*row)
+			if n++; n%(1<<14) == 0 {
+				LocalProgress.add("written", 1<<14)
+			}
+			return sw.Write(*row)
 		})
 		if err != nil {
-			w.Abort()
+			sw.Abort()
 			return fmt.Errorf("writing split %s: %w", split, err)
 		}
 	}
-	infos, err := w.Close()
+	infos, err := sw.Close()
 	if err != nil {
 		return err
 	}
-	LocalProgress.add("written", n%(1<<16))
-	fn.c.add("written_"+split, n)
-	fn.c.flush(ctx)
-	rec, err := json.MarshalIndent(Receipt{Corpus: fn.Corpus, Split: split, Shards: infos}, "", "  ")
+	LocalProgress.add("written", n%(1<<14))
+	w.written[split] += n
+	w.infos = append(w.infos, infos...)
+	rec, err := json.MarshalIndent(Receipt{Corpus: fn.Corpus, Split: split, Group: group, Root: root, Shards: infos}, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(ReceiptPath(fn.Dir, split), rec); err != nil {
+	return atomicfile.WriteFile(filepath.Join(fn.Dir, "receipts", fmt.Sprintf("%s-%03d.json", split, group)), rec)
+}
+
+func (fn *writeShardsFn) FinishBundle(ctx context.Context, _ TokenHistogram, emit func(shards.ShardInfo)) error {
+	defer fn.pool.release()
+	workers, err := fn.pool.wait()
+	if err != nil {
 		return err
 	}
-	for _, info := range infos {
-		emit(info)
+	var c counters
+	for _, w := range workers {
+		for split, n := range w.written {
+			c.add("written_"+split, n)
+		}
+		c.add("budget_dropped", w.dropped)
+		for _, info := range w.infos {
+			emit(info)
+		}
 	}
+	for _, w := range workers {
+		c.add("budget_tokens_kept", w.tokens)
+	}
+	c.flush(ctx)
 	return nil
 }
 
@@ -599,7 +679,7 @@ func init() {
 	register.DoFn3x1[context.Context, shards.Row, func(int, string), error](&scatterFn{})
 	register.DoFn3x1[int, func(*string) bool, func(int, string), error](&pairFn{})
 	register.DoFn4x1[int, func(*string) bool, func(string, Run), func(TokenHistogram), error](&dedupeFn{})
-	register.DoFn5x1[context.Context, string, func(*Run) bool, TokenHistogram, func(shards.ShardInfo), error](&writeShardsFn{})
+	register.DoFn4x1[string, func(*Run) bool, TokenHistogram, func(shards.ShardInfo), error](&writeShardsFn{})
 	register.Emitter1[TokenHistogram]()
 	register.DoFn1x1[corpora.Reject, error](&rejectsFn{})
 	register.Emitter2[int, string]()
