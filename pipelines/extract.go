@@ -63,7 +63,7 @@ type ExtractConfig struct {
 	Budget transforms.BudgetConfig
 	// Buckets is the number of spill buckets, which bounds memory: each
 	// holds about 1/Buckets of the records. 0: from the input size, one
-	// bucket per 16 MiB of (estimated) decompressed input.
+	// bucket per 4 MiB of (estimated) decompressed input.
 	Buckets int
 	// KeepDuplicates turns deduplication off. Evaluation sets (sts, stsb,
 	// sick) are never deduplicated: they keep their official pairs.
@@ -295,8 +295,11 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 	return sum, nil
 }
 
-// autoBuckets picks one bucket per 16 MiB of estimated decompressed input
-// (compressed files count six times their size), from 1 to 4096.
+// autoBuckets picks one bucket per 4 MiB of estimated decompressed input
+// (compressed files count six times their size), from 1 to 4096. A bucket
+// of Reddit comments takes about six times its input size in memory while
+// it is paired (Go rows, tokens, maps), and the bucket stages hold one per
+// core: small buckets keep that near 100 MB.
 func autoBuckets(cfg ExtractConfig) (int, error) {
 	var total int64
 	for _, glob := range []string{cfg.Input, cfg.Submissions} {
@@ -319,7 +322,7 @@ func autoBuckets(cfg ExtractConfig) (int, error) {
 			total += size
 		}
 	}
-	return int(min(max(total/(16<<20), 1), 4096)), nil
+	return int(min(max(total/(4<<20), 1), 4096)), nil
 }
 
 func compressed(path string) bool {

@@ -49,7 +49,7 @@ package transforms
 //	trailer = 'E' rows:u64 blocks:u32 crc:u32
 //
 // A block holds rows whole encoded rows, rawLen bytes once decompressed (at
-// most spillBlockSize, 32 KiB, unless it is a single larger row),
+// most spillBlockSize, 8 KiB, unless it is a single larger row),
 // compressed as one S2 block (or zstd frame). The checksums are CRC-32C (Castagnoli): rawCRC of the rawLen
 // uncompressed bytes, frameCRC of the block's first 17 bytes (kind to
 // rawCRC) followed by the compressed bytes. A reader checks frameCRC before
@@ -97,13 +97,13 @@ const (
 	// spillBlockSize is the uncompressed size at which a writer compresses
 	// and writes its block. A writer's buffer holds one block, so this is
 	// most of the memory an open SpillWriter holds, and a pipeline holds
-	// one writer per bucket in each scattering bundle: 32 KiB keeps 500
-	// buckets under 20 MB a bundle, and S2 compresses blocks of that size
-	// as well as larger ones.
-	spillBlockSize = 32 << 10
+	// one writer per bucket in each scattering bundle: 8 KiB keeps 2,000
+	// buckets near 25 MB a bundle, and S2 compresses blocks of that size
+	// nearly as well as larger ones.
+	spillBlockSize = 8 << 10
 	// spillRowReserve is the room for a typical row that a writer's buffer
 	// keeps beyond a block.
-	spillRowReserve = 4 << 10
+	spillRowReserve = 2 << 10
 	// spillMaxRow is the largest encoded row a SpillWriter accepts.
 	spillMaxRow = 64 << 20
 	// spillMaxRaw bounds a block's uncompressed size: a reader refuses a

@@ -33,7 +33,7 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "directory for spill files while running (default <out>/.work-*, removed at the end); shared by all workers on a cluster")
 	split := fs.String("split", "0.9,0.05,0.05", "train,dev,test ratios of the hashed split (evaluation sets keep their official splits)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the split hash")
-	fs.IntVar(&cfg.Buckets, "buckets", 0, "spill buckets; each holds about 1/buckets of the data in memory (0: one per 16 MiB of input)")
+	fs.IntVar(&cfg.Buckets, "buckets", 0, "spill buckets; each holds about 1/buckets of the data in memory (0: one per 4 MiB of input)")
 	fs.IntVar(&cfg.Pair.Context, "context", 0, "reddit: earlier turns kept with each pair")
 	fs.BoolVar(&cfg.Pair.Titles, "titles", false, "reddit: also pair submission titles with top-level comments (needs --submissions)")
 	fs.BoolVar(&cfg.Prepare.Tokenize.Lower, "lower", cfg.Prepare.Tokenize.Lower, "lowercase the tokens")
