@@ -370,6 +370,22 @@ func finish(cfg ExtractConfig, sum *Summary) error {
 	if err != nil {
 		return err
 	}
+	// What was written is counted from the receipts, which the shard
+	// writers leave once their shards are durable, rather than from Beam's
+	// counters: Prism was seen to lose a counter update made in
+	// FinishBundle about one run in four.
+	for k := range sum.Counters {
+		if strings.HasPrefix(k, "written_") {
+			delete(sum.Counters, k)
+		}
+	}
+	delete(sum.Counters, "budget_tokens_kept")
+	for _, rec := range receipts {
+		sum.Counters["budget_tokens_kept"] += rec.Tokens
+	}
+	if cfg.Budget.Tokens == 0 {
+		delete(sum.Counters, "budget_tokens_kept")
+	}
 	seen := map[string]bool{}
 	for split, infos := range placeShards(receipts) {
 		if err := moveShards(cfg.Out, corpus, split, infos); err != nil {
@@ -381,6 +397,7 @@ func finish(cfg ExtractConfig, sum *Summary) error {
 			sum.Splits[split] += in.final.Rows
 		}
 		m.AddSplit(corpus, split, placed...)
+		sum.Counters["written_"+split] = sum.Splits[split]
 		seen[split] = true
 	}
 	for _, split := range splits {

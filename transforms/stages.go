@@ -432,6 +432,8 @@ type Receipt struct {
 	Group  int
 	Root   string
 	Shards []shards.ShardInfo
+	// Tokens counts the tokens of the rows written, under a token budget.
+	Tokens int64
 }
 
 // Receipts reads the receipts a run left under dir, in split and group
@@ -498,7 +500,6 @@ type writeWorker struct {
 	infos   []shards.ShardInfo
 	written map[string]int64
 	dropped int64
-	tokens  int64 // tokens of the rows written under a budget
 }
 
 func (fn *writeShardsFn) StartBundle(ctx context.Context, _ TokenHistogram, _ func(shards.ShardInfo)) {
@@ -531,7 +532,7 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	if err != nil {
 		return err
 	}
-	var n int64
+	var n, tokens int64
 	for _, run := range runs {
 		err := ReadSpillFiles(ctx, []string{run.Path}, func(row *shards.Row) error {
 			if fn.Budget.Tokens > 0 && uint64(fn.Budget.cell(row.ID)) >= cut {
@@ -539,7 +540,7 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 				return nil
 			}
 			if fn.Budget.Tokens > 0 {
-				w.tokens += rowTokens(row)
+				tokens += rowTokens(row)
 			}
 			if n++; n%(1<<14) == 0 {
 				LocalProgress.add("written", 1<<14)
@@ -558,7 +559,7 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	LocalProgress.add("written", n%(1<<14))
 	w.written[split] += n
 	w.infos = append(w.infos, infos...)
-	rec, err := json.MarshalIndent(Receipt{Corpus: fn.Corpus, Split: split, Group: group, Root: root, Shards: infos}, "", "  ")
+	rec, err := json.MarshalIndent(Receipt{Corpus: fn.Corpus, Split: split, Group: group, Root: root, Shards: infos, Tokens: tokens}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -580,9 +581,6 @@ func (fn *writeShardsFn) FinishBundle(ctx context.Context, _ TokenHistogram, emi
 		for _, info := range w.infos {
 			emit(info)
 		}
-	}
-	for _, w := range workers {
-		c.add("budget_tokens_kept", w.tokens)
 	}
 	c.flush(ctx)
 	return nil
