@@ -2,33 +2,23 @@ package pipelines_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
+	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/pipelines"
 	"github.com/parastream/parastream/shards"
 )
 
 func TestMain(m *testing.M) { ptest.Main(m) }
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..")
-}
-
-func fixture(rel string) string { return filepath.Join(repoRoot(), "testdata", rel) }
+// fixture and sharedData locate test files (see testenv).
+func fixture(rel string) string { return testenv.Fixture(rel) }
 
 func sharedData(t testing.TB, rel string) string {
 	t.Helper()
-	p := filepath.Join(repoRoot(), "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("skipping: real data %s is absent (the ../shared/data folder beside the repository)", p)
-	}
-	return p
+	return testenv.SharedData(t, rel)
 }
 
 func extract(t *testing.T, cfg pipelines.ExtractConfig) *pipelines.Summary {

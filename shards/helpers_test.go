@@ -7,18 +7,15 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/shards"
 )
 
-// repoRoot is the repository root, found from this file's location.
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..")
-}
+// repoRoot is the repository root.
+func repoRoot() string { return testenv.Root() }
 
 var words = strings.Fields(`the a of to and in is that it for on was with as he be at by
 this had not are but from or have an they which one you were her all she there would their

@@ -45,17 +45,16 @@ package transforms
 //	file    = magic block* trailer
 //	magic   = "PSPILL1\n"
 //	block   = kind rows:u32 rawLen:u32 compLen:u32 rawCRC:u32 frameCRC:u32 data[compLen]
-//	kind    = 'S' (data is an S2 block, what writers write) | 'B' (a zstd frame)
+//	kind    = 'S' (data is an S2 block)
 //	trailer = 'E' rows:u64 blocks:u32 crc:u32
 //
 // A block holds rows whole encoded rows, rawLen bytes once decompressed (at
 // most spillBlockSize, 8 KiB, unless it is a single larger row),
-// compressed as one S2 block (or zstd frame). The checksums are CRC-32C (Castagnoli): rawCRC of the rawLen
+// compressed as one S2 block. The checksums are CRC-32C (Castagnoli): rawCRC of the rawLen
 // uncompressed bytes, frameCRC of the block's first 17 bytes (kind to
 // rawCRC) followed by the compressed bytes. A reader checks frameCRC before
-// decompressing, so a damaged header or frame is reported as such (zstd
-// ignores a few bits of its frame header, so rawCRC alone would miss a flip
-// there), and rawCRC after, end to end. The trailer's crc is the CRC-32C of
+// decompressing, so a damaged header or frame is reported as such, and
+// rawCRC after, end to end. The trailer's crc is the CRC-32C of
 // its first 13 bytes; rows and blocks are the file's totals, and nothing
 // may follow it. A reader therefore detects any changed byte, a truncated
 // file (a short block or trailer) and a file cut at a block boundary (no
@@ -79,7 +78,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // plain paths
 	"github.com/klauspost/compress/s2"
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/parastream/parastream/shards"
 )
@@ -114,7 +112,7 @@ const (
 	spillBlockHeader = 21
 	spillTrailer     = 17
 	// spillDecodeSlack is the room a reader leaves after a block's
-	// decompressed bytes, which lets zstd use its fastest copies.
+	// decompressed bytes, which lets the decoder use its fastest copies.
 	spillDecodeSlack = 64
 	// spillTempPrefix and spillTempInfix make a writer's temporary name
 	// "<dir>/.<base>.tmp-<random>": hidden, so that globs like *.spill do
@@ -629,47 +627,10 @@ func (d *spillDecoder) decode(r *shards.Row) {
 // ---------------------------------------------------------------------------
 // Compression
 
-// Encoders and decoders are pooled and shared by every writer and reader of
-// the process: EncodeAll and DecodeAll compress a whole block in one call and
-// keep no state between calls, so an open SpillWriter holds no encoder, and
-// the pools hold about one per goroutine compressing at the same moment.
-// Neither starts goroutines in these modes.
 var (
-	spillEncoders = sync.Pool{New: func() any {
-		e, err := zstd.NewWriter(nil,
-			zstd.WithEncoderLevel(zstd.SpeedFastest),
-			zstd.WithEncoderConcurrency(1),
-			zstd.WithEncoderCRC(false), // the block carries a CRC-32C
-			// A block is one window: 128 KiB instead of the default 8 MiB
-			// takes a pooled encoder from 4.8 MiB to 0.8 MiB, and compresses
-			// as well.
-			zstd.WithWindowSize(spillBlockSize),
-			zstd.WithLowerEncoderMem(true),
-		)
-		if err != nil {
-			panic("transforms: making the spill zstd encoder: " + err.Error())
-		}
-		return e
-	}}
-	spillDecoders = sync.Pool{New: func() any {
-		d, err := zstd.NewReader(nil,
-			zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxMemory(spillMaxRaw),
-			zstd.WithDecodeAllCapLimit(true), // never grow the buffer the reader sized
-		)
-		if err != nil {
-			panic("transforms: making the spill zstd decoder: " + err.Error())
-		}
-		return d
-	}}
 	// spillFrames pools the buffers blocks are compressed into.
 	spillFrames = sync.Pool{New: func() any { return new([]byte) }}
 )
-
-// spillCompressBound is the most bytes zstd needs for n input bytes (the
-// reference library's ZSTD_COMPRESSBOUND, with room to spare).
-func spillCompressBound(n int) int { return n + n/128 + 1<<10 }
 
 // ---------------------------------------------------------------------------
 // Writer
@@ -799,8 +760,7 @@ func (w *SpillWriter) Write(r *shards.Row) error {
 		return nil
 	}
 	// The row does not fit: write the block without it, so that blocks stay
-	// within spillBlockSize (one zstd block, which decompresses fastest),
-	// and start the next with it.
+	// within spillBlockSize, and start the next with it.
 	if before > 0 {
 		if err := w.flush(w.buf[:before], w.nrows); err != nil {
 			return err
@@ -829,10 +789,10 @@ func (w *SpillWriter) flush(raw []byte, rows uint32) error {
 		w.err = fmt.Errorf("writing spill %s: %w", w.path, err)
 		return w.err
 	}
-	// Blocks are written with S2 (kind 'S'), which compresses about three
-	// times as fast as zstd's fastest level, at 1.7:1 instead of 2.5:1 on
-	// Reddit rows: spill files are short-lived, and writing them is on the
-	// pipeline's hot path. Readers also accept zstd blocks (kind 'B').
+	// Blocks are written with S2, which compresses about three times as
+	// fast as zstd's fastest level, at 1.7:1 instead of 2.5:1 on Reddit
+	// rows: spill files are short-lived, and writing them is on the
+	// pipeline's hot path.
 	fp := spillFrames.Get().(*[]byte)
 	frame := slices.Grow((*fp)[:0], spillBlockHeader+s2.MaxEncodedLen(len(raw)))
 	comp := s2.Encode(frame[spillBlockHeader:cap(frame)], raw)
@@ -1066,11 +1026,10 @@ func (r *SpillReader) nextBlock() error {
 			return r.readErr("reading the trailer", err)
 		}
 		return r.trailer(t)
-	case 'B', 'S':
+	case 'S':
 	default:
 		return r.corrupt("unknown frame kind %#x", h[0])
 	}
-	kind := h[0]
 	if _, err := io.ReadFull(r.br, h[1:]); err != nil {
 		return r.readErr("reading a block header", err)
 	}
@@ -1082,8 +1041,7 @@ func (r *SpillReader) nextBlock() error {
 	switch {
 	case rawLen > spillMaxRaw:
 		return r.corrupt("%d bytes uncompressed, more than the limit of %d", rawLen, spillMaxRaw)
-	case kind == 'B' && int(compLen) > spillCompressBound(int(rawLen)),
-		kind == 'S' && int(compLen) > s2.MaxEncodedLen(int(rawLen)):
+	case int(compLen) > s2.MaxEncodedLen(int(rawLen)):
 		return r.corrupt("%d bytes compressed cannot hold %d bytes", compLen, rawLen)
 	case rows == 0 || rows > rawLen:
 		return r.corrupt("%d rows cannot fit in %d bytes", rows, rawLen)
@@ -1104,24 +1062,16 @@ func (r *SpillReader) nextBlock() error {
 	if got != frameCRC {
 		return r.corrupt("CRC-32C mismatch in the block's header or compressed bytes: %#08x, header says %#08x", got, frameCRC)
 	}
-	// zstd decodes fastest with 16 bytes of room past the output.
 	if need := int(rawLen) + spillDecodeSlack; cap(r.rawBuf) < need {
 		r.rawBuf = make([]byte, 0, max(need, min(spillBlockSize+spillDecodeSlack, 2*cap(r.rawBuf))))
 	}
 	// The decoder is limited to the buffer's capacity, and to the frame's
 	// declared size.
 	raw := r.rawBuf[:0]
-	var err error
-	if kind == 'S' {
-		if n, derr := s2.DecodedLen(r.comp); derr != nil || n != int(rawLen) {
-			return r.corrupt("decompressing: S2 block of %d bytes, header says %d (%v)", n, rawLen, derr)
-		}
-		raw, err = s2.Decode(r.rawBuf[:cap(r.rawBuf)], r.comp)
-	} else {
-		dec := spillDecoders.Get().(*zstd.Decoder)
-		raw, err = dec.DecodeAll(r.comp, raw)
-		spillDecoders.Put(dec)
+	if n, derr := s2.DecodedLen(r.comp); derr != nil || n != int(rawLen) {
+		return r.corrupt("decompressing: S2 block of %d bytes, header says %d (%v)", n, rawLen, derr)
 	}
+	raw, err := s2.Decode(raw[:cap(raw)], r.comp)
 	if err != nil {
 		return r.corrupt("decompressing: %v", err)
 	}

@@ -1,0 +1,31 @@
+// Package testenv locates the files tests read: the repository's own
+// fixtures under testdata/, and the real data sets in ../shared/data beside
+// the repository, which tests skip with a message when they are absent.
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Root is the repository root, found from this file's location.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Fixture is a path under the repository's testdata/.
+func Fixture(rel string) string { return filepath.Join(Root(), "testdata", rel) }
+
+// SharedData is a path under ../shared/data, or skips the test with a clear
+// message when that folder is absent.
+func SharedData(t testing.TB, rel string) string {
+	t.Helper()
+	p := filepath.Join(Root(), "..", "shared", "data", rel)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("skipping: real data %s is absent (the ../shared/data folder beside the repository)", p)
+	}
+	return p
+}
