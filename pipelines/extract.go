@@ -189,22 +189,21 @@ func (c *ExtractConfig) Validate() error {
 // valid and have its WorkDir and Buckets set (RunExtract sets them).
 func Extract(s beam.Scope, cfg ExtractConfig) {
 	s = s.Scope("pipelines.Extract")
-	rows, rejects := transforms.Read(s, transforms.ReadConfig{
-		Format: cfg.formatOf(), Input: cfg.Input, InputB: cfg.InputB, Options: cfg.Reader, SkipBadFiles: cfg.SkipBadFiles,
+	// Records are normalised, tokenised and filtered as they are read (the
+	// Prepare transform's work, on the reader's goroutines).
+	prep := cfg.Prepare
+	prep.Reddit = cfg.Corpus == "reddit"
+	prepared, rejects := transforms.Read(s, transforms.ReadConfig{
+		Format: cfg.formatOf(), Input: cfg.Input, InputB: cfg.InputB, Options: cfg.Reader, SkipBadFiles: cfg.SkipBadFiles, Prepare: &prep,
 	})
 	transforms.WriteRejects(s, rejects, cfg.WorkDir)
-	prep := cfg.Prepare
-	if cfg.Corpus == "reddit" {
-		prep.Reddit = true
-		if cfg.Submissions != "" {
-			subs, subRejects := transforms.Read(s, transforms.ReadConfig{
-				Format: "reddit-submissions", Input: cfg.Submissions, Options: cfg.Reader, SkipBadFiles: cfg.SkipBadFiles,
-			})
-			transforms.WriteRejects(s, subRejects, cfg.WorkDir)
-			rows = beam.Flatten(s, rows, subs)
-		}
+	if cfg.Corpus == "reddit" && cfg.Submissions != "" {
+		subs, subRejects := transforms.Read(s, transforms.ReadConfig{
+			Format: "reddit-submissions", Input: cfg.Submissions, Options: cfg.Reader, SkipBadFiles: cfg.SkipBadFiles, Prepare: &prep,
+		})
+		transforms.WriteRejects(s, subRejects, cfg.WorkDir)
+		prepared = beam.Flatten(s, prepared, subs)
 	}
-	prepared := transforms.Prepare(s, rows, prep)
 	var spills beam.PCollection
 	if cfg.Corpus == "reddit" {
 		threads := transforms.Scatter(s, prepared, cfg.WorkDir, "threads", transforms.ByGroup, cfg.Buckets, false)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"reflect"
 	"sort"
+	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
@@ -42,6 +43,11 @@ type ReadConfig struct {
 	// truncated archive) as a reject of reason "bad_file" and goes on; by
 	// default the pipeline fails naming the file.
 	SkipBadFiles bool
+	// Prepare, when set, normalises, tokenises and filters the records as
+	// they are read, on goroutines of their own (the work of the Prepare
+	// transform, with its counters), so that one large file keeps every
+	// core busy.
+	Prepare *PrepareConfig
 }
 
 // Read matches the input files with fileio.MatchFiles and ReadMatches and
@@ -73,7 +79,7 @@ func Read(s beam.Scope, cfg ReadConfig) (rows, rejects beam.PCollection) {
 	// Reshuffle spreads the files over bundles, so that they are read in
 	// parallel.
 	inputs = beam.Reshuffle(s, inputs)
-	return beam.ParDo2(s, &readFn{Format: cfg.Format, Options: cfg.Options, SkipBadFiles: cfg.SkipBadFiles}, inputs)
+	return beam.ParDo2(s, &readFn{Format: cfg.Format, Options: cfg.Options, SkipBadFiles: cfg.SkipBadFiles, Prepare: cfg.Prepare}, inputs)
 }
 
 func singleInput(f fileio.ReadableFile) InputFiles {
@@ -130,6 +136,7 @@ type readFn struct {
 	Format       string
 	Options      corpora.Options
 	SkipBadFiles bool
+	Prepare      *PrepareConfig
 
 	c counters
 }
@@ -187,8 +194,10 @@ func (fn *readFn) ProcessElement(ctx context.Context, in InputFiles, emit func(s
 
 // readBatch is a batch of what the reader goroutine read.
 type readBatch struct {
-	rows    []shards.Row
-	rejects []corpora.Reject
+	rows     []shards.Row
+	rejects  []corpora.Reject
+	filtered map[string]int64 // drops by rule, with Prepare
+	prepared int64
 }
 
 // readBatchSize is the records per batch handed from the reader goroutine.
@@ -249,7 +258,11 @@ func (fn *readFn) drain(ctx context.Context, r corpora.Reader, emit func(shards.
 		}
 		live()
 	}()
-	for b := range batches {
+	var out <-chan readBatch = batches
+	if fn.Prepare != nil {
+		out = fn.prepare(batches)
+	}
+	for b := range out {
 		for i := range b.rows {
 			emit(b.rows[i])
 			b.rows[i] = shards.Row{}
@@ -257,12 +270,50 @@ func (fn *readFn) drain(ctx context.Context, r corpora.Reader, emit func(shards.
 		for _, rj := range b.rejects {
 			reject(rj)
 		}
+		for rule, n := range b.filtered {
+			fn.c.add("filtered_"+rule, n)
+		}
+		fn.c.add("prepared", b.prepared)
 		select {
 		case free <- b:
 		default:
 		}
 	}
 	return readErr
+}
+
+// prepare applies the Prepare configuration to the batches on one goroutine
+// per core, keeping the records it does not drop. Batches may come out in
+// another order: nothing downstream depends on it (the writers sort).
+func (fn *readFn) prepare(in <-chan readBatch) <-chan readBatch {
+	out := make(chan readBatch, 8)
+	var wg sync.WaitGroup
+	for range poolWorkers() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range in {
+				if b.filtered == nil {
+					b.filtered = map[string]int64{}
+				}
+				clear(b.filtered)
+				kept := b.rows[:0]
+				for i := range b.rows {
+					if rule := fn.Prepare.Apply(&b.rows[i]); rule != "" {
+						b.filtered[rule]++
+						continue
+					}
+					kept = append(kept, b.rows[i])
+				}
+				clear(b.rows[len(kept):])
+				b.rows = kept
+				b.prepared = int64(len(kept))
+				out <- b
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(out) }()
+	return out
 }
 
 // badFile fails the bundle with err, or with SkipBadFiles counts it and
