@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"unicode/utf8"
 )
 
 // ReasonScoreCount rejects a phrase-table row whose number of scores differs
@@ -140,22 +139,11 @@ func pairInPath(path string) (pair, src, tgt string) {
 
 // Next returns the next phrase pair.
 func (r *MosesReader) Next() (Example, error) {
-	for {
-		line, src, err := r.lines.next()
-		if err != nil {
-			return r.rejected(err)
-		}
-		r.record()
-		if len(bytes.TrimSpace(line)) == 0 {
-			r.skip("blank_line")
-			continue
-		}
-		raw := line
-		if !utf8.Valid(line) {
-			return r.reject(src, ReasonBadUTF8, "not UTF-8 (an ISO-8859-1 table reads with the latin1 encoding)", raw)
-		}
-		return r.parse(line, raw, src)
+	line, src, err := r.textLine(r.lines, "not UTF-8 (an ISO-8859-1 table reads with the latin1 encoding)")
+	if err != nil {
+		return Example{}, err
 	}
+	return r.parse(line, line, src)
 }
 
 func (r *MosesReader) parse(line, raw []byte, src Source) (Example, error) {

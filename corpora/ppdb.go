@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // ReasonBadLHS rejects a PPDB record whose left-hand side is not a
@@ -157,21 +156,11 @@ func NewPPDBReader(in *Input, opts Options) *PPDBReader {
 
 // Next returns the next paraphrase rule.
 func (r *PPDBReader) Next() (Example, error) {
-	for {
-		line, src, err := r.lines.next()
-		if err != nil {
-			return r.rejected(err)
-		}
-		r.record()
-		if len(bytes.TrimSpace(line)) == 0 {
-			r.skip("blank_line")
-			continue
-		}
-		if !utf8.Valid(line) {
-			return r.reject(src, ReasonBadUTF8, "", line)
-		}
-		return r.parse(line, src)
+	line, src, err := r.textLine(r.lines, "")
+	if err != nil {
+		return Example{}, err
 	}
+	return r.parse(line, src)
 }
 
 func (r *PPDBReader) parse(line []byte, src Source) (Example, error) {
@@ -317,41 +306,31 @@ func NewPPDBPairsReader(in *Input, opts Options) *PPDBPairsReader {
 
 // Next returns the next pair.
 func (r *PPDBPairsReader) Next() (Example, error) {
-	for {
-		line, src, err := r.lines.next()
-		if err != nil {
-			return r.rejected(err)
-		}
-		r.record()
-		if len(bytes.TrimSpace(line)) == 0 {
-			r.skip("blank_line")
-			continue
-		}
-		if !utf8.Valid(line) {
-			return r.reject(src, ReasonBadUTF8, "", line)
-		}
-		if n := bytes.Count(line, []byte{'\t'}) + 1; n != 2 {
-			return r.reject(src, ReasonFieldCount, fmt.Sprintf("%d tab-separated columns, want 2", n), line)
-		}
-		a, t, _ := bytes.Cut(line, []byte{'\t'})
-		a, t = bytes.TrimSpace(a), bytes.TrimSpace(t)
-		if len(a) == 0 || len(t) == 0 {
-			return r.reject(src, ReasonEmptyText, "empty word", line)
-		}
-		b, idEnd, aAt, tAt := r.naming.appendHead(r.str[:0], src.Line, a, t)
-		r.str = b
-		s := string(b)
-		e := Example{
-			ID: s[:idEnd], Corpus: "ppdb", Dataset: r.naming.dataset,
-			A: s[aAt[0]:aAt[1]], B: s[tAt[0]:tAt[1]],
-			LangA: r.naming.langA, LangB: r.naming.langB,
-			Group: s[idEnd:], Source: src,
-		}
-		if r.naming.tier != "" {
-			e.Meta = map[string]string{"tier": r.naming.tier}
-		}
-		return r.emit(e)
+	line, src, err := r.textLine(r.lines, "")
+	if err != nil {
+		return Example{}, err
 	}
+	if n := bytes.Count(line, []byte{'\t'}) + 1; n != 2 {
+		return r.reject(src, ReasonFieldCount, fmt.Sprintf("%d tab-separated columns, want 2", n), line)
+	}
+	a, t, _ := bytes.Cut(line, []byte{'\t'})
+	a, t = bytes.TrimSpace(a), bytes.TrimSpace(t)
+	if len(a) == 0 || len(t) == 0 {
+		return r.reject(src, ReasonEmptyText, "empty word", line)
+	}
+	b, idEnd, aAt, tAt := r.naming.appendHead(r.str[:0], src.Line, a, t)
+	r.str = b
+	s := string(b)
+	e := Example{
+		ID: s[:idEnd], Corpus: "ppdb", Dataset: r.naming.dataset,
+		A: s[aAt[0]:aAt[1]], B: s[tAt[0]:tAt[1]],
+		LangA: r.naming.langA, LangB: r.naming.langB,
+		Group: s[idEnd:], Source: src,
+	}
+	if r.naming.tier != "" {
+		e.Meta = map[string]string{"tier": r.naming.tier}
+	}
+	return r.emit(e)
 }
 
 // PPDB 2.0 human judgements (ppdb-2.0-human-labels.tsv): one rated pair a
@@ -396,21 +375,11 @@ func NewPPDBHumanReader(in *Input, opts Options) *PPDBHumanReader {
 
 // Next returns the next rated pair.
 func (r *PPDBHumanReader) Next() (Example, error) {
-	for {
-		line, src, err := r.lines.next()
-		if err != nil {
-			return r.rejected(err)
-		}
-		r.record()
-		if len(bytes.TrimSpace(line)) == 0 {
-			r.skip("blank_line")
-			continue
-		}
-		if !utf8.Valid(line) {
-			return r.reject(src, ReasonBadUTF8, "", line)
-		}
-		return r.parse(line, src)
+	line, src, err := r.textLine(r.lines, "")
+	if err != nil {
+		return Example{}, err
 	}
+	return r.parse(line, src)
 }
 
 func (r *PPDBHumanReader) parse(line []byte, src Source) (Example, error) {

@@ -127,6 +127,30 @@ func (b *base) rejected(err error) (Example, error) {
 	return Example{}, err
 }
 
+// textLine reads the next line that is not blank, counting it as a record
+// and skipping blank ones as "blank_line", and rejects a line that is not
+// UTF-8 with ReasonBadUTF8 and badUTF8 as the detail. err is the line
+// reader's error (counted when it is a *ParseError) or that reject.
+func (b *base) textLine(l *lineReader, badUTF8 string) (line []byte, src Source, err error) {
+	for {
+		line, src, err = l.next()
+		if err != nil {
+			_, err = b.rejected(err)
+			return nil, src, err
+		}
+		b.record()
+		if len(bytes.TrimSpace(line)) == 0 {
+			b.skip("blank_line")
+			continue
+		}
+		if !utf8.Valid(line) {
+			_, err = b.reject(src, ReasonBadUTF8, badUTF8, line)
+			return nil, src, err
+		}
+		return line, src, nil
+	}
+}
+
 // checkUTF8 rejects text that is not valid UTF-8.
 func checkUTF8(line []byte) bool { return utf8.Valid(line) }
 
