@@ -65,15 +65,10 @@ func langSuffix(path string) string {
 // Next returns the next sentence pair.
 func (r *EuroparlReader) Next() (Example, error) {
 	for {
-		la, lb, sa, _, err := r.lines.next()
+		a, b, _, sa, err := r.textPair(r.lines)
 		if err != nil {
-			return r.rejected(err)
+			return Example{}, err
 		}
-		r.record()
-		if !checkUTF8(la) || !checkUTF8(lb) {
-			return r.reject(sa, ReasonBadUTF8, "", joinTab(la, lb))
-		}
-		a, b := strings.TrimSpace(string(la)), strings.TrimSpace(string(lb))
 		if a == "" || b == "" {
 			r.skip("empty_pair")
 			continue

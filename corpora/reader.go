@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -149,6 +150,24 @@ func (b *base) textLine(l *lineReader, badUTF8 string) (line []byte, src Source,
 		}
 		return line, src, nil
 	}
+}
+
+// textPair reads the next line of each of two aligned files, counting it as
+// a record, rejects a pair with a side that is not UTF-8, and returns both
+// sides trimmed of white space, with the first file's location. raw is the
+// two lines joined by a tab, for a reject the caller makes.
+func (b *base) textPair(l *alignedLines) (a, bb string, raw []byte, src Source, err error) {
+	la, lb, sa, _, err := l.next()
+	if err != nil {
+		_, err = b.rejected(err)
+		return "", "", nil, sa, err
+	}
+	b.record()
+	if !checkUTF8(la) || !checkUTF8(lb) {
+		_, err = b.reject(sa, ReasonBadUTF8, "", joinTab(la, lb))
+		return "", "", nil, sa, err
+	}
+	return strings.TrimSpace(string(la)), strings.TrimSpace(string(lb)), joinTab(la, lb), sa, nil
 }
 
 // checkUTF8 rejects text that is not valid UTF-8.

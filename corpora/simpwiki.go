@@ -148,17 +148,12 @@ func NewTurkCorpusReader(norm, simp *Input, opts Options) *TurkCorpusReader {
 
 // Next returns the next sentence pair.
 func (r *TurkCorpusReader) Next() (Example, error) {
-	la, lb, sa, _, err := r.lines.next()
+	a, b, raw, sa, err := r.textPair(r.lines)
 	if err != nil {
-		return r.rejected(err)
+		return Example{}, err
 	}
-	r.record()
-	if !checkUTF8(la) || !checkUTF8(lb) {
-		return r.reject(sa, ReasonBadUTF8, "", joinTab(la, lb))
-	}
-	a, b := strings.TrimSpace(string(la)), strings.TrimSpace(string(lb))
 	if a == "" || b == "" {
-		return r.reject(sa, ReasonEmptyText, "empty sentence", joinTab(la, lb))
+		return r.reject(sa, ReasonEmptyText, "empty sentence", raw)
 	}
 	id := r.idPrefix + strconv.FormatInt(sa.Line, 10)
 	return r.emit(Example{

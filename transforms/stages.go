@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -134,7 +135,7 @@ func (sp *spiller) write(ctx context.Context, r *shards.Row) error {
 // order.
 func (sp *spiller) close(emit func(int, string)) error {
 	var first error
-	for _, b := range slices.Sorted(mapKeys(sp.writers)) {
+	for _, b := range slices.Sorted(maps.Keys(sp.writers)) {
 		f := sp.writers[b]
 		if err := f.w.Close(); err != nil && first == nil {
 			first = err
@@ -153,16 +154,6 @@ func (sp *spiller) abort() {
 		f.w.Abort()
 	}
 	sp.writers = nil
-}
-
-func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func randomName() string {
@@ -376,7 +367,7 @@ func (fn *dedupeFn) dedupe(ctx context.Context, bucket int, files []string, w *d
 	w.st.Exact += st.Exact
 	w.st.Normalized += st.Normalized
 	w.st.External += st.External
-	for _, split := range slices.Sorted(mapKeys(bySplit)) {
+	for _, split := range slices.Sorted(maps.Keys(bySplit)) {
 		rows := bySplit[split]
 		slices.SortFunc(rows, func(a, b shards.Row) int { return strings.Compare(a.ID, b.ID) })
 		path := filepath.Join(fn.Dir, split, fmt.Sprintf("b%05d.spill", bucket))
