@@ -189,8 +189,8 @@ func (c *ExtractConfig) Validate() error {
 // valid and have its WorkDir and Buckets set (RunExtract sets them).
 func Extract(s beam.Scope, cfg ExtractConfig) {
 	s = s.Scope("pipelines.Extract")
-	// Records are normalised, tokenised and filtered as they are read (the
-	// Prepare transform's work, on the reader's goroutines).
+	// Records are normalised, tokenised and filtered as they are read, on
+	// the reader's goroutines.
 	prep := cfg.Prepare
 	prep.Reddit = cfg.Corpus == "reddit"
 	prepared, rejects := transforms.Read(s, transforms.ReadConfig{

@@ -36,8 +36,6 @@ func (c *counters) add(name string, n int64) {
 	c.m[name] += n
 }
 
-func (c *counters) inc(name string) { c.add(name, 1) }
-
 // flush reports the counts and clears them.
 func (c *counters) flush(ctx context.Context) {
 	for name, n := range c.m {

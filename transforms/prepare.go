@@ -1,18 +1,15 @@
 package transforms
 
 import (
-	"context"
 	"errors"
-
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/shards"
 )
 
-// PrepareConfig configures Prepare: normalisation, tokenisation and the
-// filters. Each filter has its own counter, "filtered_<rule>".
+// PrepareConfig configures the preparation of records as they are read
+// (ReadConfig.Prepare): normalisation, tokenisation and the filters. Each
+// filter has its own counter, "filtered_<rule>".
 type PrepareConfig struct {
 	// Reddit normalises as Reddit text (entities, markdown) and, with
 	// RedditRules, applies the conversational research's comment filters
@@ -46,33 +43,8 @@ func (c PrepareConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Prepare normalises and tokenises every record of rows
-// (PCollection<shards.Row>) and drops those a filter rejects, counting each
-// drop under its rule. It returns PCollection<shards.Row>.
-func Prepare(s beam.Scope, rows beam.PCollection, cfg PrepareConfig) beam.PCollection {
-	s = s.Scope("transforms.Prepare")
-	return beam.ParDo(s, &prepareFn{Config: cfg}, rows)
-}
-
-type prepareFn struct {
-	Config PrepareConfig
-	c      counters
-}
-
-func (fn *prepareFn) StartBundle(_ context.Context, _ func(shards.Row)) { fn.c.reset() }
-
-func (fn *prepareFn) ProcessElement(r shards.Row, emit func(shards.Row)) {
-	if rule := fn.Config.Apply(&r); rule != "" {
-		fn.c.inc("filtered_" + rule)
-		return
-	}
-	fn.c.inc("prepared")
-	emit(r)
-}
-
 // Apply normalises and tokenises r in place and returns the name of the
-// filter rule that drops it, or "" to keep it. It is Prepare's work on one
-// record, for callers outside a pipeline.
+// filter rule that drops it, or "" to keep it.
 func (c *PrepareConfig) Apply(r *shards.Row) string {
 	cfg := c
 	norm := NormalizeOptions{Reddit: cfg.Reddit}
@@ -111,12 +83,4 @@ func (c *PrepareConfig) Apply(r *shards.Row) string {
 		}
 	}
 	return ""
-}
-
-func (fn *prepareFn) FinishBundle(ctx context.Context, _ func(shards.Row)) {
-	fn.c.flush(ctx)
-}
-
-func init() {
-	register.DoFn2x0[shards.Row, func(shards.Row)](&prepareFn{})
 }

@@ -44,9 +44,8 @@ type ReadConfig struct {
 	// default the pipeline fails naming the file.
 	SkipBadFiles bool
 	// Prepare, when set, normalises, tokenises and filters the records as
-	// they are read, on goroutines of their own (the work of the Prepare
-	// transform, with its counters), so that one large file keeps every
-	// core busy.
+	// they are read, on goroutines of their own (counters "prepared" and
+	// "filtered_<rule>"), so that one large file keeps every core busy.
 	Prepare *PrepareConfig
 }
 
