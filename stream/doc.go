@@ -1,0 +1,4 @@
+// Package stream carries shards through Kafka: the message codec, the
+// publisher, the consumer that trainers use, and an embedded broker for
+// local runs.
+package stream

@@ -1,0 +1,35 @@
+package stream
+
+import "errors"
+
+// Sentinel errors. Match them with errors.Is; the errors returned wrap them
+// with the topic, partition, offset or header they concern.
+var (
+	// ErrHeader reports a message whose headers are missing, repeated or
+	// malformed (schema version, shard, row range, checksum).
+	ErrHeader = errors.New("bad message header")
+	// ErrSchemaVersion reports a message written with a schema version this
+	// program does not read.
+	ErrSchemaVersion = errors.New("unsupported schema version")
+	// ErrChecksum reports a message whose value does not match the checksum
+	// its header names.
+	ErrChecksum = errors.New("checksum mismatch")
+	// ErrPayload reports a message value that is not a Parquet file of the
+	// shard schema, or whose rows do not agree with the headers.
+	ErrPayload = errors.New("bad message payload")
+	// ErrTooLarge reports a single row that does not fit in a message under
+	// the topic's maximum message size.
+	ErrTooLarge = errors.New("row larger than the maximum message size")
+	// ErrTopic reports a topic that exists but does not fit what publishing
+	// asks for (too few partitions, not compacted, messages too small), or
+	// that is missing when consuming.
+	ErrTopic = errors.New("topic does not fit")
+	// ErrNoManifest reports a dataset with no manifest on the manifests
+	// topic: it was never published under this prefix.
+	ErrNoManifest = errors.New("no manifest published for the dataset")
+	// ErrPosition reports a position that does not belong to the dataset
+	// being consumed, or offsets the broker no longer holds.
+	ErrPosition = errors.New("position does not fit the dataset")
+	// ErrClosed reports a Consumer used after Close.
+	ErrClosed = errors.New("stream: consumer closed")
+)
