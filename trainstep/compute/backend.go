@@ -1,0 +1,40 @@
+package compute
+
+// Backend builds models on one kind of device.
+type Backend interface {
+	// Name identifies the backend ("gorgonia-cpu", "cuda:0").
+	Name() string
+	// Build makes a model for cfg (already defaulted and validated) with the
+	// given initial parameters, which must match Layout(cfg) in names and
+	// shapes. The "embeddings" given here are W_w,initial of the λw term
+	// until SetState restores other ones.
+	Build(cfg Config, params []Tensor) (Model, error)
+}
+
+// Model is one model's parameters, gradients and optimiser state on a
+// device. It is not safe for concurrent use.
+type Model interface {
+	// ForwardBackward computes the batch's loss, regularisation included,
+	// and overwrites the gradients of every parameter with its gradient.
+	// Nothing accumulates across calls.
+	ForwardBackward(b *Batch) (loss float64, err error)
+	// Update applies one optimiser step with the last gradients. step counts
+	// updates from 1 (Adam's bias correction) and lr is the learning rate
+	// after decay.
+	Update(step int64, lr float64) error
+	// Embed returns g(s) for each sequence, with no dropout.
+	Embed(seqs [][]int32) ([][]float32, error)
+	// Params copies the parameters out, in Layout order.
+	Params() []Tensor
+	// Grads copies the gradients of the last ForwardBackward out.
+	Grads() []Tensor
+	// SetParams overwrites parameters by name; every name must exist with
+	// the same shape.
+	SetParams(ts []Tensor) error
+	// State copies the optimiser state out (moments, and the initial
+	// embeddings of the λw term); SetState restores it.
+	State() []Tensor
+	SetState(ts []Tensor) error
+	// Close releases device resources.
+	Close() error
+}

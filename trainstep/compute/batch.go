@@ -1,0 +1,235 @@
+package compute
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+)
+
+// Batch is a prepared mini-batch: pair i is (A[i], B[i]) (for the softmax
+// loss, input A[i] and response B[i]), padded to Len, with every random draw
+// of the step already made so that all backends compute the same loss.
+//
+// Rows: the batch's 2n sentences are numbered 0..n-1 for the A sides and
+// n..2n-1 for the B sides; row r's partner is r±n.
+type Batch struct {
+	Len    int       // padded length: a multiple of Config.BucketWidth, at least every len(A[i]), len(B[i])
+	A, B   [][]int32 // token ids, after truncation and scrambling; none empty
+	Labels []float32 // gold scores (loss "sim"); nil otherwise
+
+	// DropA and DropB multiply the word embedding units, laid out
+	// [pair][t][unit] (n·Len·Dim); 0 drops a unit (dropout) or a whole word
+	// (word dropout), 1/(1-p) keeps a unit under dropout. nil: no dropout.
+	DropA, DropB []float32
+	// NegRand is, for each of the 2n rows, a random row outside its pair
+	// (margin loss with rand or mix negatives).
+	NegRand []int32
+	// NegUseMax says, for each row, whether the mix strategy took the max
+	// negative (true) or NegRand (false).
+	NegUseMax []bool
+	// HingeNegB[i] are k pairs j≠i whose B side is a negative of A[i];
+	// HingeNegA[i] are k pairs j≠i whose A side is a negative of B[i].
+	HingeNegA, HingeNegB [][]int32
+}
+
+// N is the number of pairs.
+func (b *Batch) N() int { return len(b.A) }
+
+// ErrEmptySentence is returned for a pair with an empty side.
+var ErrEmptySentence = errors.New("empty sentence")
+
+// BucketLen is the padded length for a longest sentence of n tokens.
+func BucketLen(n, width int) int {
+	if n < 1 {
+		n = 1
+	}
+	return (n + width - 1) / width * width
+}
+
+// NewBatch prepares pairs (a[i], b[i]) for one step of cfg: it truncates to
+// cfg.MaxLen, scrambles pairs, draws dropout masks and negatives from rng,
+// in that order (scrambling comes before negatives, as in Wieting & Gimpel
+// 2017 §4.2). The ids are copied. labels is needed for the sim loss.
+func NewBatch(cfg Config, a, b [][]int32, labels []float32, rng *rand.Rand) (*Batch, error) {
+	n := len(a)
+	if n != len(b) {
+		return nil, fmt.Errorf("batch: %d A sides, %d B sides", len(a), len(b))
+	}
+	if n < 2 {
+		return nil, fmt.Errorf("batch: %d pairs; in-batch negatives need at least 2", n)
+	}
+	if cfg.Loss == LossSim && len(labels) != n {
+		return nil, fmt.Errorf("batch: loss sim needs %d labels, got %d", n, len(labels))
+	}
+	if cfg.Loss == LossHinge && cfg.HingeK >= n {
+		return nil, fmt.Errorf("batch: %d pairs cannot give %d hinge negatives each", n, cfg.HingeK)
+	}
+	bt := &Batch{A: make([][]int32, n), B: make([][]int32, n)}
+	longest := 0
+	for i := range n {
+		for side, src := range [][]int32{a[i], b[i]} {
+			if len(src) == 0 {
+				return nil, fmt.Errorf("batch: pair %d side %c: %w", i, "AB"[side], ErrEmptySentence)
+			}
+			if len(src) > cfg.MaxLen {
+				src = src[:cfg.MaxLen]
+			}
+			for _, id := range src {
+				if id < 0 || int(id) >= cfg.Vocab {
+					return nil, fmt.Errorf("batch: pair %d side %c: token id %d outside the vocabulary [0, %d)", i, "AB"[side], id, cfg.Vocab)
+				}
+			}
+			longest = max(longest, len(src))
+			cp := append([]int32(nil), src...)
+			if side == 0 {
+				bt.A[i] = cp
+			} else {
+				bt.B[i] = cp
+			}
+		}
+	}
+	bt.Len = BucketLen(longest, cfg.BucketWidth)
+	if labels != nil {
+		bt.Labels = append([]float32(nil), labels...)
+	}
+	if cfg.Scramble > 0 {
+		for i := range n {
+			if rng.Float64() < cfg.Scramble {
+				rng.Shuffle(len(bt.A[i]), func(x, y int) { bt.A[i][x], bt.A[i][y] = bt.A[i][y], bt.A[i][x] })
+				rng.Shuffle(len(bt.B[i]), func(x, y int) { bt.B[i][x], bt.B[i][y] = bt.B[i][y], bt.B[i][x] })
+			}
+		}
+	}
+	if cfg.Dropout > 0 || cfg.WordDropout > 0 {
+		bt.DropA = dropMask(cfg, bt.A, bt.Len, rng)
+		bt.DropB = dropMask(cfg, bt.B, bt.Len, rng)
+	}
+	switch cfg.Loss {
+	case LossMargin:
+		if cfg.Negatives != NegMax {
+			bt.NegRand = make([]int32, 2*n)
+			bt.NegUseMax = make([]bool, 2*n)
+			for r := range 2 * n {
+				// Any row but r and its partner: 2n-2 choices.
+				c := rng.IntN(2*n - 2)
+				lo, hi := min(r%n, r%n+n), max(r%n, r%n+n)
+				if c >= lo {
+					c++
+				}
+				if c >= hi {
+					c++
+				}
+				bt.NegRand[r] = int32(c)
+				bt.NegUseMax[r] = cfg.Negatives == NegMix && rng.IntN(2) == 0
+			}
+		}
+	case LossHinge:
+		bt.HingeNegA = drawOthers(n, cfg.HingeK, rng)
+		bt.HingeNegB = drawOthers(n, cfg.HingeK, rng)
+	}
+	return bt, nil
+}
+
+// dropMask draws the unit multipliers for one side.
+func dropMask(cfg Config, seqs [][]int32, T int, rng *rand.Rand) []float32 {
+	d := cfg.Dim
+	m := make([]float32, len(seqs)*T*d)
+	keep := float32(1)
+	if cfg.Dropout > 0 {
+		keep = float32(1 / (1 - cfg.Dropout))
+	}
+	for i, s := range seqs {
+		for t := range s {
+			row := m[(i*T+t)*d : (i*T+t+1)*d]
+			if cfg.WordDropout > 0 && rng.Float64() < cfg.WordDropout {
+				continue
+			}
+			for u := range row {
+				if cfg.Dropout == 0 || rng.Float64() >= cfg.Dropout {
+					row[u] = keep
+				}
+			}
+		}
+	}
+	return m
+}
+
+// drawOthers draws, for each of n pairs, k distinct other pairs.
+func drawOthers(n, k int, rng *rand.Rand) [][]int32 {
+	out := make([][]int32, n)
+	for i := range n {
+		perm := rng.Perm(n - 1)[:k]
+		out[i] = make([]int32, k)
+		for j, p := range perm {
+			if p >= i {
+				p++
+			}
+			out[i][j] = int32(p)
+		}
+	}
+	return out
+}
+
+// Check reports a batch that does not fit cfg: sequences longer than Len,
+// masks or negatives of the wrong size.
+func (b *Batch) Check(cfg Config) error {
+	n := b.N()
+	if n < 2 || len(b.B) != n {
+		return fmt.Errorf("batch: %d A sides and %d B sides; need equal counts of at least 2", n, len(b.B))
+	}
+	for i := range n {
+		if len(b.A[i]) == 0 || len(b.B[i]) == 0 {
+			return fmt.Errorf("batch: pair %d: %w", i, ErrEmptySentence)
+		}
+		if len(b.A[i]) > b.Len || len(b.B[i]) > b.Len {
+			return fmt.Errorf("batch: pair %d longer than the padded length %d", i, b.Len)
+		}
+	}
+	if b.DropA != nil && (len(b.DropA) != n*b.Len*cfg.Dim || len(b.DropB) != len(b.DropA)) {
+		return fmt.Errorf("batch: dropout masks of %d and %d values, want %d", len(b.DropA), len(b.DropB), n*b.Len*cfg.Dim)
+	}
+	switch cfg.Loss {
+	case LossMargin:
+		if cfg.Negatives != NegMax && (len(b.NegRand) != 2*n || len(b.NegUseMax) != 2*n) {
+			return fmt.Errorf("batch: %s negatives need NegRand and NegUseMax for %d rows", cfg.Negatives, 2*n)
+		}
+	case LossHinge:
+		if len(b.HingeNegA) != n || len(b.HingeNegB) != n {
+			return fmt.Errorf("batch: hinge negatives for %d pairs needed", n)
+		}
+	case LossSim:
+		if len(b.Labels) != n {
+			return fmt.Errorf("batch: loss sim needs %d labels, got %d", n, len(b.Labels))
+		}
+	}
+	return nil
+}
+
+// BigramID hashes the bigram (u, v) into one of buckets DAN bigram
+// embeddings (FNV-1a over the two ids).
+func BigramID(u, v int32, buckets int) int32 {
+	h := uint64(14695981039346656037)
+	for _, x := range [2]uint32{uint32(u), uint32(v)} {
+		for k := 0; k < 4; k++ {
+			h ^= uint64(byte(x >> (8 * k)))
+			h *= 1099511628211
+		}
+	}
+	return int32(h % uint64(buckets))
+}
+
+// SimTarget is the sparse target distribution of Tai et al. (2015) over
+// classes 1..k for a score y in [1, k]: p_floor(y) = floor(y)-y+1,
+// p_floor(y)+1 = y-floor(y). Index 0 is class 1.
+func SimTarget(y float64, k int) []float64 {
+	y = min(max(y, 1), float64(k))
+	p := make([]float64, k)
+	f := int(y)
+	if f >= k {
+		p[k-1] = 1
+		return p
+	}
+	p[f-1] = float64(f) - y + 1
+	p[f] = y - float64(f)
+	return p
+}

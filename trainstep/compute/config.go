@@ -1,0 +1,303 @@
+package compute
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Encoder names (Config.Encoder).
+const (
+	EncAvg       = "avg"       // mean of word embeddings (Wieting & Gimpel 2017, §3.1)
+	EncLSTM      = "lstm"      // final hidden state of a peephole LSTM
+	EncLSTMAvg   = "lstmavg"   // mean of the LSTM hidden states
+	EncBiLSTMAvg = "bilstmavg" // forward and backward lstmavg, added
+	EncGRAN      = "gran"      // a_t = x_t ⊙ σ(W_x x_t + W_h h_t + b), averaged
+	EncGRAN2     = "gran2"     // a_t = h_t ⊙ σ(W_x x_t + W_h h_t + b), averaged
+	EncGRAN3     = "gran3"     // a_t = x_t ⊙ g1 + a_{t-1} ⊙ g2, a_{-1}/n
+	EncGRAN4     = "gran4"     // as gran3, gates also see a_{t-1}
+	EncGRAN5     = "gran5"     // a_t = x_t ⊙ g1 + h_t ⊙ g2, averaged
+	EncBiGRAN    = "bigran"    // forward and backward gran, added
+	EncDAN       = "dan"       // (Σ words + Σ bigrams)/sqrt(n), feed-forward tanh stack (Yang et al. 2018)
+)
+
+// Loss names (Config.Loss).
+const (
+	LossMargin  = "margin"  // cosine margin with in-batch negatives (Wieting & Gimpel 2017, Eq. 2-5)
+	LossHinge   = "hinge"   // bilingual hinge on squared Euclidean distance, k random negatives (Elgohary & Carpuat 2016, Eq. 1)
+	LossSoftmax = "softmax" // batch-softmax input-response with a response tower (Yang et al. 2018, §2.1)
+	LossSim     = "sim"     // supervised similarity, KL to a sparse target over 1..K (Tai et al. 2015, as in Wieting & Gimpel 2017 §4.3)
+)
+
+// Negative selection for the margin loss (Config.Negatives).
+const (
+	NegMax  = "max"  // the most similar non-partner in the batch
+	NegMix  = "mix"  // max or rand, each with probability 0.5
+	NegRand = "rand" // a uniformly random non-partner
+)
+
+// Optimisers (Config.Optimizer).
+const (
+	OptAdam    = "adam"
+	OptSGD     = "sgd"
+	OptRMSProp = "rmsprop"
+)
+
+// Config is the full configuration of a model, its loss, its regularisation
+// and its optimiser. The zero value is usable: Defaults fills every zero field
+// with the documented default, and Validate says how to fix what is wrong.
+type Config struct {
+	// Model.
+	Encoder string `json:"encoder"` // default "avg"
+	Dim     int    `json:"dim"`     // word embedding size; default 300
+	Hidden  int    `json:"hidden"`  // LSTM state size; default Dim
+	// DANLayers are the sizes of the DAN's tanh layers; default [300 300 500]
+	// (Yang et al. 2018 §4.1). The last is the embedding size.
+	DANLayers []int `json:"dan_layers,omitempty"`
+	// BigramBuckets is the number of hashed bigram embeddings of the DAN;
+	// default 100003.
+	BigramBuckets int `json:"bigram_buckets,omitempty"`
+	// Vocab is the number of word embeddings (rows of "embeddings"); set by
+	// the trainer from the vocabulary; required.
+	Vocab int `json:"vocab"`
+
+	// Loss.
+	Loss      string  `json:"loss"`      // default "margin"
+	Margin    float64 `json:"margin"`    // δ; default 0.4 for margin, 1 for hinge
+	Negatives string  `json:"negatives"` // margin loss: max, mix, rand; default max
+	HingeK    int     `json:"hinge_k"`   // hinge: random negatives per side; default 1
+	// RespHidden are the tanh layers of the softmax loss's response tower,
+	// before a final linear layer back to the embedding size; default none.
+	RespHidden []int `json:"resp_hidden,omitempty"`
+	SimHidden  int   `json:"sim_hidden,omitempty"` // sim: size of h_s; default 50 (Tai et al.)
+	SimK       int   `json:"sim_k,omitempty"`      // sim: classes 1..K; default 6 (STS 0-5 mapped to 1-6)
+	// SimMin is the label that maps to class 1: y = 1 + label - SimMin.
+	// Default 0 (STS); use 1 with SimK 5 for SICK.
+	SimMin float64 `json:"sim_min"`
+
+	// Regularisation.
+	Dropout     float64 `json:"dropout"`      // dropout on word embedding units
+	WordDropout float64 `json:"word_dropout"` // probability of zeroing a whole word embedding
+	Scramble    float64 `json:"scramble"`     // probability of shuffling both sentences of a pair
+	LambdaC     float64 `json:"lambda_c"`     // L2 on compositional parameters
+	LambdaW     float64 `json:"lambda_w"`     // L2 of word embeddings back to their initial values
+
+	// Optimiser.
+	Optimizer string  `json:"optimizer"` // default adam
+	LR        float64 `json:"lr"`        // default 0.001 (adam), 0.01 (sgd, rmsprop)
+	// Decay multiplies the learning rate once per finished epoch
+	// (lr_e = LR·Decay^e); 0 means 1 (no decay).
+	Decay float64 `json:"decay"`
+	Beta1 float64 `json:"beta1"` // adam; default 0.9
+	Beta2 float64 `json:"beta2"` // adam; default 0.999
+	Rho   float64 `json:"rho"`   // rmsprop; default 0.9
+	Eps   float64 `json:"eps"`   // adam, rmsprop; default 1e-8
+
+	// Batching and seeding.
+	BatchSize   int    `json:"batch_size"`   // pairs per batch; default 100
+	BucketWidth int    `json:"bucket_width"` // padded lengths are multiples of this; default 8
+	MaxLen      int    `json:"max_len"`      // longer sentences are truncated; default 64
+	Seed        uint64 `json:"seed"`         // seeds initialisation and noise; default 1
+}
+
+// Defaults returns c with every zero field set to its default.
+func (c Config) Defaults() Config {
+	if c.Encoder == "" {
+		c.Encoder = EncAvg
+	}
+	if c.Dim == 0 {
+		c.Dim = 300
+	}
+	if c.Hidden == 0 {
+		c.Hidden = c.Dim
+	}
+	if c.Encoder == EncDAN {
+		if len(c.DANLayers) == 0 {
+			c.DANLayers = []int{300, 300, 500}
+		}
+		if c.BigramBuckets == 0 {
+			c.BigramBuckets = 100003
+		}
+	}
+	if c.Loss == "" {
+		c.Loss = LossMargin
+	}
+	if c.Margin == 0 {
+		switch c.Loss {
+		case LossMargin:
+			c.Margin = 0.4
+		case LossHinge:
+			c.Margin = 1
+		}
+	}
+	if c.Loss == LossMargin && c.Negatives == "" {
+		c.Negatives = NegMax
+	}
+	if c.Loss == LossHinge && c.HingeK == 0 {
+		c.HingeK = 1
+	}
+	if c.Loss == LossSim {
+		if c.SimHidden == 0 {
+			c.SimHidden = 50
+		}
+		if c.SimK == 0 {
+			c.SimK = 6
+		}
+	}
+	if c.Optimizer == "" {
+		c.Optimizer = OptAdam
+	}
+	if c.LR == 0 {
+		c.LR = 0.001
+		if c.Optimizer != OptAdam {
+			c.LR = 0.01
+		}
+	}
+	if c.Decay == 0 {
+		c.Decay = 1
+	}
+	if c.Beta1 == 0 {
+		c.Beta1 = 0.9
+	}
+	if c.Beta2 == 0 {
+		c.Beta2 = 0.999
+	}
+	if c.Rho == 0 {
+		c.Rho = 0.9
+	}
+	if c.Eps == 0 {
+		c.Eps = 1e-8
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 100
+	}
+	if c.BucketWidth == 0 {
+		c.BucketWidth = 8
+	}
+	if c.MaxLen == 0 {
+		c.MaxLen = 64
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	return c
+}
+
+// EmbedDim is the size of the sentence embedding g(s).
+func (c Config) EmbedDim() int {
+	switch c.Encoder {
+	case EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN2:
+		return c.Hidden
+	case EncDAN:
+		return c.DANLayers[len(c.DANLayers)-1]
+	}
+	return c.Dim
+}
+
+// Validate reports every problem of c (after Defaults) in one error.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	switch c.Encoder {
+	case EncAvg, EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN, EncGRAN2, EncGRAN3, EncGRAN4, EncGRAN5, EncBiGRAN, EncDAN:
+	default:
+		bad("encoder %q: use one of %s", c.Encoder, strings.Join(Encoders(), ", "))
+	}
+	if c.Dim <= 0 || c.Hidden <= 0 {
+		bad("dim %d, hidden %d: both must be positive", c.Dim, c.Hidden)
+	}
+	if c.Encoder == EncGRAN5 && c.Hidden != c.Dim {
+		bad("gran5 adds gated x_t and h_t: hidden (%d) must equal dim (%d)", c.Hidden, c.Dim)
+	}
+	if c.Encoder == EncDAN {
+		if len(c.DANLayers) == 0 {
+			bad("dan needs at least one layer in dan_layers")
+		}
+		for _, n := range c.DANLayers {
+			if n <= 0 {
+				bad("dan_layers %v: sizes must be positive", c.DANLayers)
+				break
+			}
+		}
+		if c.BigramBuckets <= 0 {
+			bad("bigram_buckets %d: must be positive for dan", c.BigramBuckets)
+		}
+	}
+	if c.Vocab <= 0 {
+		bad("vocab %d: set it to the vocabulary size", c.Vocab)
+	}
+	switch c.Loss {
+	case LossMargin:
+		switch c.Negatives {
+		case NegMax, NegMix, NegRand:
+		default:
+			bad("negatives %q: use max, mix or rand", c.Negatives)
+		}
+		if c.Margin <= 0 {
+			bad("margin %g: must be positive (the research tunes 0.4, 0.6, 0.8)", c.Margin)
+		}
+	case LossHinge:
+		if c.HingeK <= 0 {
+			bad("hinge_k %d: must be at least 1", c.HingeK)
+		}
+		if c.HingeK >= c.BatchSize {
+			bad("hinge_k %d: must be below the batch size %d (negatives come from the batch)", c.HingeK, c.BatchSize)
+		}
+		if c.Margin <= 0 {
+			bad("margin %g: must be positive", c.Margin)
+		}
+	case LossSoftmax:
+		for _, n := range c.RespHidden {
+			if n <= 0 {
+				bad("resp_hidden %v: sizes must be positive", c.RespHidden)
+				break
+			}
+		}
+	case LossSim:
+		if c.SimK < 2 || c.SimHidden <= 0 {
+			bad("sim_k %d, sim_hidden %d: need K ≥ 2 and a positive hidden size", c.SimK, c.SimHidden)
+		}
+	default:
+		bad("loss %q: use margin, hinge, softmax or sim", c.Loss)
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"dropout", c.Dropout}, {"word_dropout", c.WordDropout}, {"scramble", c.Scramble}} {
+		if p.v < 0 || p.v >= 1 {
+			bad("%s %g: must be in [0, 1)", p.name, p.v)
+		}
+	}
+	if c.LambdaC < 0 || c.LambdaW < 0 {
+		bad("lambda_c %g, lambda_w %g: must not be negative", c.LambdaC, c.LambdaW)
+	}
+	switch c.Optimizer {
+	case OptAdam, OptSGD, OptRMSProp:
+	default:
+		bad("optimizer %q: use adam, sgd or rmsprop", c.Optimizer)
+	}
+	if c.LR <= 0 || c.Decay <= 0 || c.Decay > 1 {
+		bad("lr %g, decay %g: lr must be positive and decay in (0, 1]", c.LR, c.Decay)
+	}
+	if c.Beta1 <= 0 || c.Beta1 >= 1 || c.Beta2 <= 0 || c.Beta2 >= 1 || c.Rho <= 0 || c.Rho >= 1 || c.Eps <= 0 {
+		bad("beta1 %g, beta2 %g, rho %g must be in (0, 1) and eps %g positive", c.Beta1, c.Beta2, c.Rho, c.Eps)
+	}
+	if c.BatchSize < 2 {
+		bad("batch_size %d: in-batch negatives need at least 2 pairs", c.BatchSize)
+	}
+	if c.BucketWidth <= 0 || c.MaxLen <= 0 {
+		bad("bucket_width %d, max_len %d: must be positive", c.BucketWidth, c.MaxLen)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid trainstep config: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Encoders lists the encoder names.
+func Encoders() []string {
+	return []string{EncAvg, EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN, EncGRAN2, EncGRAN3, EncGRAN4, EncGRAN5, EncBiGRAN, EncDAN}
+}
+
+// Losses lists the loss names.
+func Losses() []string { return []string{LossMargin, LossHinge, LossSoftmax, LossSim} }

@@ -1,0 +1,169 @@
+package compute
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Parameter names shared by all backends and written to checkpoints.
+const (
+	ParamEmbeddings = "embeddings" // (Vocab, Dim) word embeddings W_w
+	ParamBigrams    = "bigrams"    // (BigramBuckets, Dim) DAN bigram embeddings
+)
+
+// Init says how a parameter starts.
+type Init int
+
+const (
+	InitEmbedding Init = iota // uniform in ±0.1 (or pretrained vectors)
+	InitGlorot                // uniform in ±sqrt(6/(fan_in+fan_out))
+	InitZero
+	InitOne
+)
+
+// ParamSpec describes one parameter.
+type ParamSpec struct {
+	Name  string
+	Shape []int
+	Init  Init
+	// Compositional parameters are all but the word and bigram embeddings:
+	// W_c of the λc term.
+	Compositional bool
+}
+
+// Layout lists the parameters of cfg in a fixed order. Matrices multiply
+// from the right (y = x·W + b), so W has shape (in, out). An LSTM packs its
+// four gates (input, forget, cell, output) along the columns: wx (in, 4H),
+// wh (H, 4H), b (4H); peepholes (Gers et al. 2003) are diagonal: pi, pf, po
+// (H).
+func Layout(cfg Config) []ParamSpec {
+	d, h, e := cfg.Dim, cfg.Hidden, cfg.EmbedDim()
+	ps := []ParamSpec{{Name: ParamEmbeddings, Shape: []int{cfg.Vocab, d}, Init: InitEmbedding}}
+	add := func(name string, init Init, shape ...int) {
+		ps = append(ps, ParamSpec{Name: name, Shape: shape, Init: init, Compositional: true})
+	}
+	lstm := func(prefix string) {
+		add(prefix+"lstm.wx", InitGlorot, d, 4*h)
+		add(prefix+"lstm.wh", InitGlorot, h, 4*h)
+		add(prefix+"lstm.b", InitZero, 4*h) // forget slice set to 1 in InitParams
+		add(prefix+"lstm.pi", InitZero, h)
+		add(prefix+"lstm.pf", InitZero, h)
+		add(prefix+"lstm.po", InitZero, h)
+	}
+	gate := func(prefix, i string, out int, withA bool) {
+		add(prefix+"gran.wx"+i, InitGlorot, d, out)
+		add(prefix+"gran.wh"+i, InitGlorot, h, out)
+		if withA {
+			add(prefix+"gran.wa"+i, InitGlorot, d, out)
+		}
+		add(prefix+"gran.b"+i, InitZero, out)
+	}
+	switch cfg.Encoder {
+	case EncLSTM, EncLSTMAvg:
+		lstm("")
+	case EncBiLSTMAvg:
+		lstm("fwd.")
+		lstm("bwd.")
+	case EncGRAN:
+		lstm("")
+		gate("", "", d, false)
+	case EncGRAN2:
+		lstm("")
+		gate("", "", h, false)
+	case EncGRAN3, EncGRAN4, EncGRAN5:
+		lstm("")
+		gate("", "1", d, cfg.Encoder == EncGRAN4)
+		gate("", "2", d, cfg.Encoder == EncGRAN4)
+	case EncBiGRAN:
+		for _, p := range []string{"fwd.", "bwd."} {
+			lstm(p)
+			gate(p, "", d, false)
+		}
+	case EncDAN:
+		ps = append(ps, ParamSpec{Name: ParamBigrams, Shape: []int{cfg.BigramBuckets, d}, Init: InitEmbedding})
+		in := d
+		for i, n := range cfg.DANLayers {
+			add(fmt.Sprintf("dan.w%d", i), InitGlorot, in, n)
+			add(fmt.Sprintf("dan.b%d", i), InitZero, n)
+			in = n
+		}
+	}
+	switch cfg.Loss {
+	case LossSoftmax:
+		in := e
+		for i, n := range cfg.RespHidden {
+			add(fmt.Sprintf("resp.w%d", i), InitGlorot, in, n)
+			add(fmt.Sprintf("resp.b%d", i), InitZero, n)
+			in = n
+		}
+		add("resp.wout", InitGlorot, in, e)
+		add("resp.bout", InitZero, e)
+	case LossSim:
+		add("sim.wmul", InitGlorot, e, cfg.SimHidden)
+		add("sim.wabs", InitGlorot, e, cfg.SimHidden)
+		add("sim.bh", InitZero, cfg.SimHidden)
+		add("sim.wp", InitGlorot, cfg.SimHidden, cfg.SimK)
+		add("sim.bp", InitZero, cfg.SimK)
+	}
+	return ps
+}
+
+// InitParams draws the initial parameters of cfg from rng, in Layout
+// order. LSTM forget-gate biases start at 1. Callers replace rows of
+// "embeddings" with pretrained vectors afterwards (see trainstep.InitEmbeddings).
+func InitParams(cfg Config, rng *rand.Rand) []Tensor {
+	specs := Layout(cfg)
+	out := make([]Tensor, len(specs))
+	for i, s := range specs {
+		t := NewTensor(s.Name, s.Shape...)
+		switch s.Init {
+		case InitEmbedding:
+			for j := range t.Data {
+				t.Data[j] = float32(0.2*rng.Float64() - 0.1)
+			}
+		case InitGlorot:
+			a := math.Sqrt(6 / float64(s.Shape[0]+s.Shape[1]))
+			for j := range t.Data {
+				t.Data[j] = float32(a * (2*rng.Float64() - 1))
+			}
+		case InitOne:
+			for j := range t.Data {
+				t.Data[j] = 1
+			}
+		}
+		if n := len(s.Name); n >= 6 && s.Name[n-6:] == "lstm.b" {
+			h := s.Shape[0] / 4
+			for j := h; j < 2*h; j++ {
+				t.Data[j] = 1
+			}
+		}
+		out[i] = t
+	}
+	return out
+}
+
+// CheckParams reports params that do not match Layout(cfg).
+func CheckParams(cfg Config, params []Tensor) error {
+	specs := Layout(cfg)
+	byName := make(map[string]Tensor, len(params))
+	for _, p := range params {
+		if err := p.Check(); err != nil {
+			return err
+		}
+		byName[p.Name] = p
+	}
+	for _, s := range specs {
+		p, ok := byName[s.Name]
+		if !ok {
+			return fmt.Errorf("parameter %s missing (encoder %s, loss %s)", s.Name, cfg.Encoder, cfg.Loss)
+		}
+		if !SameShape(p.Shape, s.Shape) {
+			return fmt.Errorf("parameter %s: shape %v, want %v", s.Name, p.Shape, s.Shape)
+		}
+	}
+	if len(byName) != len(specs) {
+		return fmt.Errorf("%d parameters given, the model has %d", len(byName), len(specs))
+	}
+	return nil
+}

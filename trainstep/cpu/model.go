@@ -1,0 +1,632 @@
+package cpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime/debug"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/parastream/parastream/trainstep/compute"
+)
+
+// Backend is the gorgonia CPU backend.
+type Backend struct {
+	// Float64 builds float64 graphs and parameters (for gradient checks);
+	// parameters still cross the interface as float32.
+	Float64 bool
+}
+
+// New returns the float32 gorgonia CPU backend.
+func New() *Backend { return &Backend{} }
+
+// Name implements compute.Backend.
+func (b *Backend) Name() string {
+	if b.Float64 {
+		return "gorgonia-cpu-f64"
+	}
+	return "gorgonia-cpu"
+}
+
+// Build implements compute.Backend.
+func (b *Backend) Build(cfg compute.Config, params []compute.Tensor) (compute.Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := compute.CheckParams(cfg, params); err != nil {
+		return nil, fmt.Errorf("building %s model: %w", cfg.Encoder, err)
+	}
+	if b.Float64 {
+		return newModel[float64](cfg, params, tensor.Float64), nil
+	}
+	return newModel[float32](cfg, params, tensor.Float32), nil
+}
+
+type float interface{ float32 | float64 }
+
+type graphKey struct {
+	rows, T int
+	train   bool
+}
+
+// graph is one compiled expression graph for a batch shape.
+type graph struct {
+	enc   *encoderGraph
+	emb   *G.Node
+	loss  *G.Node
+	in    lossInputs
+	grads map[string]*G.Node // by parameter name; "x", "xb" for the inputs
+	vm    G.VM
+}
+
+type model[T float] struct {
+	cfg    compute.Config
+	dt     tensor.Dtype
+	specs  []compute.ParamSpec
+	w      map[string][]T // parameters; the dense tensors share these slices
+	dense  map[string]*tensor.Dense
+	grad   map[string][]T
+	init   []T // W_w,initial of the λw term
+	opt    *compute.Optimizer
+	graphs map[graphKey]*graph
+}
+
+func newModel[T float](cfg compute.Config, params []compute.Tensor, dt tensor.Dtype) *model[T] {
+	m := &model[T]{cfg: cfg, dt: dt, specs: compute.Layout(cfg), w: map[string][]T{},
+		dense: map[string]*tensor.Dense{}, grad: map[string][]T{}, graphs: map[graphKey]*graph{}}
+	byName := map[string]compute.Tensor{}
+	for _, p := range params {
+		byName[p.Name] = p
+	}
+	for _, s := range m.specs {
+		w := make([]T, compute.NumElems(s.Shape))
+		for i, v := range byName[s.Name].Data {
+			w[i] = T(v)
+		}
+		m.w[s.Name] = w
+		m.grad[s.Name] = make([]T, len(w))
+		m.dense[s.Name] = tensor.New(tensor.WithShape(s.Shape...), tensor.WithBacking(w))
+	}
+	if cfg.LambdaW > 0 {
+		m.init = append([]T(nil), m.w[compute.ParamEmbeddings]...)
+	}
+	m.opt = compute.NewOptimizer(cfg, m.specs)
+	return m
+}
+
+// build compiles the graph for key, recovering gorgonia's panics.
+func (m *model[T]) build(k graphKey) (gr *graph, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if be, ok := r.(buildErr); ok {
+				err = fmt.Errorf("building graph for %d rows of %d steps: %w", k.rows, k.T, be.err)
+				return
+			}
+			err = fmt.Errorf("building graph for %d rows of %d steps: gorgonia panicked: %v\n%s", k.rows, k.T, r, debug.Stack())
+		}
+	}()
+	g := G.NewGraph()
+	o := &ops{g: g, dt: m.dt}
+	e := &encoderGraph{ops: o, cfg: m.cfg, T: k.T, R: k.rows, params: map[string]*G.Node{},
+		masks: map[int]*G.Node{}, invs: map[int]*G.Node{}}
+	for _, s := range m.specs {
+		if s.Name == compute.ParamEmbeddings || s.Name == compute.ParamBigrams {
+			continue
+		}
+		n := o.input(s.Name, s.Shape...)
+		if err := G.Let(n, m.dense[s.Name]); err != nil {
+			return nil, err
+		}
+		e.params[s.Name] = n
+	}
+	e.x = o.input("x", k.T, k.rows, m.cfg.Dim)
+	if m.cfg.Encoder == compute.EncDAN {
+		e.xb = o.input("xb", k.T, k.rows, m.cfg.Dim)
+	}
+	gr = &graph{enc: e, emb: e.encode()}
+	if k.train {
+		n := k.rows / 2
+		switch m.cfg.Loss {
+		case compute.LossMargin:
+			gr.loss = e.margin(gr.emb, n, &gr.in)
+		case compute.LossHinge:
+			gr.loss = e.hinge(gr.emb, n, &gr.in)
+		case compute.LossSoftmax:
+			gr.loss = e.softmax(gr.emb, n, &gr.in)
+		case compute.LossSim:
+			gr.loss = e.sim(gr.emb, n, &gr.in)
+		}
+		var names []string
+		var wrt G.Nodes
+		for name, node := range e.params {
+			names, wrt = append(names, name), append(wrt, node)
+		}
+		names, wrt = append(names, "x"), append(wrt, e.x)
+		if e.xb != nil {
+			names, wrt = append(names, "xb"), append(wrt, e.xb)
+		}
+		gs, err := G.Grad(gr.loss, wrt...)
+		if err != nil {
+			return nil, fmt.Errorf("differentiating the %s loss: %w", m.cfg.Loss, err)
+		}
+		gr.grads = map[string]*G.Node{}
+		for i, name := range names {
+			gr.grads[name] = gs[i]
+		}
+	}
+	gr.vm = G.NewTapeMachine(g)
+	return gr, nil
+}
+
+func (m *model[T]) graphFor(k graphKey) (*graph, error) {
+	if gr, ok := m.graphs[k]; ok {
+		return gr, nil
+	}
+	gr, err := m.build(k)
+	if err != nil {
+		return nil, err
+	}
+	m.graphs[k] = gr
+	return gr, nil
+}
+
+// feed binds the encoder inputs for seqs (R rows, padded to T) with the
+// dropout multipliers drop (row-major [row][t][unit], nil for none).
+func (m *model[T]) feed(gr *graph, seqs [][]int32, drop func(r int) []float32) error {
+	e := gr.enc
+	L, R, d := e.T, e.R, m.cfg.Dim
+	emb := m.w[compute.ParamEmbeddings]
+	x := make([]T, L*R*d)
+	for r, s := range seqs {
+		dr := drop(r)
+		for t, id := range s {
+			dst := x[(t*R+r)*d : (t*R+r+1)*d]
+			src := emb[int(id)*d : int(id+1)*d]
+			if dr == nil {
+				copy(dst, src)
+				continue
+			}
+			mk := dr[t*d : (t+1)*d]
+			for u := range dst {
+				dst[u] = src[u] * T(mk[u])
+			}
+		}
+	}
+	if err := G.Let(e.x, tensor.New(tensor.WithShape(L, R, d), tensor.WithBacking(x))); err != nil {
+		return err
+	}
+	if e.xb != nil {
+		big := m.w[compute.ParamBigrams]
+		xb := make([]T, L*R*d)
+		for r, s := range seqs {
+			for t := 0; t+1 < len(s); t++ {
+				id := int(compute.BigramID(s[t], s[t+1], m.cfg.BigramBuckets))
+				copy(xb[(t*R+r)*d:(t*R+r+1)*d], big[id*d:(id+1)*d])
+			}
+		}
+		if err := G.Let(e.xb, tensor.New(tensor.WithShape(L, R, d), tensor.WithBacking(xb))); err != nil {
+			return err
+		}
+	}
+	for dim, node := range e.masks {
+		v := make([]T, L*R*dim)
+		for r, s := range seqs {
+			for t := range s {
+				row := v[(t*R+r)*dim : (t*R+r+1)*dim]
+				for u := range row {
+					row[u] = 1
+				}
+			}
+		}
+		if err := G.Let(node, tensor.New(tensor.WithShape(L, R, dim), tensor.WithBacking(v))); err != nil {
+			return err
+		}
+	}
+	for dim, node := range e.invs {
+		v := make([]T, R*dim)
+		for r, s := range seqs {
+			f := 1 / float64(len(s))
+			if m.cfg.Encoder == compute.EncDAN {
+				f = 1 / math.Sqrt(float64(len(s)))
+			}
+			for u := range dim {
+				v[r*dim+u] = T(f)
+			}
+		}
+		if err := G.Let(node, tensor.New(tensor.WithShape(R, dim), tensor.WithBacking(v))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *model[T]) let(n *G.Node, v []T, shape ...int) error {
+	if n == nil {
+		return nil
+	}
+	return G.Let(n, tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v)))
+}
+
+// feedLoss binds the loss inputs of b; it returns the constant part of the
+// loss that the graph leaves out (Σ p log p of the sim loss).
+func (m *model[T]) feedLoss(gr *graph, b *compute.Batch) (float64, error) {
+	n := b.N()
+	in := &gr.in
+	var konst float64
+	switch m.cfg.Loss {
+	case compute.LossMargin:
+		if in.penalty != nil {
+			p := make([]T, 4*n*n)
+			for r := range 2 * n {
+				i := r % n
+				p[r*2*n+i], p[r*2*n+i+n] = -4, -4
+			}
+			if err := m.let(in.penalty, p, 2*n, 2*n); err != nil {
+				return 0, err
+			}
+		}
+		if in.sel != nil {
+			s := make([]T, 4*n*n)
+			for r, c := range b.NegRand {
+				s[r*2*n+int(c)] = 1
+			}
+			if err := m.let(in.sel, s, 2*n, 2*n); err != nil {
+				return 0, err
+			}
+		}
+		if in.useMax != nil {
+			um, ur := make([]T, 2*n), make([]T, 2*n)
+			for r, use := range b.NegUseMax {
+				if use {
+					um[r] = 1
+				} else {
+					ur[r] = 1
+				}
+			}
+			if err := m.let(in.useMax, um, 2*n); err != nil {
+				return 0, err
+			}
+			if err := m.let(in.useRand, ur, 2*n); err != nil {
+				return 0, err
+			}
+		}
+	case compute.LossHinge:
+		for _, kk := range []struct {
+			node *G.Node
+			negs [][]int32
+		}{{in.k1, b.HingeNegB}, {in.k2, b.HingeNegA}} {
+			v := make([]T, n*n)
+			for i, js := range kk.negs {
+				for _, j := range js {
+					v[i*n+int(j)]++
+				}
+			}
+			if err := m.let(kk.node, v, n, n); err != nil {
+				return 0, err
+			}
+		}
+	case compute.LossSoftmax:
+		v := make([]T, n*n)
+		for i := range n {
+			v[i*n+i] = 1
+		}
+		if err := m.let(in.eye, v, n, n); err != nil {
+			return 0, err
+		}
+	case compute.LossSim:
+		K := m.cfg.SimK
+		v := make([]T, n*K)
+		for i, y := range b.Labels {
+			p := compute.SimTarget(1+float64(y)-m.cfg.SimMin, K)
+			for k, pk := range p {
+				v[i*K+k] = T(pk)
+				if pk > 0 {
+					konst += pk * math.Log(pk) / float64(n)
+				}
+			}
+		}
+		if err := m.let(in.target, v, n, K); err != nil {
+			return 0, err
+		}
+	}
+	return konst, nil
+}
+
+// run executes the graph, recovering gorgonia's panics.
+func run(gr *graph) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("gorgonia panicked: %v", r)
+		}
+	}()
+	gr.vm.Reset()
+	return gr.vm.RunAll()
+}
+
+func values[T float](n *G.Node) []T {
+	switch v := n.Value().Data().(type) {
+	case []T:
+		return v
+	case T:
+		return []T{v}
+	}
+	panic(fmt.Sprintf("cpu: node %v holds %T", n, n.Value().Data()))
+}
+
+// ForwardBackward implements compute.Model.
+func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
+	if err := b.Check(m.cfg); err != nil {
+		return 0, err
+	}
+	n := b.N()
+	gr, err := m.graphFor(graphKey{rows: 2 * n, T: b.Len, train: true})
+	if err != nil {
+		return 0, err
+	}
+	seqs := append(append([][]int32(nil), b.A...), b.B...)
+	drop := func(r int) []float32 {
+		src, i := b.DropA, r
+		if r >= n {
+			src, i = b.DropB, r-n
+		}
+		if src == nil {
+			return nil
+		}
+		sz := b.Len * m.cfg.Dim
+		return src[i*sz : (i+1)*sz]
+	}
+	if err := m.feed(gr, seqs, drop); err != nil {
+		return 0, err
+	}
+	konst, err := m.feedLoss(gr, b)
+	if err != nil {
+		return 0, err
+	}
+	if err := run(gr); err != nil {
+		return 0, fmt.Errorf("running the %s/%s graph: %w", m.cfg.Encoder, m.cfg.Loss, err)
+	}
+	loss := float64(values[T](gr.loss)[0]) + konst
+	// Gradients: graph parameters directly; embeddings scattered from x.
+	for name, node := range gr.grads {
+		if name == "x" || name == "xb" {
+			continue
+		}
+		copy(m.grad[name], values[T](node))
+	}
+	d := m.cfg.Dim
+	R := 2 * n
+	ge := m.grad[compute.ParamEmbeddings]
+	clear(ge)
+	gx := values[T](gr.grads["x"])
+	for r, s := range seqs {
+		dr := drop(r)
+		for t, id := range s {
+			src := gx[(t*R+r)*d : (t*R+r+1)*d]
+			dst := ge[int(id)*d : int(id+1)*d]
+			for u := range dst {
+				g := src[u]
+				if dr != nil {
+					g *= T(dr[t*d+u])
+				}
+				dst[u] += g
+			}
+		}
+	}
+	if node, ok := gr.grads["xb"]; ok {
+		gb := m.grad[compute.ParamBigrams]
+		clear(gb)
+		gxb := values[T](node)
+		for r, s := range seqs {
+			for t := 0; t+1 < len(s); t++ {
+				id := int(compute.BigramID(s[t], s[t+1], m.cfg.BigramBuckets))
+				src := gxb[(t*R+r)*d : (t*R+r+1)*d]
+				dst := gb[id*d : (id+1)*d]
+				for u := range dst {
+					dst[u] += src[u]
+				}
+			}
+		}
+	}
+	loss += m.regularise()
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return loss, fmt.Errorf("loss %v: %w", loss, compute.ErrNonFinite)
+	}
+	for name, g := range m.grad {
+		for _, v := range g {
+			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+				return loss, fmt.Errorf("gradient of %s: %w", name, compute.ErrNonFinite)
+			}
+		}
+	}
+	return loss, nil
+}
+
+// regularise adds λc‖W_c‖² and λw‖W_w - W_w,initial‖² and their gradients.
+func (m *model[T]) regularise() float64 {
+	var loss float64
+	if lc := m.cfg.LambdaC; lc > 0 {
+		for _, s := range m.specs {
+			if !s.Compositional {
+				continue
+			}
+			w, g := m.w[s.Name], m.grad[s.Name]
+			var ss float64
+			for i, v := range w {
+				ss += float64(v) * float64(v)
+				g[i] += T(2 * lc * float64(v))
+			}
+			loss += lc * ss
+		}
+	}
+	if lw := m.cfg.LambdaW; lw > 0 {
+		w, g := m.w[compute.ParamEmbeddings], m.grad[compute.ParamEmbeddings]
+		var ss float64
+		for i, v := range w {
+			dv := float64(v) - float64(m.init[i])
+			ss += dv * dv
+			g[i] += T(2 * lw * dv)
+		}
+		loss += lw * ss
+	}
+	return loss
+}
+
+// Update implements compute.Model.
+func (m *model[T]) Update(step int64, lr float64) error {
+	if step < 1 {
+		return fmt.Errorf("update step %d: steps count from 1", step)
+	}
+	for _, s := range m.specs {
+		w, g := m.w[s.Name], m.grad[s.Name]
+		switch ws := any(w).(type) {
+		case []float32:
+			m.opt.Step(s.Name, ws, any(g).([]float32), step, lr)
+		default:
+			w32, g32 := make([]float32, len(w)), make([]float32, len(g))
+			for i := range w {
+				w32[i], g32[i] = float32(w[i]), float32(g[i])
+			}
+			m.opt.Step(s.Name, w32, g32, step, lr)
+			for i := range w {
+				w[i] = T(w32[i])
+			}
+		}
+	}
+	return nil
+}
+
+// Embed implements compute.Model. Sequences are embedded in chunks of 64
+// rows (the last chunk padded with copies), each padded to its bucket
+// length; an empty sequence is an error.
+func (m *model[T]) Embed(seqs [][]int32) ([][]float32, error) {
+	const chunk = 64
+	out := make([][]float32, 0, len(seqs))
+	for lo := 0; lo < len(seqs); lo += chunk {
+		part := seqs[lo:min(lo+chunk, len(seqs))]
+		longest := 0
+		rows := make([][]int32, chunk)
+		for i := range rows {
+			s := part[min(i, len(part)-1)]
+			if len(s) == 0 {
+				return nil, fmt.Errorf("embedding sequence %d: %w", lo+i, compute.ErrEmptySentence)
+			}
+			if len(s) > m.cfg.MaxLen {
+				s = s[:m.cfg.MaxLen]
+			}
+			for _, id := range s {
+				if id < 0 || int(id) >= m.cfg.Vocab {
+					return nil, fmt.Errorf("embedding sequence %d: token id %d outside the vocabulary [0, %d)", lo+i, id, m.cfg.Vocab)
+				}
+			}
+			rows[i] = s
+			longest = max(longest, len(s))
+		}
+		gr, err := m.graphFor(graphKey{rows: chunk, T: compute.BucketLen(longest, m.cfg.BucketWidth)})
+		if err != nil {
+			return nil, err
+		}
+		if err := m.feed(gr, rows, func(int) []float32 { return nil }); err != nil {
+			return nil, err
+		}
+		if err := run(gr); err != nil {
+			return nil, fmt.Errorf("running the %s encoder: %w", m.cfg.Encoder, err)
+		}
+		e := values[T](gr.emb)
+		dim := m.cfg.EmbedDim()
+		for i := range part {
+			v := make([]float32, dim)
+			for u := range v {
+				v[u] = float32(e[i*dim+u])
+			}
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+func toTensor[T float](name string, shape []int, v []T) compute.Tensor {
+	t := compute.Tensor{Name: name, Shape: append([]int(nil), shape...), Data: make([]float32, len(v))}
+	for i, x := range v {
+		t.Data[i] = float32(x)
+	}
+	return t
+}
+
+// Params implements compute.Model.
+func (m *model[T]) Params() []compute.Tensor {
+	out := make([]compute.Tensor, len(m.specs))
+	for i, s := range m.specs {
+		out[i] = toTensor(s.Name, s.Shape, m.w[s.Name])
+	}
+	return out
+}
+
+// Grads implements compute.Model.
+func (m *model[T]) Grads() []compute.Tensor {
+	out := make([]compute.Tensor, len(m.specs))
+	for i, s := range m.specs {
+		out[i] = toTensor(s.Name, s.Shape, m.grad[s.Name])
+	}
+	return out
+}
+
+// SetParams implements compute.Model.
+func (m *model[T]) SetParams(ts []compute.Tensor) error {
+	for _, t := range ts {
+		w, ok := m.w[t.Name]
+		if !ok {
+			return fmt.Errorf("setting parameter %s: the %s model has none", t.Name, m.cfg.Encoder)
+		}
+		if len(t.Data) != len(w) || !compute.SameShape(t.Shape, m.dense[t.Name].Shape()) {
+			return fmt.Errorf("setting parameter %s: shape %v, want %v", t.Name, t.Shape, m.dense[t.Name].Shape())
+		}
+		for i, v := range t.Data {
+			w[i] = T(v)
+		}
+	}
+	return nil
+}
+
+// initName is the state tensor holding W_w,initial.
+const initName = "init/" + compute.ParamEmbeddings
+
+// State implements compute.Model.
+func (m *model[T]) State() []compute.Tensor {
+	st := m.opt.State()
+	if m.init != nil {
+		st = append(st, toTensor(initName, []int{m.cfg.Vocab, m.cfg.Dim}, m.init))
+	}
+	return st
+}
+
+// SetState implements compute.Model.
+func (m *model[T]) SetState(ts []compute.Tensor) error {
+	rest, err := m.opt.SetState(ts)
+	if err != nil {
+		return err
+	}
+	for _, t := range rest {
+		if t.Name != initName || m.init == nil {
+			return fmt.Errorf("optimizer state %s: unknown to a %s model with lambda_w %g", t.Name, m.cfg.Optimizer, m.cfg.LambdaW)
+		}
+		if len(t.Data) != len(m.init) {
+			return fmt.Errorf("optimizer state %s: %d values, want %d", t.Name, len(t.Data), len(m.init))
+		}
+		for i, v := range t.Data {
+			m.init[i] = T(v)
+		}
+	}
+	return nil
+}
+
+// Close implements compute.Model.
+func (m *model[T]) Close() error {
+	var errs []error
+	for k, gr := range m.graphs {
+		errs = append(errs, gr.vm.Close())
+		delete(m.graphs, k)
+	}
+	return errors.Join(errs...)
+}
