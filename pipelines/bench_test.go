@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"testing"
 	"time"
@@ -48,6 +49,8 @@ func BenchmarkExtractReddit(b *testing.B) {
 	mb := float64(st.Bytes) / 1e6
 	b.Logf("%d generated comments, %.0f MB of JSON", n, mb)
 
+	// Both sides run with the collector target the CLI uses.
+	defer debug.SetGCPercent(debug.SetGCPercent(pipelines.DefaultGCPercent))
 	cfg := pipelines.NewExtractConfig("reddit", input, "")
 	var loopSecs, pipeSecs float64
 	for i := 0; i < b.N; i++ {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -245,7 +246,20 @@ type RunOptions struct {
 	// while the pipeline runs; nil for none.
 	Progress      io.Writer
 	ProgressEvery time.Duration
+	// GCPercent, when positive, sets the Go garbage collector's target
+	// (runtime/debug.SetGCPercent) for the run and restores the process's
+	// setting afterwards; 0 keeps the process's setting (GOGC). The
+	// pipeline's live heap is small and bounded (see docs/extract.md), so a
+	// higher target trades a little memory for less collector work: the
+	// CLI's default is DefaultGCPercent.
+	GCPercent int
 }
+
+// DefaultGCPercent is the collector target the CLI runs extraction with
+// unless GOGC is set: at 400 the 1-million-comment benchmark runs about
+// 10% faster than at Go's default of 100, and peak RSS stays in the
+// hundreds of megabytes (docs/extract.md has the figures).
+const DefaultGCPercent = 400
 
 // RunExtract validates cfg, runs the extraction pipeline, and writes the
 // rejects file and manifest.json under cfg.Out. The shards of this corpus
@@ -256,6 +270,9 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 		return nil, err
 	}
 	start := time.Now()
+	if opts.GCPercent > 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(opts.GCPercent))
+	}
 	if cfg.WorkDir == "" {
 		var b [6]byte
 		rand.Read(b[:])

@@ -59,6 +59,7 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&cfg.Reader.Limits.MaxLineBytes, "max-line-bytes", corpora.DefaultMaxLineBytes, "longest line or record accepted")
 	fs.Int64Var(&cfg.Shards.MaxRows, "shard-rows", 0, "most rows per shard (0: 1,000,000)")
 	fs.Int64Var(&cfg.Shards.MaxBytes, "shard-bytes", 0, "about the most bytes per shard (0: 256 MiB)")
+	gcPercent := fs.Int("gc-percent", pipelines.DefaultGCPercent, "the Go collector's target during the run (0 or GOGC set: the process's own setting)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	verbose := fs.Bool("verbose", false, "let Beam and the runner log at info level")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
@@ -98,6 +99,9 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	}
 	beam.Init()
 	opts := pipelines.RunOptions{Runner: *runners.Runner}
+	if os.Getenv("GOGC") == "" {
+		opts.GCPercent = *gcPercent
+	}
 	if !*quiet {
 		opts.Progress = e.stderr
 		fmt.Fprintf(e.stderr, "extracting %s from %s into %s (runner %s)\n", cfg.Corpus, cfg.Input, cfg.Out, runnerName(opts.Runner))
