@@ -1,0 +1,167 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// Defaults of BrokerConfig.
+const (
+	DefaultListen     = "127.0.0.1:9092"
+	DefaultPartitions = 4
+)
+
+// BrokerConfig configures the embedded broker. The zero value is an
+// in-memory broker on DefaultListen.
+type BrokerConfig struct {
+	// Listen is the address to listen on, host:port; port 0 picks a free
+	// port (see Broker.Addr). "" means DefaultListen.
+	Listen string
+	// DataDir is where the broker keeps its log segments and state, and
+	// where it reloads them from on start. "" keeps everything in memory:
+	// it is lost when the broker stops.
+	DataDir string
+	// Partitions is the partition count of topics created without one
+	// (auto-created, or CreateTopics with -1). 0 means DefaultPartitions.
+	Partitions int
+	// SyncWrites fsyncs every produced batch before acknowledging it, so
+	// that an acknowledged message survives a crash of the machine, not
+	// only of the process. Slower.
+	SyncWrites bool
+	// Logger receives the broker's warnings and errors; nil discards them.
+	Logger *slog.Logger
+}
+
+// Validate reports a setting out of range, saying how to fix it.
+func (c BrokerConfig) Validate() error {
+	var errs []error
+	if c.Listen != "" {
+		if _, port, err := net.SplitHostPort(c.Listen); err != nil {
+			errs = append(errs, fmt.Errorf("stream: BrokerConfig.Listen %q: give host:port, such as %s: %v", c.Listen, DefaultListen, err))
+		} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+			errs = append(errs, fmt.Errorf("stream: BrokerConfig.Listen %q: the port must be a number from 0 to 65535", c.Listen))
+		}
+	}
+	if c.Partitions < 0 {
+		errs = append(errs, fmt.Errorf("stream: BrokerConfig.Partitions is %d: give a positive count, or 0 for %d", c.Partitions, DefaultPartitions))
+	}
+	return errors.Join(errs...)
+}
+
+// Broker is an embedded single-node broker that speaks the Kafka protocol:
+// franz-go's kfake, with its on-disk persistence. Any Kafka client (kafka-go,
+// franz-go, librdkafka's kcat) talks to it at Addr.
+//
+// With a DataDir, kfake appends every produced record batch to segment
+// files as it arrives, appends group offset commits to a log, rewrites its
+// topic list whenever it changes, and writes the rest of its state on
+// Close. Start on the same directory reloads it all: the topics, their
+// messages at the same offsets, the consumer groups' committed offsets. A
+// process killed without Close keeps what reached the segment files (the
+// operating system's page cache survives the process); SyncWrites also
+// survives a crash of the machine.
+type Broker struct {
+	cluster *kfake.Cluster
+	addr    string
+}
+
+// StartBroker starts a broker and returns once it accepts connections.
+func StartBroker(ctx context.Context, cfg BrokerConfig) (b *Broker, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	listen := cfg.Listen
+	if listen == "" {
+		listen = DefaultListen
+	}
+	partitions := cfg.Partitions
+	if partitions == 0 {
+		partitions = DefaultPartitions
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	opts := []kfake.Opt{
+		kfake.NumBrokers(1),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
+			var lc net.ListenConfig
+			return lc.Listen(ctx, network, listen)
+		}),
+		kfake.DefaultNumPartitions(partitions),
+		kfake.WithLogger(kfakeLogger{logger}),
+		kfake.ClusterID("parastream"),
+	}
+	if cfg.DataDir != "" {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("starting broker: %w", err)
+		}
+		opts = append(opts, kfake.DataDir(cfg.DataDir))
+	}
+	if cfg.SyncWrites {
+		opts = append(opts, kfake.SyncWrites())
+	}
+	// kfake panics on some inconsistent persisted state; here that is an
+	// error naming the data directory.
+	defer func() {
+		if p := recover(); p != nil {
+			b, err = nil, fmt.Errorf("starting broker on data directory %q: kfake panicked: %v", cfg.DataDir, p)
+		}
+	}()
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		if cfg.DataDir != "" {
+			return nil, fmt.Errorf("starting broker on %s (data directory %s): %w", listen, cfg.DataDir, err)
+		}
+		return nil, fmt.Errorf("starting broker on %s: %w", listen, err)
+	}
+	addrs := c.ListenAddrs()
+	if len(addrs) != 1 {
+		c.Close()
+		return nil, fmt.Errorf("starting broker: listening on %d addresses, want 1", len(addrs))
+	}
+	logger.Info("broker started", "addr", addrs[0], "data_dir", cfg.DataDir)
+	return &Broker{cluster: c, addr: addrs[0]}, nil
+}
+
+// Addr is the host:port the broker listens on: the bootstrap address
+// clients are given.
+func (b *Broker) Addr() string { return b.addr }
+
+// Close stops accepting connections, writes the broker's state to its data
+// directory, if any, and stops. Close after Close is a no-op.
+func (b *Broker) Close() error {
+	b.cluster.Close()
+	return nil
+}
+
+// kfakeLogger hands kfake's log lines to slog.
+type kfakeLogger struct{ l *slog.Logger }
+
+func (k kfakeLogger) Logf(level kfake.LogLevel, format string, args ...any) {
+	var l slog.Level
+	switch level {
+	case kfake.LogLevelError:
+		l = slog.LevelError
+	case kfake.LogLevelWarn:
+		l = slog.LevelWarn
+	case kfake.LogLevelInfo:
+		l = slog.LevelInfo
+	default:
+		l = slog.LevelDebug
+	}
+	ctx := context.Background()
+	if k.l.Enabled(ctx, l) {
+		k.l.Log(ctx, l, fmt.Sprintf(format, args...), "component", "kfake")
+	}
+}

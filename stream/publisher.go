@@ -1,0 +1,562 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/parastream/parastream/shards"
+)
+
+// Defaults of PublishConfig.
+const (
+	DefaultBatchRows   = 1000
+	DefaultReplication = 1
+)
+
+// messageOverhead is what a message adds to its value in a record batch:
+// the batch header, the record's varints, the key and the header names. A
+// message's value stays under the topic's max.message.bytes minus this
+// and the key and header values.
+const messageOverhead = 512
+
+// PublishConfig configures Publish. The zero value of each field but Client
+// gives its documented default.
+type PublishConfig struct {
+	Client ClientConfig
+	// Prefix starts every topic name; "" means DefaultPrefix.
+	Prefix string
+	// Datasets are the corpora of the manifest to publish; empty means all.
+	Datasets []string
+	// Partitions is the partition count of the row topics the publisher
+	// creates; 0 means DefaultPartitions. Existing topics keep theirs.
+	Partitions int
+	// Replication is the replication factor of the topics it creates, and
+	// the least an existing topic must have; 0 means DefaultReplication.
+	Replication int
+	// Retention is retention.ms of the row topics it creates; 0 keeps
+	// messages for ever (retention.ms=-1).
+	Retention time.Duration
+	// BatchRows is the most rows in one message; 0 means DefaultBatchRows.
+	// A batch whose message would pass the topic's max.message.bytes is
+	// cut in two until it fits.
+	BatchRows int
+	// MaxMessageBytes, when set, bounds messages below the topic's own
+	// max.message.bytes.
+	MaxMessageBytes int
+	// Progress, when set, is called after every acknowledged write (at
+	// most once a second) and once at the end of each topic.
+	Progress func(Progress)
+	// Logger receives what the publisher does; nil discards it.
+	Logger *slog.Logger
+}
+
+// Validate reports a setting that cannot work, saying how to fix it.
+func (c PublishConfig) Validate() error {
+	errs := []error{c.Client.Validate()}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"Partitions", c.Partitions}, {"Replication", c.Replication}, {"BatchRows", c.BatchRows}, {"MaxMessageBytes", c.MaxMessageBytes}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("stream: PublishConfig.%s is %d: give a positive value, or 0 for the default", f.name, f.v))
+		}
+	}
+	if c.BatchRows > MaxBatchRows {
+		errs = append(errs, fmt.Errorf("stream: PublishConfig.BatchRows is %d: at most %d", c.BatchRows, MaxBatchRows))
+	}
+	if c.MaxMessageBytes > 0 && c.MaxMessageBytes < 4*messageOverhead {
+		errs = append(errs, fmt.Errorf("stream: PublishConfig.MaxMessageBytes is %d: give at least %d", c.MaxMessageBytes, 4*messageOverhead))
+	}
+	if c.Retention < 0 {
+		errs = append(errs, errors.New("stream: PublishConfig.Retention is negative: give 0 to keep messages for ever"))
+	}
+	return errors.Join(errs...)
+}
+
+// Progress is where publishing one topic stands.
+type Progress struct {
+	Topic string
+	// Rows is the split's row count; Present counts the rows the topic
+	// holds so far (Skipped of them were there before this run).
+	Rows, Present, Skipped int64
+	// Messages and Bytes count what this run wrote (values only).
+	Messages, Bytes int64
+	Elapsed         time.Duration
+	Done            bool
+}
+
+// TopicSummary is what publishing did to one topic.
+type TopicSummary struct {
+	Topic string
+	// Rows is the split's row count, Published the rows this run wrote,
+	// Skipped those the topic already held.
+	Rows, Published, Skipped int64
+	Messages, Bytes          int64
+	// LargestMessage is the largest value written, in bytes.
+	LargestMessage int
+	Elapsed        time.Duration
+}
+
+// Publish publishes the shards under root (as their manifest lists them)
+// to Kafka: for each dataset (corpus) it creates or checks the topics,
+// publishes the dataset's manifest on the manifests topic, then the rows of
+// each split on the split's topic, in messages of at most BatchRows rows
+// keyed by shard, waiting for every replica's acknowledgement.
+//
+// Publishing is resumable: Publish first reads what each row topic already
+// holds (the headers of its messages) and publishes only the row ranges
+// that are missing, so that after a crash a second run completes the topic
+// with no gap. It refuses to publish a dataset whose manifest on the topic
+// names other shard contents (the dataset was extracted again: publish it
+// under another prefix).
+func Publish(ctx context.Context, root string, cfg PublishConfig) ([]TopicSummary, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	m, err := shards.ReadManifest(root)
+	if err != nil {
+		return nil, err
+	}
+	datasets := cfg.Datasets
+	if len(datasets) == 0 {
+		for _, s := range m.Splits {
+			datasets = append(datasets, s.Corpus)
+		}
+		slices.Sort(datasets)
+		datasets = slices.Compact(datasets)
+	}
+	if err := m.Verify(root); err != nil {
+		return nil, fmt.Errorf("publishing %s: %w", root, err)
+	}
+	p := &publisher{cfg: cfg, root: root, log: cfg.Logger}
+	if p.client, err = cfg.Client.client(); err != nil {
+		return nil, err
+	}
+	transport, err := cfg.Client.transport()
+	if err != nil {
+		return nil, err
+	}
+	p.w = &kafka.Writer{
+		Addr:         kafka.TCP(cfg.Client.Brokers...),
+		Balancer:     &kafka.Murmur2Balancer{},
+		RequiredAcks: kafka.RequireAll,
+		MaxAttempts:  10,
+		BatchSize:    64,
+		BatchTimeout: 5 * time.Millisecond,
+		Transport:    transport,
+		ErrorLogger: kafka.LoggerFunc(func(format string, args ...any) {
+			p.log.Warn(fmt.Sprintf(format, args...))
+		}),
+	}
+	defer p.w.Close()
+	var sums []TopicSummary
+	for _, ds := range datasets {
+		s, err := p.dataset(ctx, m, ds)
+		sums = append(sums, s...)
+		if err != nil {
+			return sums, err
+		}
+	}
+	if err := p.w.Close(); err != nil {
+		return sums, fmt.Errorf("closing the writer: %w", err)
+	}
+	return sums, nil
+}
+
+func (c PublishConfig) withDefaults() PublishConfig {
+	if c.Prefix == "" {
+		c.Prefix = DefaultPrefix
+	}
+	if c.Partitions == 0 {
+		c.Partitions = DefaultPartitions
+	}
+	if c.Replication == 0 {
+		c.Replication = DefaultReplication
+	}
+	if c.BatchRows == 0 {
+		c.BatchRows = DefaultBatchRows
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+type publisher struct {
+	cfg    PublishConfig
+	root   string
+	client *kafka.Client
+	w      *kafka.Writer
+	log    *slog.Logger
+}
+
+// dataset publishes one dataset: topics, manifest, rows.
+func (p *publisher) dataset(ctx context.Context, m *shards.Manifest, dataset string) ([]TopicSummary, error) {
+	dm := datasetManifest(m, dataset)
+	if len(dm.Splits) == 0 {
+		return nil, fmt.Errorf("publishing: the manifest has no dataset %q", dataset)
+	}
+	splits := slices.Sorted(maps.Keys(dm.Splits))
+	retention := "-1"
+	if p.cfg.Retention > 0 {
+		retention = strconv.FormatInt(p.cfg.Retention.Milliseconds(), 10)
+	}
+	specs := []topicSpec{{
+		name: ManifestTopic(p.cfg.Prefix), partitions: 1, replication: p.cfg.Replication,
+		configs: map[string]string{"cleanup.policy": "compact", "retention.ms": "-1"},
+	}}
+	for _, key := range splits {
+		specs = append(specs, topicSpec{
+			name: RowTopic(p.cfg.Prefix, dataset, dm.Splits[key].Split), partitions: p.cfg.Partitions, replication: p.cfg.Replication,
+			configs: map[string]string{"retention.ms": retention},
+		})
+	}
+	topics, err := ensureTopics(ctx, p.client, specs, p.log)
+	if err != nil {
+		return nil, err
+	}
+
+	// The manifest first: a consumer that finds rows finds their manifest.
+	old, err := readManifest(ctx, p.cfg.Client, p.client, p.cfg.Prefix, dataset, p.log)
+	if err != nil {
+		return nil, err
+	}
+	if old != nil {
+		if err := sameShards(old, dm); err != nil {
+			return nil, fmt.Errorf("publishing %s under prefix %q: %w", dataset, p.cfg.Prefix, err)
+		}
+	}
+	mm, err := manifestMessage(dataset, dm)
+	if err != nil {
+		return nil, err
+	}
+	mm.Topic = ManifestTopic(p.cfg.Prefix)
+	if err := p.w.WriteMessages(ctx, mm); err != nil {
+		return nil, fmt.Errorf("publishing the manifest of %s: %w", dataset, err)
+	}
+
+	var sums []TopicSummary
+	for _, key := range splits {
+		split := dm.Splits[key]
+		topic := RowTopic(p.cfg.Prefix, dataset, split.Split)
+		infos, err := dm.Shards(dataset, split.Split)
+		if err != nil {
+			return sums, err
+		}
+		s, err := p.split(ctx, topics[topic], infos)
+		sums = append(sums, s)
+		if err != nil {
+			return sums, err
+		}
+	}
+	return sums, nil
+}
+
+// sameShards refuses a manifest whose shards (by path) have other contents
+// than those already published.
+func sameShards(old, cur *shards.Manifest) error {
+	was := map[string]string{}
+	for _, f := range old.Files {
+		was[f.Path] = f.SHA256
+	}
+	for _, f := range cur.Files {
+		if sum, ok := was[f.Path]; ok && sum != f.SHA256 {
+			return fmt.Errorf("%w: shard %s was published with sha256 %s, the directory holds %s", ErrTopic, f.Path, sum, f.SHA256)
+		}
+	}
+	return nil
+}
+
+// present reads the headers of every message of a topic and returns, per
+// shard, the rows it holds.
+func (p *publisher) present(ctx context.Context, t topicInfo) (map[string]*ranges, error) {
+	first, end, err := partitionOffsets(ctx, p.client, t.name, t.partitions)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]*ranges{}
+	for part := range t.partitions {
+		err := scanPartition(ctx, p.cfg.Client, t.name, part, first[part], end[part], p.log, func(m kafka.Message) error {
+			h, err := DecodeHeader(m)
+			if err != nil {
+				// A consumer skips it too; its rows count as missing.
+				p.log.Warn("ignoring a bad message", "topic", t.name, "partition", part, "offset", m.Offset, "err", err)
+				return nil
+			}
+			rs := have[h.Shard]
+			if rs == nil {
+				rs = new(ranges)
+				have[h.Shard] = rs
+			}
+			rs.add(h.First, h.End)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return have, nil
+}
+
+// encoded is one message to write, or the error that kept it from being
+// made.
+type encoded struct {
+	msg  kafka.Message
+	rows int64
+	err  error
+}
+
+// split publishes the rows of one split that its topic lacks.
+func (p *publisher) split(ctx context.Context, t topicInfo, infos []shards.ShardInfo) (TopicSummary, error) {
+	start := time.Now()
+	sum := TopicSummary{Topic: t.name}
+	for _, f := range infos {
+		sum.Rows += f.Rows
+	}
+	have, err := p.present(ctx, t)
+	if err != nil {
+		return sum, err
+	}
+	// Rows the topic holds beyond a shard's end count for nothing.
+	for _, f := range infos {
+		if rs := have[f.Path]; rs != nil {
+			missing := int64(0)
+			for _, g := range rs.gaps(0, f.Rows) {
+				missing += g.End - g.First
+			}
+			sum.Skipped += f.Rows - missing
+		}
+	}
+	limit := t.maxMessageBytes()
+	if p.cfg.MaxMessageBytes > 0 {
+		limit = min(limit, p.cfg.MaxMessageBytes)
+	}
+	p.w.BatchBytes = int64(limit)
+	p.log.Info("publishing", "topic", t.name, "rows", sum.Rows, "already_present", sum.Skipped, "max_message_bytes", limit)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Batches are cut by one goroutine, encoded by workers, and written in
+	// the order they were cut, so that a shard's messages keep their order.
+	type job struct {
+		b   Batch
+		out chan []encoded
+	}
+	jobs := make(chan job, 2*runtime.GOMAXPROCS(0))
+	order := make(chan chan []encoded, 4*runtime.GOMAXPROCS(0))
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		readErr <- p.cut(ctx, infos, have, func(b Batch) bool {
+			j := job{b: b, out: make(chan []encoded, 1)}
+			select {
+			case order <- j.out:
+			case <-ctx.Done():
+				return false
+			}
+			select {
+			case jobs <- j:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for j := range jobs {
+				j.out <- encodeFitting(j.b, limit)
+			}
+		})
+	}
+	defer wg.Wait()
+
+	// Writes: up to inFlight WriteMessages calls at once, each of a run of
+	// messages; kafka-go keeps one produce request per partition in flight
+	// and retries it in place, so a partition's messages stay in order.
+	const inFlight = 4
+	sem := make(chan struct{}, inFlight)
+	var mu sync.Mutex
+	var writeErr error
+	lastReport := time.Now()
+	report := func(done bool) {
+		if p.cfg.Progress != nil {
+			p.cfg.Progress(Progress{Topic: t.name, Rows: sum.Rows, Present: sum.Skipped + sum.Published, Skipped: sum.Skipped,
+				Messages: sum.Messages, Bytes: sum.Bytes, Elapsed: time.Since(start), Done: done})
+		}
+	}
+	var pending []kafka.Message
+	var pendingRows int64
+	flush := func() {
+		if len(pending) == 0 {
+			return
+		}
+		msgs, rows := pending, pendingRows
+		pending, pendingRows = nil, 0
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			err := p.w.WriteMessages(ctx, msgs...)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if writeErr == nil {
+					writeErr = describeWriteError(t.name, msgs, err)
+					cancel()
+				}
+				return
+			}
+			sum.Published += rows
+			sum.Messages += int64(len(msgs))
+			for _, m := range msgs {
+				sum.Bytes += int64(len(m.Value))
+				sum.LargestMessage = max(sum.LargestMessage, len(m.Value))
+			}
+			if time.Since(lastReport) >= time.Second {
+				lastReport = time.Now()
+				report(false)
+			}
+		}()
+	}
+	var encErr error
+	for out := range order {
+		var es []encoded
+		select {
+		case es = <-out:
+		case <-ctx.Done():
+		}
+		for _, e := range es {
+			if e.err != nil && encErr == nil {
+				encErr = e.err
+				cancel()
+			}
+			if encErr != nil {
+				continue
+			}
+			e.msg.Topic = t.name
+			pending = append(pending, e.msg)
+			pendingRows += e.rows
+		}
+		if len(pending) >= 16 || len(order) == 0 {
+			flush()
+		}
+	}
+	flush()
+	for range inFlight {
+		sem <- struct{}{}
+	}
+	sum.Elapsed = time.Since(start)
+	err = errors.Join(encErr, writeErr, <-readErr)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		report(true)
+		p.log.Info("published", "topic", t.name, "rows", sum.Published, "skipped", sum.Skipped, "messages", sum.Messages, "bytes", sum.Bytes, "elapsed", sum.Elapsed)
+	}
+	return sum, err
+}
+
+// describeWriteError names how many of the messages failed and the first
+// reason.
+func describeWriteError(topic string, msgs []kafka.Message, err error) error {
+	var we kafka.WriteErrors
+	if errors.As(err, &we) {
+		var first error
+		for _, e := range we {
+			if e != nil {
+				first = e
+				break
+			}
+		}
+		return fmt.Errorf("writing to %s: %d of %d messages failed (first: %w); publish again to complete the topic", topic, we.Count(), len(msgs), first)
+	}
+	return fmt.Errorf("writing to %s: %w; publish again to complete the topic", topic, err)
+}
+
+// cut reads the shards in order and hands emit the batches of rows the
+// topic lacks, of at most BatchRows rows each, never across a gap.
+func (p *publisher) cut(ctx context.Context, infos []shards.ShardInfo, have map[string]*ranges, emit func(Batch) bool) error {
+	for _, f := range infos {
+		missing := []Range{{0, f.Rows}}
+		if rs := have[f.Path]; rs != nil {
+			missing = rs.gaps(0, f.Rows)
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		r := shards.NewSplitReader(p.root, []shards.ShardInfo{f})
+		err := p.cutShard(ctx, r, f.Path, missing, emit)
+		r.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *publisher) cutShard(ctx context.Context, r *shards.SplitReader, shard string, missing []Range, emit func(Batch) bool) error {
+	buf := make([]shards.Row, p.cfg.BatchRows)
+	var at int64 // index of the next row the reader returns
+	for _, g := range missing {
+		for at < g.End {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			// Rows before the gap are read and passed over (a shard has
+			// no index to seek by); those in it are read a batch at a time.
+			want := g.End - at
+			if at < g.First {
+				want = g.First - at
+			}
+			n, err := r.Read(buf[:min(int64(len(buf)), want)])
+			if errors.Is(err, io.EOF) {
+				return fmt.Errorf("reading shard %s: %d rows, the manifest says more", shard, at)
+			}
+			if err != nil {
+				return err
+			}
+			if at >= g.First && !emit(Batch{Shard: shard, First: at, Rows: slices.Clone(buf[:n])}) {
+				return ctx.Err()
+			}
+			at += int64(n)
+		}
+	}
+	return nil
+}
+
+// encodeFitting encodes a batch as one message, or cuts it in halves
+// until each message fits under limit bytes.
+func encodeFitting(b Batch, limit int) []encoded {
+	m, err := Encode(b)
+	if err != nil {
+		return []encoded{{err: err}}
+	}
+	size := len(m.Value) + len(m.Key) + messageOverhead
+	for _, h := range m.Headers {
+		size += len(h.Value)
+	}
+	if size <= limit {
+		return []encoded{{msg: m, rows: int64(len(b.Rows))}}
+	}
+	if len(b.Rows) == 1 {
+		return []encoded{{err: fmt.Errorf("%w: row %d of %s makes a message of %d bytes, the topic takes %d", ErrTooLarge, b.First, b.Shard, size, limit)}}
+	}
+	half := len(b.Rows) / 2
+	out := encodeFitting(Batch{Shard: b.Shard, First: b.First, Rows: b.Rows[:half]}, limit)
+	return append(out, encodeFitting(Batch{Shard: b.Shard, First: b.First + int64(half), Rows: b.Rows[half:]}, limit)...)
+}

@@ -1,0 +1,52 @@
+package stream
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestRanges checks the range set against a plain set of rows, adding
+// random ranges in random order.
+func TestRanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		var rs ranges
+		want := map[int64]bool{}
+		for range rng.IntN(30) {
+			first := rng.Int64N(100)
+			end := first + rng.Int64N(8)
+			rs.add(first, end)
+			for i := first; i < end; i++ {
+				want[i] = true
+			}
+		}
+		for k := 1; k < len(rs); k++ {
+			if rs[k-1].End >= rs[k].First || rs[k].First >= rs[k].End {
+				t.Fatalf("trial %d: ranges not sorted, disjoint and apart: %v", trial, rs)
+			}
+		}
+		if rs.count() != int64(len(want)) {
+			t.Fatalf("trial %d: count %d, want %d", trial, rs.count(), len(want))
+		}
+		var inGaps int64
+		for _, g := range rs.gaps(10, 90) {
+			for i := g.First; i < g.End; i++ {
+				if want[i] {
+					t.Fatalf("trial %d: gap %v holds row %d of the set %v", trial, g, i, rs)
+				}
+				inGaps++
+			}
+		}
+		for i := range int64(110) {
+			if rs.contains(i) != want[i] {
+				t.Fatalf("trial %d: contains(%d) = %v, want %v (%v)", trial, i, !want[i], want[i], rs)
+			}
+			if i >= 10 && i < 90 && !want[i] {
+				inGaps--
+			}
+		}
+		if inGaps != 0 {
+			t.Fatalf("trial %d: gaps miss or repeat rows (%d)", trial, inGaps)
+		}
+	}
+}

@@ -1,0 +1,329 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/parastream/parastream/shards"
+)
+
+// DefaultPrefix is the topic prefix when none is given.
+const DefaultPrefix = "parastream"
+
+// RowTopic is the topic of a dataset's split: "<prefix>.<dataset>.<split>".
+func RowTopic(prefix, dataset, split string) string {
+	return prefix + "." + dataset + "." + split
+}
+
+// ManifestTopic is the compacted topic of the manifests, one per dataset
+// (keyed by the dataset): "<prefix>.manifests".
+func ManifestTopic(prefix string) string { return prefix + ".manifests" }
+
+// checkTopicName refuses a name Kafka refuses: empty, over 249 characters,
+// or with characters other than ASCII letters, digits, '.', '_' and '-'.
+func checkTopicName(name string) error {
+	if name == "" || len(name) > 249 || name == "." || name == ".." {
+		return fmt.Errorf("%w: topic name %q: Kafka takes 1 to 249 characters", ErrTopic, name)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return fmt.Errorf("%w: topic name %q: Kafka takes only ASCII letters, digits, '.', '_' and '-' (rename the dataset or the prefix)", ErrTopic, name)
+		}
+	}
+	return nil
+}
+
+// topicInfo is what the publisher and the consumer need of a topic.
+type topicInfo struct {
+	name       string
+	partitions int
+	replicas   int
+	// configs holds the topic's max.message.bytes and cleanup.policy.
+	configs map[string]string
+}
+
+// describeTopics returns the topics that exist among names, with their
+// partition count, replication and configs.
+func describeTopics(ctx context.Context, c *kafka.Client, names []string) (map[string]topicInfo, error) {
+	md, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: names})
+	if err != nil {
+		return nil, fmt.Errorf("reading topic metadata: %w", err)
+	}
+	out := map[string]topicInfo{}
+	var res []kafka.DescribeConfigRequestResource
+	for _, t := range md.Topics {
+		if errors.Is(t.Error, kafka.UnknownTopicOrPartition) || (t.Error == nil && len(t.Partitions) == 0) {
+			continue
+		}
+		if t.Error != nil {
+			return nil, fmt.Errorf("reading metadata of topic %s: %w", t.Name, t.Error)
+		}
+		out[t.Name] = topicInfo{name: t.Name, partitions: len(t.Partitions), replicas: len(t.Partitions[0].Replicas), configs: map[string]string{}}
+		res = append(res, kafka.DescribeConfigRequestResource{
+			ResourceType: kafka.ResourceTypeTopic, ResourceName: t.Name,
+			ConfigNames: []string{"max.message.bytes", "cleanup.policy"},
+		})
+	}
+	if len(res) == 0 {
+		return out, nil
+	}
+	dc, err := c.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{Resources: res})
+	if err != nil {
+		return nil, fmt.Errorf("reading topic configs: %w", err)
+	}
+	for _, r := range dc.Resources {
+		if r.Error != nil {
+			return nil, fmt.Errorf("reading configs of topic %s: %w", r.ResourceName, r.Error)
+		}
+		for _, e := range r.ConfigEntries {
+			out[r.ResourceName].configs[e.ConfigName] = e.ConfigValue
+		}
+	}
+	return out, nil
+}
+
+// topicSpec is a topic to create, or to check that it fits.
+type topicSpec struct {
+	name        string
+	partitions  int
+	replication int
+	configs     map[string]string
+}
+
+// ensureTopics creates the topics that do not exist and checks those that
+// do: enough replicas, and the cleanup policy asked for. It returns every
+// topic as it now is.
+func ensureTopics(ctx context.Context, c *kafka.Client, specs []topicSpec, logger *slog.Logger) (map[string]topicInfo, error) {
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		if err := checkTopicName(s.name); err != nil {
+			return nil, err
+		}
+		names[i] = s.name
+	}
+	have, err := describeTopics(ctx, c, names)
+	if err != nil {
+		return nil, err
+	}
+	var create []kafka.TopicConfig
+	for _, s := range specs {
+		if _, ok := have[s.name]; ok {
+			continue
+		}
+		tc := kafka.TopicConfig{Topic: s.name, NumPartitions: s.partitions, ReplicationFactor: s.replication}
+		for k, v := range s.configs {
+			tc.ConfigEntries = append(tc.ConfigEntries, kafka.ConfigEntry{ConfigName: k, ConfigValue: v})
+		}
+		create = append(create, tc)
+	}
+	if len(create) > 0 {
+		resp, err := c.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: create})
+		if err != nil {
+			return nil, fmt.Errorf("creating topics: %w", err)
+		}
+		for _, tc := range create {
+			switch err := resp.Errors[tc.Topic]; {
+			case err == nil:
+				logger.Info("created topic", "topic", tc.Topic, "partitions", tc.NumPartitions, "replication", tc.ReplicationFactor)
+			case errors.Is(err, kafka.TopicAlreadyExists):
+				// Another publisher created it meanwhile: checked below.
+			default:
+				return nil, fmt.Errorf("creating topic %s: %w", tc.Topic, err)
+			}
+		}
+		if have, err = describeTopics(ctx, c, names); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range specs {
+		t, ok := have[s.name]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%w: topic %s is still missing after creating it", ErrTopic, s.name)
+		case t.replicas < s.replication:
+			return nil, fmt.Errorf("%w: topic %s has %d replicas, %d asked for", ErrTopic, s.name, t.replicas, s.replication)
+		}
+		if want := s.configs["cleanup.policy"]; want != "" && !strings.Contains(t.configs["cleanup.policy"], want) {
+			return nil, fmt.Errorf("%w: topic %s has cleanup.policy %q, want %q", ErrTopic, s.name, t.configs["cleanup.policy"], want)
+		}
+	}
+	return have, nil
+}
+
+// maxMessageBytes is a topic's max.message.bytes, or Kafka's default.
+func (t topicInfo) maxMessageBytes() int {
+	if n, err := strconv.Atoi(t.configs["max.message.bytes"]); err == nil && n > 0 {
+		return n
+	}
+	return 1048588
+}
+
+// partitionOffsets returns the first offset and the end offset (the high
+// watermark: one past the last message) of each partition of a topic.
+func partitionOffsets(ctx context.Context, c *kafka.Client, topic string, partitions int) (first, end []int64, err error) {
+	reqs := make([]kafka.OffsetRequest, 0, 2*partitions)
+	for p := range partitions {
+		reqs = append(reqs, kafka.FirstOffsetOf(p), kafka.LastOffsetOf(p))
+	}
+	resp, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing offsets of %s: %w", topic, err)
+	}
+	first, end = make([]int64, partitions), make([]int64, partitions)
+	seen := make([]bool, partitions)
+	for _, po := range resp.Topics[topic] {
+		if po.Error != nil {
+			return nil, nil, fmt.Errorf("listing offsets of %s partition %d: %w", topic, po.Partition, po.Error)
+		}
+		if po.Partition < 0 || po.Partition >= partitions {
+			continue
+		}
+		first[po.Partition], end[po.Partition], seen[po.Partition] = po.FirstOffset, po.LastOffset, true
+	}
+	for p, ok := range seen {
+		if !ok {
+			return nil, nil, fmt.Errorf("listing offsets of %s: no answer for partition %d", topic, p)
+		}
+	}
+	return first, end, nil
+}
+
+// newPartitionReader reads one partition from offset on, with no group.
+func newPartitionReader(cc ClientConfig, topic string, partition int, offset int64, logger *slog.Logger) (*kafka.Reader, error) {
+	d, err := cc.dialer()
+	if err != nil {
+		return nil, err
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{
+		Brokers:         cc.Brokers,
+		Topic:           topic,
+		Partition:       partition,
+		Dialer:          d,
+		MinBytes:        1,
+		MaxBytes:        16 << 20,
+		MaxWait:         250 * time.Millisecond,
+		QueueCapacity:   256,
+		ReadLagInterval: -1,
+		ReadBackoffMin:  50 * time.Millisecond,
+		ReadBackoffMax:  time.Second,
+		ErrorLogger: kafka.LoggerFunc(func(format string, args ...any) {
+			logger.Warn(fmt.Sprintf(format, args...), "topic", topic, "partition", partition)
+		}),
+	})
+	if err := r.SetOffset(offset); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("reading %s partition %d from offset %d: %w", topic, partition, offset, err)
+	}
+	return r, nil
+}
+
+// scanPartition calls fn with each message of a partition from offset
+// from up to (not including) offset to.
+func scanPartition(ctx context.Context, cc ClientConfig, topic string, partition int, from, to int64, logger *slog.Logger, fn func(kafka.Message) error) error {
+	if from >= to {
+		return nil
+	}
+	r, err := newPartitionReader(cc, topic, partition, from, logger)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			return fmt.Errorf("reading %s partition %d: %w", topic, partition, err)
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+		if m.Offset+1 >= to {
+			return nil
+		}
+	}
+}
+
+// manifestMessage is the manifest message of a dataset: key the dataset,
+// value the manifest (JSON, as manifest.json) restricted to its splits.
+func manifestMessage(dataset string, m *shards.Manifest) (kafka.Message, error) {
+	value, err := json.Marshal(m)
+	if err != nil {
+		return kafka.Message{}, fmt.Errorf("encoding the manifest of %s: %w", dataset, err)
+	}
+	return kafka.Message{
+		Key:   []byte(dataset),
+		Value: value,
+		Headers: []kafka.Header{
+			{Key: HeaderSchemaVersion, Value: []byte(strconv.Itoa(m.SchemaVersion))},
+		},
+	}, nil
+}
+
+// datasetManifest is the part of m that concerns one dataset (corpus).
+func datasetManifest(m *shards.Manifest, dataset string) *shards.Manifest {
+	d := *m
+	d.Files = nil
+	d.Splits = map[string]shards.SplitInfo{}
+	for _, f := range m.Files {
+		if f.Corpus == dataset {
+			d.Files = append(d.Files, f)
+		}
+	}
+	for k, s := range m.Splits {
+		if s.Corpus == dataset {
+			d.Splits[k] = s
+		}
+	}
+	// Artifacts (vocabulary, topic model) are shared by the datasets.
+	d.Rejects = nil
+	return &d
+}
+
+// readManifest returns the latest manifest of a dataset on the manifests
+// topic, or nil when none was published. It checks it (see
+// Manifest.Validate).
+func readManifest(ctx context.Context, cc ClientConfig, c *kafka.Client, prefix, dataset string, logger *slog.Logger) (*shards.Manifest, error) {
+	topic := ManifestTopic(prefix)
+	have, err := describeTopics(ctx, c, []string{topic})
+	if err != nil {
+		return nil, err
+	}
+	t, ok := have[topic]
+	if !ok {
+		return nil, nil
+	}
+	first, end, err := partitionOffsets(ctx, c, topic, t.partitions)
+	if err != nil {
+		return nil, err
+	}
+	var latest []byte
+	for p := range t.partitions {
+		err := scanPartition(ctx, cc, topic, p, first[p], end[p], logger, func(m kafka.Message) error {
+			if string(m.Key) == dataset {
+				latest = m.Value
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if latest == nil {
+		return nil, nil
+	}
+	var m shards.Manifest
+	if err := json.Unmarshal(latest, &m); err != nil {
+		return nil, fmt.Errorf("reading the manifest of %s from %s: %w", dataset, topic, err)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("reading the manifest of %s from %s: %w", dataset, topic, err)
+	}
+	return &m, nil
+}
