@@ -1,0 +1,238 @@
+package trainstep
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/parastream/parastream/internal/atomicfile"
+	"github.com/parastream/parastream/trainstep/compute"
+	"github.com/parastream/parastream/trainstep/cpu"
+)
+
+// Checkpoint files, inside a checkpoint directory.
+const (
+	FileModel     = "model.safetensors"     // parameters, F32, by Layout name
+	FileOptimizer = "optimizer.safetensors" // optimiser moments, initial embeddings of λw
+	FileConfig    = "config.json"           // Config
+	FileVocab     = "vocab.txt"             // one word per line, line i is id i (absent without a vocabulary)
+	FileTrainer   = "trainer.json"          // TrainerState
+)
+
+// CheckpointVersion is the layout version written to trainer.json.
+const CheckpointVersion = 1
+
+// TrainerState is trainer.json: where training stands.
+type TrainerState struct {
+	Version int    `json:"version"`
+	Step    int64  `json:"step"`
+	Epoch   int    `json:"epoch"`
+	Backend string `json:"backend"`
+	// RNG is the state of the per-step noise generator (PCG, binary).
+	RNG []byte `json:"rng"`
+	// Position is the loop's stream position (topic, partitions, offsets,
+	// epoch), opaque here.
+	Position json.RawMessage `json:"position,omitempty"`
+}
+
+// Save writes a checkpoint directory dir with the given stream position.
+// The directory appears complete or not at all: it is written under a
+// temporary sibling name, synced, and renamed; an existing dir is replaced.
+func (t *Trainer) Save(dir string, position json.RawMessage) error {
+	rng, err := t.pcg.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	st := TrainerState{Version: CheckpointVersion, Step: t.step, Epoch: t.epoch, Backend: t.backend.Name(), RNG: rng, Position: position}
+	meta := map[string]string{"format": "pt", "producer": "parastream trainstep", "encoder": t.cfg.Encoder, "loss": t.cfg.Loss,
+		"step": fmt.Sprint(t.step)}
+	files := map[string]func(*bytes.Buffer) error{
+		FileModel: func(b *bytes.Buffer) error { return WriteSafetensors(b, t.model.Params(), meta) },
+		FileOptimizer: func(b *bytes.Buffer) error {
+			return WriteSafetensors(b, t.model.State(), map[string]string{"optimizer": t.cfg.Optimizer})
+		},
+		FileConfig: func(b *bytes.Buffer) error { return writeJSON(b, t.cfg) },
+		// Compact, so that the position comes back byte for byte.
+		FileTrainer: func(b *bytes.Buffer) error { return json.NewEncoder(b).Encode(st) },
+	}
+	if t.vocab != nil {
+		files[FileVocab] = func(b *bytes.Buffer) error {
+			for i, w := range t.vocab {
+				if strings.ContainsAny(w, "\n\r") {
+					return fmt.Errorf("vocabulary word %d %q contains a line break", i, w)
+				}
+				b.WriteString(w)
+				b.WriteByte('\n')
+			}
+			return nil
+		}
+	}
+	if err := writeDirAtomic(dir, files); err != nil {
+		return fmt.Errorf("saving checkpoint %s: %w", dir, err)
+	}
+	return nil
+}
+
+func writeJSON(b *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(b)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeDirAtomic writes files into a temporary sibling of dir and renames
+// it to dir.
+func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error) error {
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // no-op once renamed
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	for name, write := range files {
+		buf.Reset()
+		if err := write(&buf); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		f, err := os.Create(filepath.Join(tmp, name))
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(buf.Bytes())
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if err := atomicfile.SyncDir(tmp); err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); err == nil {
+		old := tmp + ".old"
+		if err := os.Rename(dir, old); err != nil {
+			return err
+		}
+		defer os.RemoveAll(old)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return err
+	}
+	return atomicfile.SyncDir(parent)
+}
+
+// Checkpoint is a checkpoint directory read back.
+type Checkpoint struct {
+	Config    Config
+	Vocab     []string // nil when the checkpoint has none
+	State     TrainerState
+	Params    []compute.Tensor
+	Optimizer []compute.Tensor
+	Metadata  map[string]string // of model.safetensors
+}
+
+// ReadCheckpoint reads and checks every file of a checkpoint directory.
+func ReadCheckpoint(dir string) (*Checkpoint, error) {
+	ck := &Checkpoint{}
+	read := func(name string, into func([]byte) error) error {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return fmt.Errorf("reading checkpoint %s: %w", dir, err)
+		}
+		if err := into(data); err != nil {
+			return fmt.Errorf("reading checkpoint %s: %s: %w", dir, name, err)
+		}
+		return nil
+	}
+	err := errors.Join(
+		read(FileConfig, func(b []byte) error { return json.Unmarshal(b, &ck.Config) }),
+		read(FileTrainer, func(b []byte) error { return json.Unmarshal(b, &ck.State) }),
+		read(FileModel, func(b []byte) (err error) { ck.Params, ck.Metadata, err = ReadSafetensors(b); return }),
+		read(FileOptimizer, func(b []byte) (err error) { ck.Optimizer, _, err = ReadSafetensors(b); return }),
+	)
+	if err != nil {
+		return nil, err
+	}
+	if ck.State.Version != CheckpointVersion {
+		return nil, fmt.Errorf("reading checkpoint %s: layout version %d, this build reads %d", dir, ck.State.Version, CheckpointVersion)
+	}
+	if err := ck.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("reading checkpoint %s: %w", dir, err)
+	}
+	if err := compute.CheckParams(ck.Config, ck.Params); err != nil {
+		return nil, fmt.Errorf("reading checkpoint %s: %w", dir, err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, FileVocab)); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		ck.Vocab = []string{}
+		for sc.Scan() {
+			ck.Vocab = append(ck.Vocab, sc.Text())
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("reading checkpoint %s: %s: %w", dir, FileVocab, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	return ck, nil
+}
+
+// Resume rebuilds a trainer from a checkpoint directory: the next Step
+// continues exactly as the saved trainer's next Step would have. It returns
+// the saved stream position. backend nil means the gorgonia CPU backend.
+func Resume(dir string, backend compute.Backend) (*Trainer, json.RawMessage, error) {
+	m, ck, err := LoadModel(dir, backend)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := m.SetState(ck.Optimizer); err != nil {
+		m.Close()
+		return nil, nil, fmt.Errorf("resuming %s: %w", dir, err)
+	}
+	if backend == nil {
+		backend = cpu.New()
+	}
+	t := &Trainer{cfg: ck.Config, backend: backend, model: m, step: ck.State.Step, epoch: ck.State.Epoch, vocab: ck.Vocab,
+		pcg: &rand.PCG{}}
+	if err := t.pcg.UnmarshalBinary(ck.State.RNG); err != nil {
+		m.Close()
+		return nil, nil, fmt.Errorf("resuming %s: rng state: %w", dir, err)
+	}
+	t.rng = rand.New(t.pcg)
+	return t, ck.State.Position, nil
+}
+
+// LoadModel loads a checkpoint's model for inference (evalsink): the model,
+// its configuration and vocabulary. backend nil means the gorgonia CPU
+// backend.
+func LoadModel(dir string, backend compute.Backend) (compute.Model, *Checkpoint, error) {
+	ck, err := ReadCheckpoint(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if backend == nil {
+		backend = cpu.New()
+	}
+	m, err := backend.Build(ck.Config, ck.Params)
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading %s: %w", dir, err)
+	}
+	return m, ck, nil
+}

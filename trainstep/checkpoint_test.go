@@ -1,0 +1,165 @@
+package trainstep_test
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/parastream/parastream/trainstep"
+	"github.com/parastream/parastream/trainstep/compute"
+)
+
+func sameTensors(t *testing.T, what string, a, b []compute.Tensor) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("%s: %d tensors vs %d", what, len(a), len(b))
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || !slices.Equal(a[i].Shape, b[i].Shape) {
+			t.Fatalf("%s: %s%v vs %s%v", what, a[i].Name, a[i].Shape, b[i].Name, b[i].Shape)
+		}
+		for j := range a[i].Data {
+			if math.Float32bits(a[i].Data[j]) != math.Float32bits(b[i].Data[j]) {
+				t.Fatalf("%s: %s[%d] %v vs %v", what, a[i].Name, j, a[i].Data[j], b[i].Data[j])
+			}
+		}
+	}
+}
+
+// TestResumeBitIdentical trains 2N steps straight, and N steps, a save, a
+// resume and N more: the parameters and optimiser state must be equal bit
+// for bit. The configurations draw every kind of noise.
+func TestResumeBitIdentical(t *testing.T) {
+	vocab := make([]string, 60)
+	for i := range vocab {
+		vocab[i] = "w" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+	}
+	for _, cfg := range []trainstep.Config{
+		{Encoder: compute.EncAvg, Dim: 8, BatchSize: 8, Negatives: compute.NegMix, Dropout: 0.2, WordDropout: 0.1, Scramble: 0.5, LambdaW: 1e-3, LambdaC: 1e-4, Decay: 0.5},
+		{Encoder: compute.EncLSTMAvg, Dim: 6, Hidden: 5, BatchSize: 8, Loss: compute.LossHinge, HingeK: 2, Optimizer: compute.OptRMSProp, Scramble: 0.5},
+		{Encoder: compute.EncDAN, Dim: 6, DANLayers: []int{7, 5}, BigramBuckets: 11, BatchSize: 8, Loss: compute.LossSoftmax, Optimizer: compute.OptSGD},
+	} {
+		t.Run(cfg.Encoder, func(t *testing.T) {
+			data := paraphrases(rand.New(rand.NewPCG(5, 6)), 48)
+			batches, _ := trainstep.Batches(data, 8, 64)
+			const n = 3
+			straight := newTrainerVocab(t, cfg, vocab)
+			for i, b := range batches[:2*n] {
+				if _, err := straight.Step(b); err != nil {
+					t.Fatal(err)
+				}
+				if i == n-1 {
+					straight.EndEpoch()
+				}
+			}
+			first := newTrainerVocab(t, cfg, vocab)
+			for _, b := range batches[:n] {
+				if _, err := first.Step(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			first.EndEpoch()
+			dir := filepath.Join(t.TempDir(), "ckpt-3")
+			pos := json.RawMessage(`{"topic":"p.ppdb.train","partition":0,"offset":42}`)
+			if err := first.Save(dir, pos); err != nil {
+				t.Fatal(err)
+			}
+			resumed, gotPos, err := trainstep.Resume(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resumed.Close()
+			if string(gotPos) != string(pos) {
+				t.Errorf("position %s, want %s", gotPos, pos)
+			}
+			if resumed.Steps() != n || resumed.Epoch() != 1 {
+				t.Errorf("resumed at step %d epoch %d, want %d and 1", resumed.Steps(), resumed.Epoch(), n)
+			}
+			for _, b := range batches[n : 2*n] {
+				if _, err := resumed.Step(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sameTensors(t, "params", straight.Model().Params(), resumed.Model().Params())
+			sameTensors(t, "state", straight.Model().State(), resumed.Model().State())
+		})
+	}
+}
+
+func newTrainerVocab(t *testing.T, cfg trainstep.Config, vocab []string) *trainstep.Trainer {
+	t.Helper()
+	tr, err := trainstep.New(cfg, trainstep.Options{Vocab: vocab})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return tr
+}
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	vocab := []string{"<unk>", "the", "cat", "sat", "on", "mat"}
+	tr := newTrainerVocab(t, trainstep.Config{Encoder: compute.EncGRAN, Dim: 4, Hidden: 3, BatchSize: 2, LambdaW: 1e-2}, vocab)
+	pairs := []trainstep.Pair{{A: []int32{1, 2, 3}, B: []int32{2, 3}}, {A: []int32{4, 5}, B: []int32{1, 5}}}
+	if _, err := tr.Step(pairs); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "ck")
+	if err := tr.Save(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Saving again over the directory replaces it whole.
+	if err := tr.Save(dir, json.RawMessage(`{"offset":7}`)); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(dir))
+	if len(entries) != 1 {
+		t.Errorf("%d entries beside the checkpoint, want only it (no temporary left)", len(entries))
+	}
+	ck, err := trainstep.ReadCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ck.Vocab, vocab) || ck.State.Step != 1 || string(ck.State.Position) != `{"offset":7}` {
+		t.Errorf("vocab %v step %d position %s", ck.Vocab, ck.State.Step, ck.State.Position)
+	}
+	if ck.Config.Encoder != "gran" || ck.Config.Hidden != 3 || ck.Config.Vocab != 6 || ck.Metadata["encoder"] != "gran" {
+		t.Errorf("config %+v metadata %v", ck.Config, ck.Metadata)
+	}
+	want := tr.Model().Params()
+	slices.SortFunc(want, func(a, b compute.Tensor) int { return compareNames(a.Name, b.Name) })
+	sameTensors(t, "params", want, ck.Params)
+	var names []string
+	for _, s := range ck.Optimizer {
+		names = append(names, s.Name)
+	}
+	if !slices.Contains(names, "adam.m/gran.wx") || !slices.Contains(names, "init/embeddings") {
+		t.Errorf("optimizer state names %v", names)
+	}
+	m, ck2, err := trainstep.LoadModel(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	got, err := trainstep.Embed(m, []int32{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, _ := tr.Embed([][]int32{{1, 2, 3}})
+	if len(got) != ck2.Config.EmbedDim() || !slices.Equal(got, exp[0]) {
+		t.Errorf("embedding from the checkpoint %v, trainer %v", got, exp[0])
+	}
+}
+
+func compareNames(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,124 @@
+package cpu_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/parastream/parastream/trainstep/compute"
+	"github.com/parastream/parastream/trainstep/cpu"
+)
+
+func build(t *testing.T, cfg compute.Config, params []compute.Tensor) compute.Model {
+	t.Helper()
+	m, err := cpu.New().Build(cfg, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// TestMasksPadding embeds the same sentences unpadded (bucket width 1,
+// each chunk padded only to its longest sentence) and padded (width 16,
+// and beside a long sentence): every encoder must give the same vectors.
+func TestMasksPadding(t *testing.T) {
+	seqs := [][]int32{{1}, {2, 3}, {4, 5, 6, 7, 8}, {9, 1, 2}}
+	long := []int32{3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3}
+	for _, enc := range compute.Encoders() {
+		t.Run(enc, func(t *testing.T) {
+			cfg := compute.Config{Encoder: enc, Dim: 5, Hidden: 4, Vocab: 10, DANLayers: []int{6}, BigramBuckets: 5, BucketWidth: 1}
+			if enc == compute.EncGRAN5 {
+				cfg.Hidden = 5
+			}
+			cfg = cfg.Defaults()
+			params := compute.InitParams(cfg, rand.New(rand.NewPCG(1, 2)))
+			tight := build(t, cfg, params)
+			cfg.BucketWidth = 16
+			padded := build(t, cfg, params)
+			for i, s := range seqs {
+				alone, err := tight.Embed([][]int32{s})
+				if err != nil {
+					t.Fatal(err)
+				}
+				withLong, err := padded.Embed([][]int32{long, s})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for u := range alone[0] {
+					if d := math.Abs(float64(alone[0][u] - withLong[1][u])); d > 1e-6 {
+						t.Fatalf("sentence %d unit %d: unpadded %v, padded %v", i, u, alone[0][u], withLong[1][u])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestNoAccumulation runs the same batch twice: the gradients must be
+// equal (nothing accumulates across runs) and the parameters untouched.
+func TestNoAccumulation(t *testing.T) {
+	cfg := compute.Config{Encoder: compute.EncGRAN, Dim: 4, Vocab: 10, BatchSize: 3, Margin: 1}.Defaults()
+	params := compute.InitParams(cfg, rand.New(rand.NewPCG(3, 4)))
+	m := build(t, cfg, params)
+	b, err := compute.NewBatch(cfg, [][]int32{{1, 2}, {3}, {4, 5, 6}}, [][]int32{{2, 1}, {3, 7}, {8}}, nil, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grads [2][]compute.Tensor
+	var losses [2]float64
+	for i := range 2 {
+		if losses[i], err = m.ForwardBackward(b); err != nil {
+			t.Fatal(err)
+		}
+		grads[i] = m.Grads()
+	}
+	if losses[0] != losses[1] {
+		t.Errorf("losses %v", losses)
+	}
+	nonzero := 0
+	for i := range grads[0] {
+		if !slices.Equal(grads[0][i].Data, grads[1][i].Data) {
+			t.Errorf("%s: gradient changed on the second run", grads[0][i].Name)
+		}
+		for _, v := range grads[0][i].Data {
+			if v != 0 {
+				nonzero++
+			}
+		}
+	}
+	if nonzero == 0 {
+		t.Error("all gradients zero")
+	}
+	for i, p := range m.Params() {
+		if !slices.Equal(p.Data, params[i].Data) {
+			t.Errorf("%s changed by ForwardBackward", p.Name)
+		}
+	}
+}
+
+// TestOptimizers checks one step of each optimiser against the update
+// rule computed by hand.
+func TestOptimizers(t *testing.T) {
+	g := []float32{0.5, -2}
+	for _, tc := range []struct {
+		opt  string
+		want func(w, g float64) float64
+	}{
+		{compute.OptSGD, func(w, g float64) float64 { return w - 0.1*g }},
+		{compute.OptRMSProp, func(w, g float64) float64 { return w - 0.1*g/(math.Sqrt(0.1*g*g)+1e-8) }},
+		// Adam's first step: m̂ = g, v̂ = g², so the step is lr·sign(g).
+		{compute.OptAdam, func(w, g float64) float64 { return w - 0.1*g/(math.Abs(g)+1e-8) }},
+	} {
+		cfg := compute.Config{Optimizer: tc.opt, LR: 0.1, Vocab: 1, Dim: 2}.Defaults()
+		o := compute.NewOptimizer(cfg, []compute.ParamSpec{{Name: "w", Shape: []int{2}}})
+		w := []float32{1, 1}
+		o.Step("w", w, g, 1, cfg.LR)
+		for i := range w {
+			if want := tc.want(1, float64(g[i])); math.Abs(float64(w[i])-want) > 1e-6 {
+				t.Errorf("%s: w[%d] = %v, want %v", tc.opt, i, w[i], want)
+			}
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package trainstep
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/parastream/parastream/trainstep/compute"
+	"github.com/parastream/parastream/trainstep/cpu"
+)
+
+// Config is the model, loss, regularisation and optimiser configuration;
+// see compute.Config for the fields and their defaults.
+type Config = compute.Config
+
+// ErrNonFinite is returned by a step whose loss or gradient is NaN or
+// infinite; the parameters are those before the step.
+var ErrNonFinite = compute.ErrNonFinite
+
+// Pair is one training example: token ids of both sides (shards.Row's IDsA
+// and IDsB) and its label (the sim loss's gold score).
+type Pair struct {
+	A, B  []int32
+	Label float32
+}
+
+// Options are the parts of a new trainer that are not configuration.
+type Options struct {
+	// Backend computes; nil means the gorgonia CPU backend.
+	Backend compute.Backend
+	// Vocab are the words of the token ids (id = index), written to
+	// checkpoints; optional. Its length sets Config.Vocab when that is 0.
+	Vocab []string
+	// Vectors initialise the embeddings of the vocabulary's words.
+	Vectors *Vectors
+}
+
+// Trainer trains one model, step by step. It is seeded: the same
+// configuration, data and batch order give the same parameters. Not safe
+// for concurrent use.
+type Trainer struct {
+	cfg     Config
+	backend compute.Backend
+	model   compute.Model
+	pcg     *rand.PCG
+	rng     *rand.Rand
+	step    int64
+	epoch   int
+	vocab   []string
+	// Found and OOV count the vocabulary words that did and did not have a
+	// pretrained vector.
+	Found, OOV int
+}
+
+// New makes a trainer for cfg: defaults are filled, the configuration is
+// validated, and parameters are drawn from cfg.Seed (then overwritten by
+// opts.Vectors where they have a word).
+func New(cfg Config, opts Options) (*Trainer, error) {
+	if cfg.Vocab == 0 {
+		cfg.Vocab = len(opts.Vocab)
+	}
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Vocab != nil && len(opts.Vocab) > cfg.Vocab {
+		return nil, fmt.Errorf("vocabulary of %d words does not fit vocab %d", len(opts.Vocab), cfg.Vocab)
+	}
+	t := &Trainer{cfg: cfg, backend: opts.Backend, vocab: opts.Vocab}
+	if t.backend == nil {
+		t.backend = cpu.New()
+	}
+	// Two streams from the seed: one for the initial parameters, one for
+	// the per-step noise (saved in checkpoints).
+	params := compute.InitParams(cfg, rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)))
+	if opts.Vectors != nil {
+		if opts.Vocab == nil {
+			return nil, errors.New("pretrained vectors need the vocabulary to map words to ids")
+		}
+		var err error
+		if t.Found, t.OOV, err = InitEmbeddings(params, opts.Vocab, opts.Vectors); err != nil {
+			return nil, err
+		}
+	}
+	m, err := t.backend.Build(cfg, params)
+	if err != nil {
+		return nil, err
+	}
+	t.model = m
+	t.pcg = rand.NewPCG(cfg.Seed, 0x2545f4914f6cdd1d)
+	t.rng = rand.New(t.pcg)
+	return t, nil
+}
+
+// Config returns the trainer's configuration, defaults filled.
+func (t *Trainer) Config() Config { return t.cfg }
+
+// Model is the trained model (for Embed).
+func (t *Trainer) Model() compute.Model { return t.model }
+
+// Steps is the number of optimiser steps taken.
+func (t *Trainer) Steps() int64 { return t.step }
+
+// Epoch is the number of finished epochs.
+func (t *Trainer) Epoch() int { return t.epoch }
+
+// EndEpoch marks an epoch finished: the learning rate is multiplied by
+// Config.Decay from the next step on.
+func (t *Trainer) EndEpoch() { t.epoch++ }
+
+// LR is the learning rate of the next step: LR·Decay^epoch.
+func (t *Trainer) LR() float64 { return t.cfg.LR * math.Pow(t.cfg.Decay, float64(t.epoch)) }
+
+// Step trains one batch: it draws the batch's noise (scrambling, dropout,
+// random negatives), runs forward and backward and applies the optimiser.
+// It returns the batch's loss before the update. A non-finite loss or
+// gradient returns an error wrapping ErrNonFinite and leaves the
+// parameters untouched.
+func (t *Trainer) Step(pairs []Pair) (float64, error) {
+	a, b := make([][]int32, len(pairs)), make([][]int32, len(pairs))
+	var labels []float32
+	if t.cfg.Loss == compute.LossSim {
+		labels = make([]float32, len(pairs))
+	}
+	for i, p := range pairs {
+		a[i], b[i] = p.A, p.B
+		if labels != nil {
+			labels[i] = p.Label
+		}
+	}
+	bt, err := compute.NewBatch(t.cfg, a, b, labels, t.rng)
+	if err != nil {
+		return 0, fmt.Errorf("step %d: %w", t.step+1, err)
+	}
+	loss, err := t.model.ForwardBackward(bt)
+	if err != nil {
+		if errors.Is(err, ErrNonFinite) {
+			return loss, fmt.Errorf("step %d (epoch %d): %w; the parameters are those of step %d", t.step+1, t.epoch, err, t.step)
+		}
+		return 0, fmt.Errorf("step %d: %w", t.step+1, err)
+	}
+	if err := t.model.Update(t.step+1, t.LR()); err != nil {
+		return 0, fmt.Errorf("step %d: %w", t.step+1, err)
+	}
+	t.step++
+	return loss, nil
+}
+
+// Embed returns the embeddings of seqs under the current parameters.
+func (t *Trainer) Embed(seqs [][]int32) ([][]float32, error) { return t.model.Embed(seqs) }
+
+// Close releases the backend's resources.
+func (t *Trainer) Close() error { return t.model.Close() }
+
+// Batches groups pairs into batches of at most size pairs of similar
+// length, so that each batch pads to a short bucket: pairs are stably
+// sorted by their longer side (capped at maxLen), then cut into runs; a
+// last run of one pair joins the run before it. Pairs with an empty side
+// cannot be embedded: they are left out and counted in skipped.
+func Batches(pairs []Pair, size, maxLen int) (batches [][]Pair, skipped int) {
+	if size < 2 {
+		panic("trainstep: batch size below 2")
+	}
+	kept := make([]Pair, 0, len(pairs))
+	for _, p := range pairs {
+		if len(p.A) == 0 || len(p.B) == 0 {
+			skipped++
+			continue
+		}
+		kept = append(kept, p)
+	}
+	key := func(p Pair) int { return min(max(len(p.A), len(p.B)), maxLen) }
+	slices.SortStableFunc(kept, func(x, y Pair) int { return cmp.Compare(key(x), key(y)) })
+	for lo := 0; lo < len(kept); lo += size {
+		hi := min(lo+size, len(kept))
+		if hi-lo < 2 {
+			if len(batches) == 0 {
+				skipped += hi - lo // a lone pair has no in-batch negative
+				break
+			}
+			batches[len(batches)-1] = append(batches[len(batches)-1], kept[lo:hi]...)
+			break
+		}
+		batches = append(batches, kept[lo:hi:hi])
+	}
+	return batches, skipped
+}
+
+// Embed embeds one token-id sequence with model m (for evaluation).
+func Embed(m compute.Model, ids []int32) ([]float32, error) {
+	out, err := m.Embed([][]int32{ids})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
