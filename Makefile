@@ -26,8 +26,17 @@ test: interop
 demo: build
 	./$(BIN) demo --data testdata --out out/demo
 
+# After the Go benchmarks, the NMF comparison with scikit-learn: it needs a
+# python3 with numpy, scipy and scikit-learn (Debian: python3-sklearn,
+# python3-scipy; tried in PATH, then /usr/bin/python3) and is skipped, with a
+# message, without one.
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count=1 -timeout 60m $(PKGS)
+	@py=""; for p in python3 /usr/bin/python3; do \
+		if $$p -c 'import numpy, scipy, sklearn' >/dev/null 2>&1; then py=$$p; break; fi; \
+	done; \
+	if [ -n "$$py" ]; then $$py scripts/nmf_bench.py; \
+	else echo "bench: no python3 with numpy, scipy and scikit-learn: skipping scripts/nmf_bench.py (apt-get install python3-sklearn python3-scipy)"; fi
 
 # A short fuzzing pass over every parser (seeds stay in testdata/).
 FUZZTIME ?= 10s

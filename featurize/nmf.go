@@ -36,6 +36,10 @@ type NMFConfig struct {
 	// Tol times its value; 0 means DefaultNMFTol, a negative value runs all
 	// MaxIter iterations.
 	Tol float64
+	// StopAtRelError, when positive, also stops the fit once the relative
+	// reconstruction error ||X − WH||_F/||X||_F is at or below it
+	// (benchmarks use it to time a fit to a given quality).
+	StopAtRelError float64
 	// Seed seeds the random initialisation (see RandomInit).
 	Seed uint64
 	// Workers is the number of goroutines; 0 means runtime.GOMAXPROCS(0).
@@ -161,6 +165,9 @@ func FitNMF(ctx context.Context, X *CSR, cfg NMFConfig) (*NMF, *FitResult, error
 		res.RelErrors = append(res.RelErrors, s.relError(recon))
 		if cfg.Progress != nil {
 			cfg.Progress(it, obj)
+		}
+		if res.RelErrors[it-1] <= cfg.StopAtRelError {
+			break
 		}
 		if it > 1 && cfg.Tol > 0 && prev-obj <= cfg.Tol*math.Abs(prev) {
 			res.Converged = true

@@ -24,7 +24,8 @@ type KError struct {
 // whose error lies farthest below the straight line from the smallest to
 // the largest candidate, the point after which more topics buy least. When
 // no point lies below that line (a straight or concave curve), or with
-// fewer than three candidates, the candidate of least error is chosen.
+// fewer than three candidates, the candidate of least error is chosen; a
+// flat curve (every k the same error) gives the smallest candidate.
 //
 // The curve is returned in increasing k, for printing and saving.
 func ChooseK(ctx context.Context, X *CSR, candidates []int, cfg NMFConfig) (best int, curve []KError, err error) {
