@@ -229,7 +229,7 @@ func (p *publisher) dataset(ctx context.Context, m *shards.Manifest, dataset str
 	}
 
 	// The manifest first: a consumer that finds rows finds their manifest.
-	old, err := readManifest(ctx, p.cfg.Client, p.client, p.cfg.Prefix, dataset, p.log)
+	old, err := readManifest(ctx, p.client, p.cfg.Prefix, dataset)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +288,7 @@ func (p *publisher) present(ctx context.Context, t topicInfo) (map[string]*range
 	}
 	have := map[string]*ranges{}
 	for part := range t.partitions {
-		err := scanPartition(ctx, p.cfg.Client, t.name, part, first[part], end[part], p.log, func(m kafka.Message) error {
+		err := scanPartition(ctx, p.client, t.name, part, first[part], end[part], func(m kafka.Message) error {
 			h, err := DecodeHeader(m)
 			if err != nil {
 				// A consumer skips it too; its rows count as missing.

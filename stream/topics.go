@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -203,13 +204,17 @@ func newPartitionReader(cc ClientConfig, topic string, partition int, offset int
 		return nil, err
 	}
 	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers:         cc.Brokers,
-		Topic:           topic,
-		Partition:       partition,
-		Dialer:          d,
-		MinBytes:        1,
-		MaxBytes:        16 << 20,
-		MaxWait:         250 * time.Millisecond,
+		Brokers:   cc.Brokers,
+		Topic:     topic,
+		Partition: partition,
+		Dialer:    d,
+		MinBytes:  1,
+		MaxBytes:  16 << 20,
+		// kafka-go asks the broker to hold a fetch at the end of the log
+		// for MaxWait less a second, and gives up reading at MaxWait: a
+		// short MaxWait makes idle fetches end in i/o timeouts, a long one
+		// makes Close wait for the held fetch.
+		MaxWait:         2 * time.Second,
 		QueueCapacity:   256,
 		ReadLagInterval: -1,
 		ReadBackoffMin:  50 * time.Millisecond,
@@ -226,28 +231,49 @@ func newPartitionReader(cc ClientConfig, topic string, partition int, offset int
 }
 
 // scanPartition calls fn with each message of a partition from offset
-// from up to (not including) offset to.
-func scanPartition(ctx context.Context, cc ClientConfig, topic string, partition int, from, to int64, logger *slog.Logger, fn func(kafka.Message) error) error {
-	if from >= to {
-		return nil
-	}
-	r, err := newPartitionReader(cc, topic, partition, from, logger)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	for {
-		m, err := r.FetchMessage(ctx)
+// from up to (not including) offset to, with one fetch request after
+// another (no reader prefetching past the end). fn gets Key, Value,
+// Headers, Offset, Topic and Partition.
+func scanPartition(ctx context.Context, c *kafka.Client, topic string, partition int, from, to int64, fn func(kafka.Message) error) error {
+	for at := from; at < to; {
+		resp, err := c.Fetch(ctx, &kafka.FetchRequest{Topic: topic, Partition: partition, Offset: at, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: time.Second})
+		if err == nil {
+			err = resp.Error
+		}
 		if err != nil {
-			return fmt.Errorf("reading %s partition %d: %w", topic, partition, err)
+			return fmt.Errorf("reading %s partition %d at offset %d: %w", topic, partition, at, err)
 		}
-		if err := fn(m); err != nil {
-			return err
+		next := at
+		for {
+			rec, err := resp.Records.ReadRecord()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				resp.Records = nil
+				return fmt.Errorf("reading %s partition %d at offset %d: %w", topic, partition, next, err)
+			}
+			if rec.Offset < at || rec.Offset >= to {
+				continue // a record batch starts before what was asked for
+			}
+			m := kafka.Message{Topic: topic, Partition: partition, Offset: rec.Offset, Headers: rec.Headers, HighWaterMark: resp.HighWatermark}
+			if m.Key, err = kafka.ReadAll(rec.Key); err == nil {
+				m.Value, err = kafka.ReadAll(rec.Value)
+			}
+			if err != nil {
+				return fmt.Errorf("reading %s partition %d at offset %d: %w", topic, partition, rec.Offset, err)
+			}
+			if err := fn(m); err != nil {
+				return err
+			}
+			next = rec.Offset + 1
 		}
-		if m.Offset+1 >= to {
-			return nil
+		if next == at {
+			return fmt.Errorf("reading %s partition %d: nothing at offset %d, the partition ends at %d", topic, partition, at, to)
 		}
+		at = next
 	}
+	return nil
 }
 
 // manifestMessage is the manifest message of a dataset: key the dataset,
@@ -289,7 +315,7 @@ func datasetManifest(m *shards.Manifest, dataset string) *shards.Manifest {
 // readManifest returns the latest manifest of a dataset on the manifests
 // topic, or nil when none was published. It checks it (see
 // Manifest.Validate).
-func readManifest(ctx context.Context, cc ClientConfig, c *kafka.Client, prefix, dataset string, logger *slog.Logger) (*shards.Manifest, error) {
+func readManifest(ctx context.Context, c *kafka.Client, prefix, dataset string) (*shards.Manifest, error) {
 	topic := ManifestTopic(prefix)
 	have, err := describeTopics(ctx, c, []string{topic})
 	if err != nil {
@@ -305,7 +331,7 @@ func readManifest(ctx context.Context, cc ClientConfig, c *kafka.Client, prefix,
 	}
 	var latest []byte
 	for p := range t.partitions {
-		err := scanPartition(ctx, cc, topic, p, first[p], end[p], logger, func(m kafka.Message) error {
+		err := scanPartition(ctx, c, topic, p, first[p], end[p], func(m kafka.Message) error {
 			if string(m.Key) == dataset {
 				latest = m.Value
 			}
