@@ -433,14 +433,24 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return loss, fmt.Errorf("loss %v: %w", loss, compute.ErrNonFinite)
 	}
-	for name, g := range m.grad {
-		for _, v := range g {
-			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-				return loss, fmt.Errorf("gradient of %s: %w", name, compute.ErrNonFinite)
-			}
+	// The embedding gradients are sums of the input gradients (plus the
+	// λw term, finite with finite parameters): checking the graph's
+	// gradients avoids a pass over the whole vocabulary.
+	for name, node := range gr.grads {
+		if !finite(values[T](node)) {
+			return loss, fmt.Errorf("gradient of %s: %w", name, compute.ErrNonFinite)
 		}
 	}
 	return loss, nil
+}
+
+func finite[T float](vs []T) bool {
+	for _, v := range vs {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // regularise adds λc‖W_c‖² and λw‖W_w - W_w,initial‖² and their gradients.
