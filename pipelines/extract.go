@@ -490,11 +490,19 @@ func renameOrCopy(from, to string) error {
 	if err := os.Rename(from, to); err == nil {
 		return nil
 	}
+	return copyFile(from, to)
+}
+
+// copyFile copies a file through a temporary name.
+func copyFile(from, to string) error {
 	src, err := os.Open(from)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
 	dst, err := atomicfile.Create(to)
 	if err != nil {
 		return err

@@ -43,6 +43,9 @@ type Manifest struct {
 	Vocabulary *Artifact `json:"vocabulary,omitempty"`
 	// Topics is the fitted NMF topic model, once written.
 	Topics *Artifact `json:"topics,omitempty"`
+	// Featurize is the record of how the vocabulary and topics were made
+	// (featurize.json), once written.
+	Featurize *Artifact `json:"featurize,omitempty"`
 	// Rejects lists the rejects files, with the records each holds.
 	Rejects []Artifact `json:"rejects,omitempty"`
 	// Stats holds counters of the run (records read, filtered by rule, ...).
@@ -249,6 +252,9 @@ func (m *Manifest) artifacts() []Artifact {
 	}
 	if m.Topics != nil {
 		as = append(as, *m.Topics)
+	}
+	if m.Featurize != nil {
+		as = append(as, *m.Featurize)
 	}
 	return append(as, m.Rejects...)
 }

@@ -73,7 +73,35 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if failed > 0 {
 		return fmt.Errorf("%d of %d inputs could not be read", failed, len(demoInputs))
 	}
-	return demoExtract(ctx, e, *data, filepath.Join(*out, "shards"))
+	shardsDir, featurized := filepath.Join(*out, "shards"), filepath.Join(*out, "featurized")
+	if err := demoExtract(ctx, e, *data, shardsDir); err != nil {
+		return err
+	}
+	return demoFeaturize(ctx, e, shardsDir, featurized)
+}
+
+// demoFeaturize fits a small vocabulary and topic model on the demo
+// shards' training texts and writes the shards again with ids and topics.
+func demoFeaturize(ctx context.Context, e *env, in, out string) error {
+	fmt.Fprintf(e.stdout, "\nparastream demo: featurizing %s into %s (vocabulary, tf-idf, NMF topics)\n\n", in, out)
+	cfg := pipelines.NewFeaturizeConfig(in, out)
+	// The fixtures are tiny: every word counts and a few topics do.
+	cfg.Vocab.MinCount, cfg.Topics = 1, 8
+	cfg.Command = []string{"parastream", "demo"}
+	sum, err := pipelines.RunFeaturize(ctx, cfg, pipelines.RunOptions{})
+	if err != nil {
+		return fmt.Errorf("featurizing the demo shards: %w", err)
+	}
+	printFeaturizeSummary(e, sum, out, 5, 8)
+	m, err := shards.ReadManifest(out)
+	if err != nil {
+		return err
+	}
+	if err := m.Verify(out); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "\nmanifest verified: %s\n", filepath.Join(out, shards.ManifestName))
+	return nil
 }
 
 // demoExtracts is an extraction of every corpus fixture.

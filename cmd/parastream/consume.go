@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/parastream/parastream/stream"
+)
+
+const consumeUsage = "parastream consume --brokers ADDR --dataset NAME [--split S] [--group G] [--n N] [--epochs E] [--seed S] [--shuffle-buffer N] [--start POSITION.json] [--commit] [--position-out FILE]"
+
+// consumed is one printed row.
+type consumed struct {
+	Epoch     int      `json:"epoch"`
+	Shard     string   `json:"shard"`
+	Row       int64    `json:"row"`
+	Partition int      `json:"partition"`
+	Offset    int64    `json:"offset"`
+	ID        string   `json:"id"`
+	A         string   `json:"a"`
+	B         string   `json:"b"`
+	Label     *float64 `json:"label"`
+}
+
+func runConsume(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "consume", consumeUsage)
+	client := clientFlags(fs)
+	prefix := fs.String("topic-prefix", stream.DefaultPrefix, "prefix of the topic names")
+	dataset := fs.String("dataset", "", "dataset (corpus) to read (required)")
+	split := fs.String("split", stream.DefaultSplit, "split to read")
+	group := fs.String("group", "parastream-consume", "consumer group (one per training run)")
+	n := fs.Int64("n", 10, "rows to print (0: all)")
+	epochs := fs.Int("epochs", 1, "passes over the data (0: follow new data for ever)")
+	seed := fs.Uint64("seed", 1, "shuffle seed")
+	buffer := fs.Int("shuffle-buffer", 1, "rows to shuffle among (1: topic order)")
+	start := fs.String("start", "", "start at the position saved in this JSON file (see --position-out)")
+	commit := fs.Bool("commit", false, "commit the group's offsets at the end")
+	posOut := fs.String("position-out", "", "write the final position to this JSON file")
+	quiet := fs.Bool("quiet", false, "print only the counts, not the rows")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *dataset == "" || fs.NArg() > 0 {
+		return fmt.Errorf("%w: --brokers and --dataset are required, and nothing else", errUsage)
+	}
+	cc, err := client()
+	if err != nil {
+		return err
+	}
+	cfg := stream.ConsumerConfig{Client: cc, Prefix: *prefix, Dataset: *dataset, Split: *split, Group: *group,
+		Epochs: *epochs, Seed: *seed, ShuffleBuffer: *buffer,
+		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if *start != "" {
+		data, err := os.ReadFile(*start)
+		if err != nil {
+			return err
+		}
+		cfg.Start = new(stream.Position)
+		if err := json.Unmarshal(data, cfg.Start); err != nil {
+			return fmt.Errorf("reading position %s: %w", *start, err)
+		}
+	}
+	c, err := stream.NewConsumer(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	enc := json.NewEncoder(e.stdout)
+	enc.SetEscapeHTML(false)
+	var got int64
+	for *n == 0 || got < *n {
+		r, err := c.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		got++
+		if !*quiet {
+			if err := enc.Encode(consumed{Epoch: r.Epoch, Shard: r.Shard, Row: r.Index, Partition: r.Partition, Offset: r.Offset,
+				ID: r.ID, A: r.A, B: r.B, Label: r.Label}); err != nil {
+				return err
+			}
+		}
+	}
+	pos := c.Position()
+	if *posOut != "" {
+		data, err := json.Marshal(pos)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*posOut, data, 0o644); err != nil {
+			return err
+		}
+	}
+	if *commit {
+		if err := c.Commit(ctx, pos); err != nil {
+			return err
+		}
+	}
+	s := c.Stats()
+	fmt.Fprintf(e.stderr, "%s: %d rows (epoch %d, %d of it so far; manifest: %d a pass), %d duplicates dropped, %d replayed, %d bad messages, %d messages, %.1f MB, lag %d messages\n",
+		c.Topic(), s.Rows, s.Epoch, s.EpochRows, splitRows(c, *dataset, *split), s.Duplicates, s.Replayed, s.BadMessages, s.Messages, float64(s.Bytes)/1e6, s.Lag)
+	return nil
+}
+
+// splitRows is the split's row count in the published manifest.
+func splitRows(c *stream.Consumer, dataset, split string) int64 {
+	for _, s := range c.Manifest().Splits {
+		if s.Corpus == dataset && s.Split == split {
+			return s.Rows
+		}
+	}
+	return 0
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
+
+	"github.com/parastream/parastream/featurize"
+	"github.com/parastream/parastream/pipelines"
+)
+
+const featurizeUsage = "parastream featurize --in SHARDS --out SHARDS [--topics K|auto] [--l1 λ] [--sample N] [--model DIR]\n" +
+	"       parastream featurize topics --model DIR [--words N]"
+
+func runFeaturize(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 && args[0] == "topics" {
+		return runFeaturizeTopics(e, args[1:])
+	}
+	fs := newFlags(e, "featurize", featurizeUsage)
+	def := pipelines.NewFeaturizeConfig("", "")
+	cfg := def
+	fs.StringVar(&cfg.In, "in", "", "directory of shards with their manifest.json (extract's --out)")
+	fs.StringVar(&cfg.Out, "out", "", "directory for the featurized shards, their manifest and the model (featurize/); may be --in")
+	fs.StringVar(&cfg.WorkDir, "work-dir", "", "directory for temporary files (default <out>/.work-featurize-*, removed at the end)")
+	fs.StringVar(&cfg.Model, "model", "", "apply this saved model (a featurize/ directory or featurized shards) instead of fitting one")
+	corpora := fs.String("corpora", "", "comma-separated corpora whose training splits the vocabulary and topics are fitted on (default: all)")
+	fs.Int64Var(&cfg.Vocab.MinCount, "min-count", def.Vocab.MinCount, "drop words seen fewer times in the training texts")
+	fs.IntVar(&cfg.Vocab.MaxSize, "max-vocab", 0, "most vocabulary entries, the 4 special tokens included (0: no bound)")
+	weighting := fs.String("weighting", string(def.Weighting), "bag-of-words weighting: tfidf (unit-length tf-idf) or count")
+	topics := fs.String("topics", strconv.Itoa(def.Topics), "number of topics k, or auto to choose among --candidates by reconstruction error")
+	candidates := fs.String("candidates", joinInts(def.Candidates), "candidate values of k for --topics auto")
+	fs.Float64Var(&cfg.L1, "l1", def.L1, "λ, the L1 penalty on the topic codes")
+	fs.IntVar(&cfg.Sample, "sample", def.Sample, "fit the topics on a seeded sample of this many distinct training texts (0: all)")
+	fs.Uint64Var(&cfg.Seed, "seed", def.Seed, "seed of the sample and of the NMF initialisation")
+	fs.IntVar(&cfg.MaxIter, "max-iter", def.MaxIter, "most NMF iterations")
+	fs.Float64Var(&cfg.Tol, "tol", def.Tol, "stop the fit once an iteration lowers the objective by less than this fraction")
+	gcPercent := fs.Int("gc-percent", pipelines.DefaultGCPercent, "the Go collector's target during the run (0 or GOGC set: the process's own setting)")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	verbose := fs.Bool("verbose", false, "let Beam and the runner log at info level")
+	addBeamFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	cfg.Corpora = splitList(*corpora)
+	cfg.Weighting = featurize.Weighting(*weighting)
+	if *topics == "auto" {
+		cfg.Topics = 0
+	} else if k, err := strconv.Atoi(*topics); err != nil || k < 1 {
+		return fmt.Errorf("%w: --topics %q: want a positive count or auto", errUsage, *topics)
+	} else {
+		cfg.Topics = k
+	}
+	var err error
+	if cfg.Candidates, err = parseInts(*candidates); err != nil {
+		return fmt.Errorf("%w: --candidates: %v", errUsage, err)
+	}
+	cfg.Command = append([]string{"parastream", "featurize"}, args...)
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if !*verbose {
+		beamlog.LogLevel = "warn"
+	}
+	beam.Init()
+	opts := pipelines.RunOptions{Runner: *runners.Runner}
+	if os.Getenv("GOGC") == "" {
+		opts.GCPercent = *gcPercent
+	}
+	if !*quiet {
+		opts.Progress = e.stderr
+	}
+	sum, err := pipelines.RunFeaturize(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	printFeaturizeSummary(e, sum, cfg.Out, 3, 8)
+	return nil
+}
+
+func printFeaturizeSummary(e *env, sum *pipelines.FeaturizeSummary, out string, topics, words int) {
+	w := e.stdout
+	m := sum.Model
+	st := sum.Stats
+	verb := "applied"
+	if sum.Fitted {
+		verb = "fitted"
+	}
+	fmt.Fprintf(w, "featurized %d shards, %d rows, in %s\n", sum.Shards, sum.Rows, sum.Elapsed.Round(1e6))
+	fmt.Fprintf(w, "  model %s: vocabulary %d entries, %d topics (λ %g, %s), relative reconstruction error %.4f on %d texts\n",
+		verb, m.Vocab.Len(), m.NMF.K, m.NMF.L1, m.Info.Weighting, m.Info.RelError, m.Info.FitTexts)
+	if st.Tokens > 0 {
+		fmt.Fprintf(w, "  texts %d, tokens %d, unknown %d (%.2f%%), texts with no known word %d\n",
+			st.Texts, st.Tokens, st.Unknown, 100*float64(st.Unknown)/float64(st.Tokens), st.Empty)
+	}
+	fmt.Fprintf(w, "  -> %s (model in %s/featurize/)\n", out, out)
+	printTopics(e, m, topics, words)
+}
+
+func printTopics(e *env, m *featurize.Model, topics, words int) {
+	for t := range min(topics, m.NMF.K) {
+		var parts []string
+		for _, tw := range m.Topic(t, words) {
+			parts = append(parts, tw.Token)
+		}
+		fmt.Fprintf(e.stdout, "  topic %3d: %s\n", t, strings.Join(parts, " "))
+	}
+}
+
+func runFeaturizeTopics(e *env, args []string) error {
+	fs := newFlags(e, "featurize topics", "parastream featurize topics --model DIR [--words N] [--topics N]")
+	model := fs.String("model", "", "a saved model: a featurize/ directory, or featurized shards")
+	words := fs.Int("words", 10, "words shown per topic")
+	n := fs.Int("topics", 0, "topics shown (0: all)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *model == "" {
+		return fmt.Errorf("%w: set --model", errUsage)
+	}
+	m, err := featurize.LoadModel(*model)
+	if err != nil {
+		return err
+	}
+	k := m.NMF.K
+	if *n > 0 {
+		k = *n
+	}
+	fmt.Fprintf(e.stdout, "%d topics over %d words (λ %g, %s weighting, relative error %.4f):\n", m.NMF.K, m.Vocab.Len(), m.NMF.L1, m.Info.Weighting, m.Info.RelError)
+	printTopics(e, m, k, *words)
+	return nil
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, p := range splitList(s) {
+		v, err := strconv.Atoi(p)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", p)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/parastream/parastream/stream"
+)
+
+const publishUsage = "parastream publish --shards DIR --brokers ADDR [--topic-prefix P] [--dataset NAME,...] [--partitions N] [--replication N] [--retention D] [--batch-rows N] [TLS and SASL flags]"
+
+// clientFlags adds the flags that say how to reach the brokers, and
+// returns the function that makes the configuration from them.
+func clientFlags(fs *flag.FlagSet) func() (stream.ClientConfig, error) {
+	brokers := fs.String("brokers", "", "bootstrap brokers, host:port[,host:port...] (required)")
+	useTLS := fs.Bool("tls", false, "connect with TLS")
+	ca := fs.String("tls-ca", "", "PEM file of the CA that signed the brokers' certificates (default: the system's)")
+	cert := fs.String("tls-cert", "", "PEM file of the client certificate, for brokers that require one")
+	key := fs.String("tls-key", "", "PEM file of the client certificate's key")
+	insecure := fs.Bool("tls-insecure-skip-verify", false, "accept any broker certificate (tests only)")
+	mech := fs.String("sasl-mechanism", "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	user := fs.String("sasl-user", "", "SASL user")
+	pass := fs.String("sasl-password", "", "SASL password (default: $PARASTREAM_SASL_PASSWORD)")
+	return func() (stream.ClientConfig, error) {
+		cc := stream.ClientConfig{
+			SASLMechanism: strings.ToUpper(*mech), SASLUser: *user,
+			SASLPassword: cmp.Or(*pass, os.Getenv("PARASTREAM_SASL_PASSWORD")),
+		}
+		for _, b := range strings.Split(*brokers, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				cc.Brokers = append(cc.Brokers, b)
+			}
+		}
+		if *useTLS || *ca != "" || *cert != "" || *insecure {
+			t, err := stream.LoadTLS(*ca, *cert, *key, *insecure)
+			if err != nil {
+				return cc, err
+			}
+			cc.TLS = t
+		}
+		if err := cc.Validate(); err != nil {
+			return cc, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		return cc, nil
+	}
+}
+
+func runPublish(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "publish", publishUsage)
+	shardsDir := fs.String("shards", "", "directory of the shards and their manifest.json (required)")
+	client := clientFlags(fs)
+	prefix := fs.String("topic-prefix", stream.DefaultPrefix, "prefix of the topic names: <prefix>.<dataset>.<split>, <prefix>.manifests")
+	datasets := fs.String("dataset", "", "datasets (corpora) to publish, comma-separated (default: all in the manifest)")
+	partitions := fs.Int("partitions", stream.DefaultPartitions, "partitions of the row topics created")
+	replication := fs.Int("replication", stream.DefaultReplication, "replication factor of the topics created, and the least an existing one must have")
+	retention := fs.Duration("retention", 0, "retention of the row topics created (0: for ever)")
+	batchRows := fs.Int("batch-rows", stream.DefaultBatchRows, "most rows in one message")
+	maxBytes := fs.Int("max-message-bytes", 0, "bound messages below the topic's max.message.bytes")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *shardsDir == "" || fs.NArg() > 0 {
+		return fmt.Errorf("%w: --shards and --brokers are required, and nothing else", errUsage)
+	}
+	cc, err := client()
+	if err != nil {
+		return err
+	}
+	cfg := stream.PublishConfig{
+		Client: cc, Prefix: *prefix, Partitions: *partitions, Replication: *replication, Retention: *retention,
+		BatchRows: *batchRows, MaxMessageBytes: *maxBytes,
+		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if *datasets != "" {
+		cfg.Datasets = strings.Split(*datasets, ",")
+	}
+	if !*quiet {
+		cfg.Progress = func(p stream.Progress) {
+			pct := 100.0
+			if p.Rows > 0 {
+				pct = 100 * float64(p.Present) / float64(p.Rows)
+			}
+			fmt.Fprintf(e.stderr, "%s: %d/%d rows (%.1f%%), %d already there, %d messages, %.1f MB, %s\n",
+				p.Topic, p.Present, p.Rows, pct, p.Skipped, p.Messages, float64(p.Bytes)/1e6, p.Elapsed.Round(time.Millisecond))
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	sums, err := stream.Publish(ctx, *shardsDir, cfg)
+	for _, s := range sums {
+		rate := float64(s.Published) / max(s.Elapsed.Seconds(), 1e-9)
+		fmt.Fprintf(e.stdout, "%s: %d rows, %d published, %d already there; %d messages, %.1f MB (largest %d bytes); %.0f rows/s\n",
+			s.Topic, s.Rows, s.Published, s.Skipped, s.Messages, float64(s.Bytes)/1e6, s.LargestMessage, rate)
+	}
+	return err
+}

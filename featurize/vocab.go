@@ -1,0 +1,252 @@
+package featurize
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/parastream/parastream/transforms"
+)
+
+// The special tokens, at the first ids of every vocabulary. StartToken and
+// EndToken are the sentence tags extract adds with --start-end, so texts
+// tagged there get their ids here.
+const (
+	PadToken   = "<pad>"
+	UnkToken   = "<unk>"
+	StartToken = transforms.StartToken
+	EndToken   = transforms.EndToken
+)
+
+// The ids of the special tokens.
+const (
+	PadID   int32 = 0
+	UnkID   int32 = 1
+	StartID int32 = 2
+	EndID   int32 = 3
+	// NumSpecial is the number of special tokens; the words come after.
+	NumSpecial = 4
+)
+
+var specials = [NumSpecial]string{PadToken, UnkToken, StartToken, EndToken}
+
+// ErrBadVocabulary is wrapped by every error of ReadVocabulary about the
+// content of the file.
+var ErrBadVocabulary = errors.New("bad vocabulary file")
+
+// VocabConfig bounds a vocabulary. The zero value keeps every token seen.
+type VocabConfig struct {
+	// MinCount drops words seen fewer times in the counted texts (0 and 1
+	// keep every word).
+	MinCount int64
+	// MaxSize is the most entries, special tokens included (0: no bound).
+	// The most frequent words are kept; ties go to the smaller string.
+	MaxSize int
+}
+
+// Validate reports a bound out of range.
+func (c VocabConfig) Validate() error {
+	if c.MinCount < 0 {
+		return fmt.Errorf("vocabulary: min count %d is negative", c.MinCount)
+	}
+	if c.MaxSize != 0 && c.MaxSize <= NumSpecial {
+		return fmt.Errorf("vocabulary: max size %d leaves no room for words after the %d special tokens; use 0 for no bound or more than %d", c.MaxSize, NumSpecial, NumSpecial)
+	}
+	return nil
+}
+
+// TokenCount is one token's counts over the counted texts: its occurrences
+// and the number of texts it occurs in (its document frequency).
+type TokenCount struct {
+	Token string
+	Count int64
+	Docs  int64
+}
+
+// Vocabulary maps tokens to ids: the special tokens first (PadID, UnkID,
+// StartID, EndID), then the words by decreasing count, ties by string. It
+// keeps each entry's counts, which the bag-of-words weighting uses.
+type Vocabulary struct {
+	entries []TokenCount
+	index   map[string]int32
+	// Texts is the number of texts counted.
+	Texts int64
+}
+
+// BuildVocabulary makes a vocabulary of counts (in any order, each token
+// once) under cfg. Counts of the special tokens are kept at their ids.
+func BuildVocabulary(counts []TokenCount, texts int64, cfg VocabConfig) (*Vocabulary, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	v := &Vocabulary{entries: make([]TokenCount, NumSpecial), Texts: texts}
+	for i, s := range specials {
+		v.entries[i].Token = s
+	}
+	words := make([]TokenCount, 0, len(counts))
+	for _, c := range counts {
+		if i := slices.Index(specials[:], c.Token); i >= 0 {
+			v.entries[i].Count += c.Count
+			v.entries[i].Docs += c.Docs
+			continue
+		}
+		if c.Count >= max(cfg.MinCount, 1) {
+			words = append(words, c)
+		}
+	}
+	slices.SortFunc(words, func(a, b TokenCount) int {
+		if c := cmp.Compare(b.Count, a.Count); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Token, b.Token)
+	})
+	if cfg.MaxSize > 0 && len(words) > cfg.MaxSize-NumSpecial {
+		words = words[:cfg.MaxSize-NumSpecial]
+	}
+	v.entries = append(v.entries, words...)
+	if err := v.buildIndex(); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (v *Vocabulary) buildIndex() error {
+	v.index = make(map[string]int32, len(v.entries))
+	for i, e := range v.entries {
+		if _, dup := v.index[e.Token]; dup {
+			return fmt.Errorf("%w: token %q appears twice", ErrBadVocabulary, e.Token)
+		}
+		v.index[e.Token] = int32(i)
+	}
+	return nil
+}
+
+// Len is the number of entries, special tokens included.
+func (v *Vocabulary) Len() int { return len(v.entries) }
+
+// Entry returns the token and counts of id.
+func (v *Vocabulary) Entry(id int32) TokenCount { return v.entries[id] }
+
+// ID returns the id of tok, UnkID for a token not in the vocabulary.
+func (v *Vocabulary) ID(tok string) int32 {
+	if id, ok := v.index[tok]; ok {
+		return id
+	}
+	return UnkID
+}
+
+// AppendIDs appends the ids of tokens to dst and returns it, with the
+// number of tokens that were unknown.
+func (v *Vocabulary) AppendIDs(dst []int32, tokens []string) ([]int32, int) {
+	unknown := 0
+	for _, t := range tokens {
+		id := v.ID(t)
+		if id == UnkID {
+			unknown++
+		}
+		dst = append(dst, id)
+	}
+	return dst, unknown
+}
+
+// The vocabulary file is UTF-8 text, one entry a line, the line's position
+// its id (the first line is id 0):
+//
+//	token<TAB>count<TAB>docs
+//
+// count is the token's occurrences in the counted texts and docs the number
+// of texts it occurs in; the first four lines are <pad>, <unk>, <s> and
+// </s>. A first line "#texts<TAB>N" (before the entries) records the number
+// of texts counted. Tokens hold no whitespace (the tokeniser splits on it).
+
+// WriteTo writes the vocabulary file.
+func (v *Vocabulary) WriteTo(w io.Writer) (int64, error) {
+	bw := bufio.NewWriter(w)
+	var n int64
+	m, _ := fmt.Fprintf(bw, "#texts\t%d\n", v.Texts)
+	n += int64(m)
+	var line []byte
+	for _, e := range v.entries {
+		line = append(line[:0], e.Token...)
+		line = append(line, '\t')
+		line = strconv.AppendInt(line, e.Count, 10)
+		line = append(line, '\t')
+		line = strconv.AppendInt(line, e.Docs, 10)
+		line = append(line, '\n')
+		m, err := bw.Write(line)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, bw.Flush()
+}
+
+// MaxVocabularyLine bounds a line of a vocabulary file.
+const MaxVocabularyLine = 64 << 10
+
+// ReadVocabulary reads a vocabulary file written by WriteTo. A malformed
+// file gives an error wrapping ErrBadVocabulary that names the line and
+// what is wrong.
+func ReadVocabulary(r io.Reader) (*Vocabulary, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), MaxVocabularyLine)
+	v := &Vocabulary{}
+	line := 0
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: line %d: %s", ErrBadVocabulary, line, fmt.Sprintf(format, args...))
+	}
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if line == 1 && bytes.HasPrefix(b, []byte("#texts\t")) {
+			n, err := strconv.ParseInt(string(b[len("#texts\t"):]), 10, 64)
+			if err != nil || n < 0 {
+				return nil, bad("the number of texts %q is not a count", b[len("#texts\t"):])
+			}
+			v.Texts = n
+			continue
+		}
+		fields := bytes.Split(b, []byte{'\t'})
+		if len(fields) != 3 {
+			return nil, bad("%d tab-separated fields, want 3 (token, count, docs)", len(fields))
+		}
+		tok := string(fields[0])
+		if tok == "" || !utf8.ValidString(tok) || strings.ContainsFunc(tok, unicode.IsSpace) {
+			return nil, bad("token %q is empty, not UTF-8 or holds whitespace", tok)
+		}
+		count, err1 := strconv.ParseInt(string(fields[1]), 10, 64)
+		docs, err2 := strconv.ParseInt(string(fields[2]), 10, 64)
+		if err1 != nil || err2 != nil || count < 0 || docs < 0 {
+			return nil, bad("counts %q and %q are not non-negative integers", fields[1], fields[2])
+		}
+		if id := len(v.entries); id < NumSpecial && tok != specials[id] {
+			return nil, bad("entry %d is %q, want the special token %q", id, tok, specials[id])
+		}
+		if len(v.entries) >= 1<<31-1 {
+			return nil, bad("too many entries")
+		}
+		v.entries = append(v.entries, TokenCount{Token: tok, Count: count, Docs: docs})
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%w: line %d is longer than %d bytes", ErrBadVocabulary, line+1, MaxVocabularyLine)
+		}
+		return nil, fmt.Errorf("reading vocabulary: %w", err)
+	}
+	if len(v.entries) < NumSpecial {
+		return nil, fmt.Errorf("%w: %d entries, want at least the %d special tokens", ErrBadVocabulary, len(v.entries), NumSpecial)
+	}
+	if err := v.buildIndex(); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

@@ -1,0 +1,391 @@
+package pipelines
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/parastream/parastream/featurize"
+	"github.com/parastream/parastream/internal/atomicfile"
+	"github.com/parastream/parastream/shards"
+)
+
+// FeaturizeConfig configures RunFeaturize. NewFeaturizeConfig gives the
+// CLI's defaults.
+type FeaturizeConfig struct {
+	// In is a directory of shards with its manifest.json (extract's
+	// output); Out is where the featurized shards, their manifest and the
+	// model (Out/featurize/) go. Out may be In: each shard is then replaced
+	// in place, by rename, once its featurized copy is durable, and the
+	// manifest last.
+	In, Out string
+	// WorkDir holds temporary files while running (default
+	// Out/.work-featurize-*, removed at the end). On a cluster every worker
+	// must reach it.
+	WorkDir string
+	// Model, when set, is a saved model (a featurize/ directory, or shards
+	// featurized before): its vocabulary and topics are applied as they
+	// are, so that new data gets the same ids and topics, and nothing is
+	// fitted.
+	Model string
+	// Corpora are the corpora whose training splits the vocabulary and the
+	// topics are fitted on; empty means every corpus of In.
+	Corpora []string
+	// Vocab bounds the vocabulary.
+	Vocab featurize.VocabConfig
+	// Weighting is the bag-of-words weighting (default tf-idf).
+	Weighting featurize.Weighting
+	// Topics is k; 0 chooses k among Candidates by reconstruction error
+	// (featurize.ChooseK).
+	Topics     int
+	Candidates []int
+	// L1 is λ of the codes' L1 penalty (see featurize.NMFConfig.L1).
+	L1 float64
+	// Sample is the most training texts the topics are fitted on: a seeded
+	// sample of distinct texts where there are more (0: every text).
+	Sample int
+	// Seed seeds the sample and the NMF initialisation.
+	Seed uint64
+	// MaxIter and Tol bound the NMF fit (featurize.NMFConfig).
+	MaxIter int
+	Tol     float64
+	// Command is the command line, for the manifest.
+	Command []string
+}
+
+// NewFeaturizeConfig returns the defaults: words seen at least twice,
+// tf-idf, 50 topics (candidates 10, 20, 50, 100, 200 for auto), λ = 0.01,
+// a sample of 50,000 texts, seed 1, at most 200 iterations.
+func NewFeaturizeConfig(in, out string) FeaturizeConfig {
+	return FeaturizeConfig{
+		In: in, Out: out,
+		Vocab:      featurize.VocabConfig{MinCount: 2},
+		Weighting:  featurize.TFIDF,
+		Topics:     50,
+		Candidates: []int{10, 20, 50, 100, 200},
+		L1:         0.01,
+		Sample:     50_000,
+		Seed:       1,
+		MaxIter:    featurize.DefaultNMFMaxIter,
+		Tol:        featurize.DefaultNMFTol,
+	}
+}
+
+// Validate says what is wrong with the configuration and how to fix it.
+func (c FeaturizeConfig) Validate() error {
+	switch {
+	case c.In == "":
+		return errors.New("featurize: no input: set --in to a directory of shards (extract's --out)")
+	case c.Out == "":
+		return errors.New("featurize: no output: set --out (it may be --in, to featurize in place)")
+	case c.Sample < 0:
+		return fmt.Errorf("featurize: --sample %d is negative; use 0 for every text", c.Sample)
+	case c.Topics < 0:
+		return fmt.Errorf("featurize: --topics %d is negative; use a count or auto", c.Topics)
+	case c.Topics == 0 && c.Model == "" && len(c.Candidates) == 0:
+		return errors.New("featurize: --topics auto needs candidate values of k")
+	}
+	for _, k := range c.Candidates {
+		if k < 1 {
+			return fmt.Errorf("featurize: candidate k = %d; each must be 1 or more", k)
+		}
+	}
+	if err := c.Vocab.Validate(); err != nil {
+		return err
+	}
+	if err := c.Weighting.Validate(); err != nil {
+		return err
+	}
+	return c.nmf(1).Validate()
+}
+
+func (c FeaturizeConfig) nmf(k int) featurize.NMFConfig {
+	return featurize.NMFConfig{K: k, L1: c.L1, MaxIter: c.MaxIter, Tol: c.Tol, Seed: c.Seed}
+}
+
+// FeaturizeSummary is what a featurize run did.
+type FeaturizeSummary struct {
+	// Model is the model applied; Fitted says whether this run fitted it.
+	Model  *featurize.Model
+	Fitted bool
+	// Shards and Rows count what was featurized; Stats sums the texts.
+	Shards, Rows int64
+	Stats        featurize.TextStats
+	Elapsed      time.Duration
+}
+
+// RunFeaturize featurizes the shards of cfg.In into cfg.Out: it counts the
+// training texts and samples them (a Beam pipeline), builds the vocabulary
+// and fits the topic model (unless cfg.Model gives one), saves the model
+// under Out/featurize/, then writes every shard again with token ids and
+// topic vectors (a second Beam pipeline, the model a side input), and the
+// manifest last.
+func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*FeaturizeSummary, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if opts.GCPercent > 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(opts.GCPercent))
+	}
+	logf := func(format string, args ...any) {
+		if opts.Progress != nil {
+			fmt.Fprintf(opts.Progress, format+"\n", args...)
+		}
+	}
+	m, err := shards.ReadManifest(cfg.In)
+	if err != nil {
+		return nil, fmt.Errorf("reading the manifest of %s: %w", cfg.In, err)
+	}
+	if err := m.Verify(cfg.In); err != nil {
+		return nil, fmt.Errorf("checking the shards of %s against their manifest: %w", cfg.In, err)
+	}
+	tasks := make([]featurize.ShardTask, len(m.Files))
+	for i, f := range m.Files {
+		tasks[i] = featurize.ShardTask{Index: i, Path: filepath.Join(cfg.In, filepath.FromSlash(f.Path)), Corpus: f.Corpus, Split: f.Split, Name: path.Base(f.Path)}
+	}
+	if cfg.WorkDir == "" {
+		var b [6]byte
+		rand.Read(b[:])
+		cfg.WorkDir = filepath.Join(cfg.Out, ".work-featurize-"+hex.EncodeToString(b[:]))
+	}
+	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(cfg.WorkDir)
+
+	sum := &FeaturizeSummary{}
+	if cfg.Model != "" {
+		if sum.Model, err = featurize.LoadModel(cfg.Model); err != nil {
+			return nil, err
+		}
+		logf("featurize: applying the model of %s (%d words, %d topics)", cfg.Model, sum.Model.Vocab.Len(), sum.Model.NMF.K)
+	} else {
+		if sum.Model, err = fitModel(ctx, cfg, m, tasks, opts.Runner, logf); err != nil {
+			return nil, err
+		}
+		sum.Fitted = true
+	}
+	modelDir := filepath.Join(cfg.Out, "featurize")
+	files, err := sum.Model.Save(modelDir)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := sum.Model.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+
+	logf("featurize: writing ids and topic vectors into %d shards", len(tasks))
+	p, s := beam.NewPipelineWithRoot()
+	featurize.Apply(s, beam.Reshuffle(s, beam.CreateList(s, tasks)), beam.Create(s, enc), cfg.WorkDir)
+	if _, err := beam.Run(ctx, runnerOrPrism(opts.Runner), p); err != nil {
+		return nil, fmt.Errorf("running the featurize pipeline: %w", err)
+	}
+	receipts, err := featurize.Receipts(cfg.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	if len(receipts) != len(tasks) {
+		return nil, fmt.Errorf("featurize: %d of %d shards reported done", len(receipts), len(tasks))
+	}
+	if err := placeFeaturized(cfg, m, receipts, files, sum); err != nil {
+		return nil, err
+	}
+	sum.Elapsed = time.Since(start)
+	return sum, nil
+}
+
+func runnerOrPrism(r string) string {
+	if r == "" {
+		return "prism"
+	}
+	return r
+}
+
+// fitModel counts and samples the training texts, then builds the
+// vocabulary and fits the topics.
+func fitModel(ctx context.Context, cfg FeaturizeConfig, m *shards.Manifest, tasks []featurize.ShardTask, runner string, logf func(string, ...any)) (*featurize.Model, error) {
+	corpora := cfg.Corpora
+	if len(corpora) == 0 {
+		for _, sp := range m.Splits {
+			corpora = append(corpora, sp.Corpus)
+		}
+	}
+	slices.Sort(corpora)
+	corpora = slices.Compact(corpora)
+	var train []featurize.ShardTask
+	for _, t := range tasks {
+		if t.Split == "train" && slices.Contains(corpora, t.Corpus) {
+			train = append(train, t)
+		}
+	}
+	if len(train) == 0 {
+		return nil, fmt.Errorf("featurize: no training shards of %v in %s to fit the vocabulary and topics on (set --corpora, or --model to apply a saved model)", corpora, cfg.In)
+	}
+	logf("featurize: counting the training texts of %d shards (%v)", len(train), corpora)
+	sampleSize := cfg.Sample
+	if sampleSize == 0 {
+		sampleSize = 1 << 62
+	}
+	countsPath := filepath.Join(cfg.WorkDir, "counts.gob")
+	p, s := beam.NewPipelineWithRoot()
+	featurize.CountTraining(s, beam.Reshuffle(s, beam.CreateList(s, train)), sampleSize, cfg.Seed, countsPath)
+	if _, err := beam.Run(ctx, runnerOrPrism(runner), p); err != nil {
+		return nil, fmt.Errorf("running the counting pipeline: %w", err)
+	}
+	counts, err := featurize.ReadCounts(countsPath)
+	if err != nil {
+		return nil, err
+	}
+	vocab, err := featurize.BuildVocabulary(counts.TokenCounts(), counts.Texts, cfg.Vocab)
+	if err != nil {
+		return nil, err
+	}
+	logf("featurize: %d texts, %d distinct tokens, vocabulary of %d entries (min count %d)", counts.Texts, len(counts.Tokens), vocab.Len(), cfg.Vocab.MinCount)
+	bow, err := featurize.NewBoW(vocab, cfg.Weighting)
+	if err != nil {
+		return nil, err
+	}
+	X := featurize.NewCSR(vocab.Len())
+	var sc featurize.BoWScratch
+	var ids []int32
+	for _, t := range counts.Sample {
+		ids, _ = vocab.AppendIDs(ids[:0], t.Tokens)
+		idx, val := bow.Vector(&sc, ids)
+		if len(idx) == 0 {
+			continue // no word of the vocabulary: nothing to fit
+		}
+		if err := X.AppendRow(idx, val); err != nil {
+			return nil, err
+		}
+	}
+	if X.Rows == 0 {
+		return nil, errors.New("featurize: no sampled text has a word of the vocabulary; lower --min-count")
+	}
+	info := featurize.Info{
+		Weighting: cfg.Weighting, Vocabulary: cfg.Vocab, Corpora: corpora, L1: cfg.L1, Sample: cfg.Sample,
+		FitTexts: X.Rows, Seed: cfg.Seed, MaxIter: cfg.MaxIter, Tol: cfg.Tol,
+	}
+	k := cfg.Topics
+	if k == 0 {
+		logf("featurize: choosing k among %v by reconstruction error on %d texts", cfg.Candidates, X.Rows)
+		var curve []featurize.KError
+		if k, curve, err = featurize.ChooseK(ctx, X, cfg.Candidates, cfg.nmf(1)); err != nil {
+			return nil, err
+		}
+		for _, c := range curve {
+			logf("  k %4d  relative error %.4f  objective %.6g  iterations %d", c.K, c.RelError, c.Objective, c.Iters)
+		}
+		logf("featurize: chose k = %d", k)
+		info.Curve = curve
+	}
+	nc := cfg.nmf(k)
+	last := time.Now()
+	nc.Progress = func(iter int, obj float64) {
+		if time.Since(last) >= 2*time.Second {
+			logf("  nmf iteration %d: objective %.6g", iter, obj)
+			last = time.Now()
+		}
+	}
+	logf("featurize: fitting %d topics on %d texts × %d terms (%d non-zeros), λ = %g", k, X.Rows, X.Cols, X.NNZ(), cfg.L1)
+	nmf, res, err := featurize.FitNMF(ctx, X, nc)
+	if err != nil {
+		return nil, err
+	}
+	info.RelError, info.Iters = res.RelError, res.Iters
+	logf("featurize: fitted in %d iterations, relative reconstruction error %.4f", res.Iters, res.RelError)
+	return featurize.NewModel(vocab, nmf, info)
+}
+
+// placeFeaturized renames the featurized shards into Out under their input
+// names and writes Out's manifest: the input's, with the new files' sizes
+// and checksums and the model's artifacts.
+func placeFeaturized(cfg FeaturizeConfig, in *shards.Manifest, receipts []featurize.Receipt, modelFiles []string, sum *FeaturizeSummary) error {
+	out := *in
+	out.CreatedBy = shards.NewManifest(cfg.Command).CreatedBy
+	out.Files = slices.Clone(in.Files)
+	out.Stats = map[string]int64{}
+	for k, v := range in.Stats {
+		out.Stats[k] = v
+	}
+	keep := map[string]bool{}
+	for _, rec := range receipts {
+		f := &out.Files[rec.Task.Index]
+		to := filepath.Join(cfg.Out, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		from := filepath.Join(rec.Root, filepath.FromSlash(rec.Shard.Path))
+		if err := renameOrCopy(from, to); err != nil {
+			return fmt.Errorf("moving featurized shard %s into place: %w", from, err)
+		}
+		if rec.Shard.Rows != f.Rows {
+			return fmt.Errorf("featurize: shard %s has %d rows, its input %d", f.Path, rec.Shard.Rows, f.Rows)
+		}
+		f.Bytes, f.SHA256 = rec.Shard.Bytes, rec.Shard.SHA256
+		keep[to] = true
+		sum.Shards++
+		sum.Rows += f.Rows
+		sum.Stats.Add(rec.Stats)
+	}
+	// Stale shards of an earlier run into Out go; the splits' directories
+	// are synced.
+	for _, sp := range out.Splits {
+		dir := filepath.Join(cfg.Out, sp.Corpus, sp.Split)
+		old, _ := filepath.Glob(filepath.Join(dir, "part-*.parquet"))
+		for _, p := range old {
+			if !keep[p] {
+				if err := os.Remove(p); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := os.Stat(dir); err == nil {
+			if err := atomicfile.SyncDir(dir); err != nil {
+				return err
+			}
+		}
+	}
+	// The rejects files travel with the shards.
+	if filepath.Clean(cfg.In) != filepath.Clean(cfg.Out) {
+		for _, a := range in.Rejects {
+			if err := copyFile(filepath.Join(cfg.In, filepath.FromSlash(a.Path)), filepath.Join(cfg.Out, filepath.FromSlash(a.Path))); err != nil {
+				return fmt.Errorf("copying rejects file %s: %w", a.Path, err)
+			}
+		}
+	}
+	for _, name := range modelFiles {
+		rel := path.Join("featurize", name)
+		records := int64(0)
+		if name == featurize.VocabularyFile {
+			records = int64(sum.Model.Vocab.Len())
+		}
+		a, err := shards.NewArtifact(cfg.Out, rel, records)
+		if err != nil {
+			return err
+		}
+		switch name {
+		case featurize.VocabularyFile:
+			out.Vocabulary = &a
+		case featurize.TopicsFile:
+			out.Topics = &a
+		case featurize.InfoFile:
+			out.Featurize = &a
+		}
+	}
+	for k, v := range map[string]int64{"texts": sum.Stats.Texts, "tokens": sum.Stats.Tokens, "unknown_tokens": sum.Stats.Unknown, "empty_texts": sum.Stats.Empty} {
+		out.Stats["featurize/"+k] = v
+	}
+	return shards.WriteManifest(cfg.Out, &out)
+}
