@@ -46,7 +46,7 @@ func commands() []command {
 		{name: "extract", summary: "run the Beam extraction pipeline: raw corpora to Parquet shards",
 			usage: extractUsage, run: runExtract},
 		{name: "featurize", summary: "add token ids and NMF topic vectors to shards",
-			usage: "parastream featurize --in SHARDS --out SHARDS [--topics K|auto] [--l1 λ] [--sample N]", issue: "issue 4, featurize"},
+			usage: featurizeUsage, run: runFeaturize},
 		{name: "publish", summary: "publish shards to Kafka topics",
 			usage: publishUsage, run: runPublish},
 		{name: "consume", summary: "print rows of a dataset from Kafka, for debugging",
