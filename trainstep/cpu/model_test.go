@@ -97,28 +97,3 @@ func TestNoAccumulation(t *testing.T) {
 		}
 	}
 }
-
-// TestOptimizers checks one step of each optimiser against the update
-// rule computed by hand.
-func TestOptimizers(t *testing.T) {
-	g := []float32{0.5, -2}
-	for _, tc := range []struct {
-		opt  string
-		want func(w, g float64) float64
-	}{
-		{compute.OptSGD, func(w, g float64) float64 { return w - 0.1*g }},
-		{compute.OptRMSProp, func(w, g float64) float64 { return w - 0.1*g/(math.Sqrt(0.1*g*g)+1e-8) }},
-		// Adam's first step: m̂ = g, v̂ = g², so the step is lr·sign(g).
-		{compute.OptAdam, func(w, g float64) float64 { return w - 0.1*g/(math.Abs(g)+1e-8) }},
-	} {
-		cfg := compute.Config{Optimizer: tc.opt, LR: 0.1, Vocab: 1, Dim: 2}.Defaults()
-		o := compute.NewOptimizer(cfg, []compute.ParamSpec{{Name: "w", Shape: []int{2}}})
-		w := []float32{1, 1}
-		o.Step("w", w, g, 1, cfg.LR)
-		for i := range w {
-			if want := tc.want(1, float64(g[i])); math.Abs(float64(w[i])-want) > 1e-6 {
-				t.Errorf("%s: w[%d] = %v, want %v", tc.opt, i, w[i], want)
-			}
-		}
-	}
-}
