@@ -17,32 +17,11 @@ import (
 // normalized returns r with empty lists and maps as nil, the way a Parquet
 // round trip may give them back.
 func normalized(r shards.Row) shards.Row {
-	if len(r.Context) == 0 {
-		r.Context = nil
-	}
-	if len(r.Scores) == 0 {
-		r.Scores = nil
-	}
-	if len(r.Meta) == 0 {
-		r.Meta = nil
-	}
-	if len(r.TokensA) == 0 {
-		r.TokensA = nil
-	}
-	if len(r.TokensB) == 0 {
-		r.TokensB = nil
-	}
-	if len(r.IDsA) == 0 {
-		r.IDsA = nil
-	}
-	if len(r.IDsB) == 0 {
-		r.IDsB = nil
-	}
-	if len(r.TopicsA) == 0 {
-		r.TopicsA = nil
-	}
-	if len(r.TopicsB) == 0 {
-		r.TopicsB = nil
+	v := reflect.ValueOf(&r).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); (f.Kind() == reflect.Slice || f.Kind() == reflect.Map) && f.Len() == 0 {
+			f.SetZero()
+		}
 	}
 	return r
 }

@@ -2,6 +2,7 @@ package stream_test
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -54,14 +55,21 @@ func genRows(corpus, split string, seed uint64, n int) []shards.Row {
 	return rows
 }
 
+// splitSeed is the seed of a split's rows in writeDataset.
+func splitSeed(split string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(split))
+	return h.Sum64()
+}
+
 // writeDataset writes shards of one corpus under root, rows[split] rows per
 // split in shards of at most maxRows rows, and the manifest; it returns the
 // manifest.
 func writeDataset(t testing.TB, root, corpus string, rows map[string]int, maxRows int64) *shards.Manifest {
 	t.Helper()
 	m := shards.NewManifest([]string{"stream.test"})
-	seed := uint64(1)
 	for split, n := range rows {
+		seed := splitSeed(split)
 		w, err := shards.NewWriter(root, corpus, split, shards.WriterOptions{MaxRows: maxRows, RowGroupRows: 2000})
 		if err != nil {
 			t.Fatal(err)
@@ -69,7 +77,6 @@ func writeDataset(t testing.TB, root, corpus string, rows map[string]int, maxRow
 		if err := w.Write(genRows(corpus, split, seed, n)...); err != nil {
 			t.Fatal(err)
 		}
-		seed++
 		infos, err := w.Close()
 		if err != nil {
 			t.Fatal(err)

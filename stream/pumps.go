@@ -108,42 +108,43 @@ func (ps *pumps) receive(ctx context.Context, rr *int, wait time.Duration) (m ka
 		timeout = t.C
 	}
 	if ps.follow {
-		select {
-		case m = <-ps.shared:
-			return m, true, nil
-		case err = <-ps.errs:
-			return m, false, err
-		case <-ctx.Done():
-			return m, false, ctx.Err()
-		case <-timeout:
-			return m, false, nil
-		}
+		m, ok, _, err = ps.take(ctx, ps.shared, timeout)
+		return m, ok, err
 	}
 	n := len(ps.chans)
 	for range n {
 		p := *rr % n
+		*rr = p + 1
 		if ps.done[p] {
-			*rr = p + 1
 			continue
 		}
-		select {
-		case m, ok = <-ps.chans[p]:
-			if !ok {
-				ps.done[p] = true
-				*rr = p + 1
-				continue
-			}
-			*rr = p + 1
-			return m, true, nil
-		case err = <-ps.errs:
-			return m, false, err
-		case <-ctx.Done():
-			return m, false, ctx.Err()
-		case <-timeout:
-			return m, false, nil
+		var closed bool
+		if m, ok, closed, err = ps.take(ctx, ps.chans[p], timeout); closed {
+			ps.done[p] = true
+			continue
 		}
+		if !ok {
+			*rr = p // come back to this partition
+		}
+		return m, ok, err
 	}
 	return m, false, nil
+}
+
+// take receives from ch: ok when a message came, closed when ch is
+// closed; err when a reader failed or ctx is done; neither when the
+// timeout fired.
+func (ps *pumps) take(ctx context.Context, ch <-chan kafka.Message, timeout <-chan time.Time) (m kafka.Message, ok, closed bool, err error) {
+	select {
+	case m, ok = <-ch:
+		return m, ok, !ok, nil
+	case err = <-ps.errs:
+		return m, false, false, err
+	case <-ctx.Done():
+		return m, false, false, ctx.Err()
+	case <-timeout:
+		return m, false, false, nil
+	}
 }
 
 // stop stops the readers and waits for their goroutines. Nil-safe.

@@ -20,13 +20,15 @@ import (
 // any duplicate the crash left.
 func TestPublishKilledAndRerun(t *testing.T) {
 	bin := binary(t)
-	const rows = 150_000
+	const rows = 100_000
 	root := writeShards(t, rows, 40_000)
 	b := startBrokerProc(t, bin, "127.0.0.1:0", t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	pub := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "100")
+	// Small messages make the first run slow enough to be killed after its
+	// first progress line; the second run cuts its messages differently.
+	pub := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "20")
 	stderr, err := pub.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +58,7 @@ func TestPublishKilledAndRerun(t *testing.T) {
 	}
 	t.Logf("killed the publisher after it reported %d rows", killedAt)
 
-	out, err := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "100", "--quiet").CombinedOutput()
+	out, err := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "1000", "--quiet").CombinedOutput()
 	if err != nil {
 		t.Fatalf("second publish: %v\n%s", err, out)
 	}
@@ -88,7 +90,7 @@ func TestPublishKilledAndRerun(t *testing.T) {
 
 	// The consume command reads the same, counting.
 	out, err = exec.CommandContext(ctx, bin, "consume", "--brokers", b.addr, "--dataset", "sts", "--n", "0", "--quiet").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "parastream.sts.train: 150000 rows") {
+	if err != nil || !strings.Contains(string(out), "parastream.sts.train: 100000 rows") {
 		t.Errorf("consume: %v\n%s", err, out)
 	}
 }

@@ -1,0 +1,19 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestDemoStream(t *testing.T) {
+	root := writeShards(t, 2500, 1000)
+	var out, errb bytes.Buffer
+	if err := demoStream(context.Background(), &env{stdout: &out, stderr: &errb}, root); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "parastream.sts.train") || !strings.Contains(out.String(), "1 topics, 2500 rows published and read back") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
