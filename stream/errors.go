@@ -30,6 +30,10 @@ var (
 	// ErrPosition reports a position that does not belong to the dataset
 	// being consumed, or offsets the broker no longer holds.
 	ErrPosition = errors.New("position does not fit the dataset")
+	// ErrArtifact reports a model file (vocabulary, topic model) that the
+	// dataset's manifest does not list, or that the artifacts topic does
+	// not hold as the manifest describes it.
+	ErrArtifact = errors.New("artifact not published")
 	// ErrClosed reports a Consumer used after Close.
 	ErrClosed = errors.New("stream: consumer closed")
 )

@@ -238,6 +238,10 @@ func (p *publisher) dataset(ctx context.Context, m *shards.Manifest, dataset str
 			return nil, fmt.Errorf("publishing %s under prefix %q: %w", dataset, p.cfg.Prefix, err)
 		}
 	}
+	// The model files before the manifest that names them.
+	if err := publishArtifacts(ctx, p.client, p.w, p.cfg.Prefix, p.cfg.Replication, p.root, dataset, dm, p.log); err != nil {
+		return nil, fmt.Errorf("publishing the artifacts of %s: %w", dataset, err)
+	}
 	mm, err := manifestMessage(dataset, dm)
 	if err != nil {
 		return nil, err

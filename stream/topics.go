@@ -317,29 +317,15 @@ func datasetManifest(m *shards.Manifest, dataset string) *shards.Manifest {
 // Manifest.Validate).
 func readManifest(ctx context.Context, c *kafka.Client, prefix, dataset string) (*shards.Manifest, error) {
 	topic := ManifestTopic(prefix)
-	have, err := describeTopics(ctx, c, []string{topic})
-	if err != nil {
-		return nil, err
-	}
-	t, ok := have[topic]
-	if !ok {
-		return nil, nil
-	}
-	first, end, err := partitionOffsets(ctx, c, topic, t.partitions)
-	if err != nil {
-		return nil, err
-	}
 	var latest []byte
-	for p := range t.partitions {
-		err := scanPartition(ctx, c, topic, p, first[p], end[p], func(m kafka.Message) error {
-			if string(m.Key) == dataset {
-				latest = m.Value
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+	_, err := scanTopic(ctx, c, topic, func(m kafka.Message) error {
+		if string(m.Key) == dataset {
+			latest = m.Value
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if latest == nil {
 		return nil, nil
@@ -352,4 +338,27 @@ func readManifest(ctx context.Context, c *kafka.Client, prefix, dataset string) 
 		return nil, fmt.Errorf("reading the manifest of %s from %s: %w", dataset, topic, err)
 	}
 	return &m, nil
+}
+
+// scanTopic calls fn with every message a topic holds now, partition by
+// partition; exists is false when there is no such topic.
+func scanTopic(ctx context.Context, c *kafka.Client, topic string, fn func(kafka.Message) error) (exists bool, err error) {
+	have, err := describeTopics(ctx, c, []string{topic})
+	if err != nil {
+		return false, err
+	}
+	t, ok := have[topic]
+	if !ok {
+		return false, nil
+	}
+	first, end, err := partitionOffsets(ctx, c, topic, t.partitions)
+	if err != nil {
+		return true, err
+	}
+	for p := range t.partitions {
+		if err := scanPartition(ctx, c, topic, p, first[p], end[p], fn); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
 }
