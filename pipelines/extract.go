@@ -217,9 +217,15 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 		external := transforms.Spill(s, transforms.ReadExternal(s, dir), cfg.WorkDir, "dedupe", transforms.ByDedupeKey, cfg.Buckets, cfg.symmetric())
 		spills = beam.Flatten(s, spills, external)
 	}
-	runs, hist := transforms.DedupeAndSplit(s, spills, cfg.WorkDir, cfg.Buckets, cfg.writerGroups(), cfg.symmetric(), cfg.official() || cfg.KeepDuplicates, transforms.SplitConfig{
-		Ratios: cfg.Split, Seed: cfg.Seed, Official: cfg.official(),
-	}, cfg.Budget)
+	split := transforms.SplitConfig{Ratios: cfg.Split, Seed: cfg.Seed, Official: cfg.official()}
+	keepDuplicates := cfg.official() || cfg.KeepDuplicates
+	if cfg.Budget.Tokens == 0 {
+		transforms.DedupeAndWrite(s, spills, cfg.outName(), cfg.WorkDir, cfg.Buckets, cfg.writerGroups(), cfg.symmetric(), keepDuplicates, split, cfg.Shards)
+		return
+	}
+	// A token budget samples by the histogram of every kept pair, known
+	// only once every bucket is deduplicated: dedupe, then write.
+	runs, hist := transforms.DedupeAndSplit(s, spills, cfg.WorkDir, cfg.Buckets, cfg.writerGroups(), cfg.symmetric(), keepDuplicates, split, cfg.Budget)
 	transforms.WriteShards(s, runs, hist, cfg.outName(), cfg.WorkDir, cfg.Shards, cfg.Budget)
 }
 

@@ -2,10 +2,14 @@ package pipelines_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
+	"github.com/parastream/parastream/corpora/synth"
 	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/pipelines"
 	"github.com/parastream/parastream/shards"
@@ -57,4 +61,44 @@ func cfg(corpus, input, inputB string) pipelines.ExtractConfig {
 	c := pipelines.NewExtractConfig(corpus, input, "")
 	c.InputB = inputB
 	return c
+}
+
+// Without a token budget the dedupe stage writes the shards itself
+// (transforms.DedupeAndWrite); a budget larger than the corpus takes the
+// two-stage path (DedupeAndSplit, then WriteShards) and keeps every pair.
+// Both must give the same shards, byte for byte.
+func TestDedupeAndWriteMatchesTwoStages(t *testing.T) {
+	input := filepath.Join(t.TempDir(), "RC.jsonl")
+	f, err := os.Create(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := synth.Reddit(f, synth.Config{Rows: 20000, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	files := func(budget int64) ([]shards.ShardInfo, *pipelines.Summary) {
+		c := cfg("reddit", input, "")
+		c.Out, c.Buckets, c.Budget.Tokens = t.TempDir(), 7, budget
+		c.Shards.MaxRows = 1000
+		sum := extract(t, c)
+		m, err := shards.ReadManifest(c.Out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Files, sum
+	}
+	fused, fs := files(0)
+	twoStage, ts := files(1 << 40)
+	if len(fused) < 4 || !slices.Equal(fused, twoStage) {
+		t.Fatalf("fused shards %v\ntwo-stage shards %v", fused, twoStage)
+	}
+	for _, k := range []string{"dedupe_exact", "dedupe_normalized", "written_train", "written_dev", "written_test"} {
+		if fs.Counters[k] != ts.Counters[k] {
+			t.Errorf("%s: fused %d, two-stage %d", k, fs.Counters[k], ts.Counters[k])
+		}
+	}
+	if fs.Counters["dedupe_exact"]+fs.Counters["dedupe_normalized"] == 0 {
+		t.Error("nothing was deduplicated: the test does not exercise dedupe")
+	}
 }

@@ -64,6 +64,20 @@ type DedupeStats struct {
 	Kept, Exact, Normalized, External int64
 }
 
+func (s *DedupeStats) add(o DedupeStats) {
+	s.Kept += o.Kept
+	s.Exact += o.Exact
+	s.Normalized += o.Normalized
+	s.External += o.External
+}
+
+// count adds the dropped records to the dedupe_* counters.
+func (s DedupeStats) count(c *counters) {
+	c.add("dedupe_exact", s.Exact)
+	c.add("dedupe_normalized", s.Normalized)
+	c.add("dedupe_external", s.External)
+}
+
 // dedupeGroup is the records of one normalised key.
 type dedupeGroup struct {
 	best     shards.Row

@@ -334,42 +334,18 @@ func (fn *dedupeFn) ProcessElement(bucket int, paths func(*string) bool, _ func(
 }
 
 func (fn *dedupeFn) dedupe(ctx context.Context, bucket int, files []string, w *dedupeWorker) error {
-	bySplit := make(map[string][]shards.Row)
-	keep := func(r shards.Row) {
-		r.Split = fn.Split.split(&r)
-		bySplit[r.Split] = append(bySplit[r.Split], r)
-		if fn.Budget.Tokens > 0 {
-			w.hist.Cells[fn.Budget.cell(r.ID)] += rowTokens(&r)
-		}
+	bySplit, st, err := dedupeBucket(ctx, files, fn.Symmetric, fn.KeepDuplicates, fn.Split)
+	if err != nil {
+		return err
 	}
-	var st DedupeStats
-	if fn.KeepDuplicates {
-		if err := ReadSpillFiles(ctx, files, func(r *shards.Row) error {
-			if r.Split != externalSplit {
-				keep(*r)
-				st.Kept++
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-	} else {
-		d := NewDeduper(fn.Symmetric)
-		if err := ReadSpillFiles(ctx, files, func(r *shards.Row) error {
-			d.Add(*r, r.Split == externalSplit)
-			return nil
-		}); err != nil {
-			return err
-		}
-		st = d.Each(keep)
-	}
-	w.st.Kept += st.Kept
-	w.st.Exact += st.Exact
-	w.st.Normalized += st.Normalized
-	w.st.External += st.External
+	w.st.add(st)
 	for _, split := range slices.Sorted(maps.Keys(bySplit)) {
 		rows := bySplit[split]
-		slices.SortFunc(rows, func(a, b shards.Row) int { return strings.Compare(a.ID, b.ID) })
+		if fn.Budget.Tokens > 0 {
+			for i := range rows {
+				w.hist.Cells[fn.Budget.cell(rows[i].ID)] += rowTokens(&rows[i])
+			}
+		}
 		path := filepath.Join(fn.Dir, split, fmt.Sprintf("b%05d.spill", bucket))
 		sw, err := CreateSpill(ctx, path)
 		if err != nil {
@@ -386,8 +362,44 @@ func (fn *dedupeFn) dedupe(ctx context.Context, bucket int, files []string, w *d
 		}
 		w.runs = append(w.runs, Run{Split: split, Bucket: bucket, Path: path, Rows: int64(len(rows))})
 	}
-	LocalProgress.add("deduplicated", st.Kept)
 	return nil
+}
+
+// dedupeBucket reads a bucket's dedupe spill files, keeps one record of
+// each normalised key (every record with keepDuplicates), assigns each its
+// split, and returns the records of each split sorted by ID.
+func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates bool, split SplitConfig) (map[string][]shards.Row, DedupeStats, error) {
+	bySplit := make(map[string][]shards.Row)
+	keep := func(r shards.Row) {
+		r.Split = split.split(&r)
+		bySplit[r.Split] = append(bySplit[r.Split], r)
+	}
+	var st DedupeStats
+	if keepDuplicates {
+		if err := ReadSpillFiles(ctx, files, func(r *shards.Row) error {
+			if r.Split != externalSplit {
+				keep(*r)
+				st.Kept++
+			}
+			return nil
+		}); err != nil {
+			return nil, st, err
+		}
+	} else {
+		d := NewDeduper(symmetric)
+		if err := ReadSpillFiles(ctx, files, func(r *shards.Row) error {
+			d.Add(*r, r.Split == externalSplit)
+			return nil
+		}); err != nil {
+			return nil, st, err
+		}
+		st = d.Each(keep)
+	}
+	for _, rows := range bySplit {
+		slices.SortFunc(rows, func(a, b shards.Row) int { return strings.Compare(a.ID, b.ID) })
+	}
+	LocalProgress.add("deduplicated", st.Kept)
+	return bySplit, st, nil
 }
 
 func (fn *dedupeFn) FinishBundle(ctx context.Context, emit func(string, Run), emitHist func(TokenHistogram)) error {
@@ -403,9 +415,7 @@ func (fn *dedupeFn) FinishBundle(ctx context.Context, emit func(string, Run), em
 			emit(splitGroupKey(r.Split, writerGroup(r.Bucket, fn.Buckets, fn.Groups)), r)
 		}
 		hist = tokenHistFn{}.MergeAccumulators(hist, w.hist)
-		c.add("dedupe_exact", w.st.Exact)
-		c.add("dedupe_normalized", w.st.Normalized)
-		c.add("dedupe_external", w.st.External)
+		w.st.count(&c)
 	}
 	if len(hist.Cells) > 0 {
 		emitHist(hist)
@@ -491,6 +501,7 @@ type writeWorker struct {
 	infos   []shards.ShardInfo
 	written map[string]int64
 	dropped int64
+	dedupe  DedupeStats // DedupeAndWrite's
 }
 
 func (fn *writeShardsFn) StartBundle(ctx context.Context, _ TokenHistogram, _ func(shards.ShardInfo)) {
@@ -518,7 +529,7 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	slices.SortFunc(runs, func(a, b Run) int { return a.Bucket - b.Bucket })
 	opts := fn.Options
 	opts.Overwrite = true
-	root := filepath.Join(fn.Dir, "shards", fmt.Sprintf("g%03d", group))
+	root := groupRoot(fn.Dir, group)
 	sw, err := shards.NewWriter(root, fn.Corpus, split, opts)
 	if err != nil {
 		return err
@@ -550,11 +561,145 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	LocalProgress.add("written", n%(1<<14))
 	w.written[split] += n
 	w.infos = append(w.infos, infos...)
-	rec, err := json.MarshalIndent(Receipt{Corpus: fn.Corpus, Split: split, Group: group, Root: root, Shards: infos, Tokens: tokens}, "", "  ")
+	return writeReceipt(fn.Dir, Receipt{Corpus: fn.Corpus, Split: split, Group: group, Root: root, Shards: infos, Tokens: tokens})
+}
+
+// writeReceipt leaves a writer group's receipt for the driver, once its
+// shards are durable.
+func writeReceipt(dir string, rec Receipt) error {
+	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(fn.Dir, "receipts", fmt.Sprintf("%s-%03d.json", split, group)), rec)
+	return atomicfile.WriteFile(filepath.Join(dir, "receipts", fmt.Sprintf("%s-%03d.json", rec.Split, rec.Group)), b)
+}
+
+// groupRoot is the directory a writer group writes its shards under.
+func groupRoot(dir string, group int) string {
+	return filepath.Join(dir, "shards", fmt.Sprintf("g%03d", group))
+}
+
+// DedupeAndWrite is DedupeAndSplit and WriteShards in one stage, for runs
+// without a token budget (which needs every bucket's histogram before the
+// first row is written): it groups the dedupe spills
+// (PCollection<KV<int, string>>) by writer group, and each group, on a
+// worker of its own, deduplicates its buckets one after the other, in
+// bucket order, and writes their rows straight into the group's shards.
+// The shards are byte for byte those of the two stages, with one spill
+// pass and one GroupByKey fewer. It returns the shards written
+// (PCollection<shards.ShardInfo>) and leaves the receipts, as WriteShards.
+func DedupeAndWrite(s beam.Scope, spills beam.PCollection, corpus, dir string, buckets, groups int, symmetric, keepDuplicates bool, split SplitConfig, opts shards.WriterOptions) beam.PCollection {
+	s = s.Scope("transforms.DedupeAndWrite")
+	byGroup := beam.ParDo(s, &writerGroupFn{Buckets: buckets, Groups: groups}, spills)
+	return beam.ParDo(s, &dedupeWriteFn{Corpus: corpus, Dir: dir, Symmetric: symmetric, KeepDuplicates: keepDuplicates, Split: split, Options: opts}, beam.GroupByKey(s, byGroup))
+}
+
+// writerGroupFn keys a bucket's spill file by the bucket's writer group.
+type writerGroupFn struct {
+	Buckets, Groups int
+}
+
+func (fn *writerGroupFn) ProcessElement(bucket int, path string) (int, Bucketed) {
+	return writerGroup(bucket, fn.Buckets, fn.Groups), Bucketed{Bucket: bucket, Path: path}
+}
+
+type dedupeWriteFn struct {
+	Corpus         string
+	Dir            string
+	Symmetric      bool
+	KeepDuplicates bool
+	Split          SplitConfig
+	Options        shards.WriterOptions
+
+	pool *bundlePool[*writeWorker]
+}
+
+func (fn *dedupeWriteFn) StartBundle(ctx context.Context, _ func(shards.ShardInfo)) {
+	fn.pool = newBundlePool(ctx, func() *writeWorker { return &writeWorker{written: map[string]int64{}} })
+}
+
+func (fn *dedupeWriteFn) ProcessElement(group int, items func(*Bucketed) bool, _ func(shards.ShardInfo)) error {
+	files := map[int][]string{}
+	var b Bucketed
+	for items(&b) {
+		files[b.Bucket] = append(files[b.Bucket], b.Path)
+	}
+	return fn.pool.submit(func(ctx context.Context, w *writeWorker) error {
+		return fn.write(ctx, group, files, w)
+	})
+}
+
+func (fn *dedupeWriteFn) write(ctx context.Context, group int, files map[int][]string, w *writeWorker) error {
+	opts := fn.Options
+	opts.Overwrite = true
+	root := groupRoot(fn.Dir, group)
+	writers := map[string]*shards.Writer{}
+	abort := func() {
+		for _, sw := range writers {
+			sw.Abort()
+		}
+	}
+	written := map[string]int64{}
+	for _, bucket := range slices.Sorted(maps.Keys(files)) {
+		paths := files[bucket]
+		slices.Sort(paths)
+		bySplit, st, err := dedupeBucket(ctx, paths, fn.Symmetric, fn.KeepDuplicates, fn.Split)
+		if err != nil {
+			abort()
+			return err
+		}
+		w.dedupe.add(st)
+		for split, rows := range bySplit {
+			sw := writers[split]
+			if sw == nil {
+				if sw, err = shards.NewWriter(root, fn.Corpus, split, opts); err != nil {
+					abort()
+					return err
+				}
+				writers[split] = sw
+			}
+			if err := sw.Write(rows...); err != nil {
+				abort()
+				return fmt.Errorf("writing split %s: %w", split, err)
+			}
+			written[split] += int64(len(rows))
+			LocalProgress.add("written", int64(len(rows)))
+		}
+	}
+	for _, split := range slices.Sorted(maps.Keys(writers)) {
+		infos, err := writers[split].Close()
+		delete(writers, split)
+		if err != nil {
+			abort()
+			return err
+		}
+		w.written[split] += written[split]
+		w.infos = append(w.infos, infos...)
+		if err := writeReceipt(fn.Dir, Receipt{Corpus: fn.Corpus, Split: split, Group: group, Root: root, Shards: infos}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (fn *dedupeWriteFn) FinishBundle(ctx context.Context, emit func(shards.ShardInfo)) error {
+	defer fn.pool.release()
+	workers, err := fn.pool.wait()
+	if err != nil {
+		return err
+	}
+	var c counters
+	for _, w := range workers {
+		for split, n := range w.written {
+			c.add("written_"+split, n)
+		}
+		w.dedupe.count(&c)
+		for _, info := range w.infos {
+			emit(info)
+		}
+	}
+	c.flush(ctx)
+	return nil
 }
 
 func (fn *writeShardsFn) FinishBundle(ctx context.Context, _ TokenHistogram, emit func(shards.ShardInfo)) error {
@@ -669,6 +814,10 @@ func init() {
 	register.DoFn3x1[int, func(*string) bool, func(int, string), error](&pairFn{})
 	register.DoFn4x1[int, func(*string) bool, func(string, Run), func(TokenHistogram), error](&dedupeFn{})
 	register.DoFn4x1[string, func(*Run) bool, TokenHistogram, func(shards.ShardInfo), error](&writeShardsFn{})
+	beam.RegisterType(reflect.TypeOf((*Bucketed)(nil)).Elem())
+	register.DoFn2x2[int, string, int, Bucketed](&writerGroupFn{})
+	register.DoFn3x1[int, func(*Bucketed) bool, func(shards.ShardInfo), error](&dedupeWriteFn{})
+	register.Iter1[Bucketed]()
 	register.Emitter1[TokenHistogram]()
 	register.DoFn1x1[corpora.Reject, error](&rejectsFn{})
 	register.Emitter2[int, string]()

@@ -77,7 +77,10 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err := demoExtract(ctx, e, *data, shardsDir); err != nil {
 		return err
 	}
-	return demoFeaturize(ctx, e, shardsDir, featurized)
+	if err := demoFeaturize(ctx, e, shardsDir, featurized); err != nil {
+		return err
+	}
+	return demoStream(ctx, e, featurized)
 }
 
 // demoFeaturize fits a small vocabulary and topic model on the demo
