@@ -23,6 +23,7 @@ const (
 	FileConfig    = "config.json"           // Config
 	FileVocab     = "vocab.txt"             // one word per line, line i is id i (absent without a vocabulary)
 	FileTrainer   = "trainer.json"          // TrainerState
+	FileRun       = "run.json"              // the training loop's configuration (absent outside a Run)
 )
 
 // CheckpointVersion is the layout version written to trainer.json.
@@ -45,6 +46,11 @@ type TrainerState struct {
 // The directory appears complete or not at all: it is written under a
 // temporary sibling name, synced, and renamed; an existing dir is replaced.
 func (t *Trainer) Save(dir string, position json.RawMessage) error {
+	return t.save(dir, position, nil)
+}
+
+// save writes a checkpoint; run, when set, is written as FileRun.
+func (t *Trainer) save(dir string, position, run json.RawMessage) error {
 	rng, err := t.pcg.MarshalBinary()
 	if err != nil {
 		return err
@@ -60,6 +66,9 @@ func (t *Trainer) Save(dir string, position json.RawMessage) error {
 		FileConfig: func(b *bytes.Buffer) error { return writeJSON(b, t.cfg) },
 		// Compact, so that the position comes back byte for byte.
 		FileTrainer: func(b *bytes.Buffer) error { return json.NewEncoder(b).Encode(st) },
+	}
+	if run != nil {
+		files[FileRun] = func(b *bytes.Buffer) error { _, err := b.Write(run); return err }
 	}
 	if t.vocab != nil {
 		files[FileVocab] = func(b *bytes.Buffer) error {
@@ -145,6 +154,9 @@ type Checkpoint struct {
 	Params    []compute.Tensor
 	Optimizer []compute.Tensor
 	Metadata  map[string]string // of model.safetensors
+	// Run is run.json, the training loop's configuration (RunInfo), when
+	// the checkpoint was written by Run.
+	Run *RunInfo
 }
 
 // ReadCheckpoint reads and checks every file of a checkpoint directory.
@@ -177,6 +189,14 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 	}
 	if err := compute.CheckParams(ck.Config, ck.Params); err != nil {
 		return nil, fmt.Errorf("reading checkpoint %s: %w", dir, err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, FileRun)); err == nil {
+		ck.Run = new(RunInfo)
+		if err := json.Unmarshal(data, ck.Run); err != nil {
+			return nil, fmt.Errorf("reading checkpoint %s: %s: %w", dir, FileRun, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, FileVocab)); err == nil {
 		sc := bufio.NewScanner(bytes.NewReader(data))

@@ -161,19 +161,24 @@ func (t *Trainer) Close() error { return t.model.Close() }
 // last run of one pair joins the run before it. Pairs with an empty side
 // cannot be embedded: they are left out and counted in skipped.
 func Batches(pairs []Pair, size, maxLen int) (batches [][]Pair, skipped int) {
+	return bucket(pairs, size, maxLen, func(p Pair) (int, int) { return len(p.A), len(p.B) })
+}
+
+// bucket is Batches over any item whose side lengths lens gives.
+func bucket[T any](items []T, size, maxLen int, lens func(T) (int, int)) (batches [][]T, skipped int) {
 	if size < 2 {
 		panic("trainstep: batch size below 2")
 	}
-	kept := make([]Pair, 0, len(pairs))
-	for _, p := range pairs {
-		if len(p.A) == 0 || len(p.B) == 0 {
+	kept := make([]T, 0, len(items))
+	for _, it := range items {
+		if a, b := lens(it); a == 0 || b == 0 {
 			skipped++
 			continue
 		}
-		kept = append(kept, p)
+		kept = append(kept, it)
 	}
-	key := func(p Pair) int { return min(max(len(p.A), len(p.B)), maxLen) }
-	slices.SortStableFunc(kept, func(x, y Pair) int { return cmp.Compare(key(x), key(y)) })
+	key := func(it T) int { a, b := lens(it); return min(max(a, b), maxLen) }
+	slices.SortStableFunc(kept, func(x, y T) int { return cmp.Compare(key(x), key(y)) })
 	for lo := 0; lo < len(kept); lo += size {
 		hi := min(lo+size, len(kept))
 		if hi-lo < 2 {

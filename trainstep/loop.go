@@ -1,0 +1,638 @@
+package trainstep
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/parastream/parastream/stream"
+	"github.com/parastream/parastream/trainstep/compute"
+)
+
+// Defaults of RunConfig.
+const (
+	DefaultCheckpointEvery = 1000
+	DefaultWindow          = 20
+	DefaultProgressEvery   = 5 * time.Second
+)
+
+// ErrNotFeaturized reports rows without token ids: the dataset was
+// published before `parastream featurize` gave it a vocabulary.
+var ErrNotFeaturized = errors.New("dataset not featurized")
+
+// RunConfig configures Run. Zero fields take the documented defaults.
+type RunConfig struct {
+	// Client, Prefix, Dataset and Split name the stream to train on
+	// (Split "" means "train", Prefix "" the stream's default).
+	Client  stream.ClientConfig
+	Prefix  string
+	Dataset string
+	Split   string
+	// Run names the training run: it is the consumer group, the run in the
+	// checkpoint events, and is saved in checkpoints. Required for a new
+	// run; a resumed run keeps its checkpoint's unless one is given.
+	Run string
+	// Model is the model, loss and optimiser configuration of a new run
+	// (Vocab is set from Vocab). A resumed run keeps its checkpoint's.
+	Model Config
+	// Vocab are the dataset's words (id = index); required for a new run.
+	Vocab []string
+	// Vectors, when set, initialise the embeddings of a new run.
+	Vectors *Vectors
+	// Backend computes; nil means the gorgonia CPU backend.
+	Backend compute.Backend
+	// Epochs is the number of passes; 0 follows new data for ever.
+	Epochs int
+	// ShuffleBuffer is the consumer's shuffle buffer in rows; 0 means the
+	// stream's default.
+	ShuffleBuffer int
+	// Window is how many batches of rows are read before they are sorted
+	// into length buckets and trained; 0 means DefaultWindow.
+	Window int
+	// CheckpointDir receives the checkpoints, as step-NNNNNNNN
+	// directories. Required, except when resuming: it then defaults to
+	// the directory holding the resumed checkpoint.
+	CheckpointDir string
+	// CheckpointEvery is the number of steps between checkpoints; 0 means
+	// DefaultCheckpointEvery. A checkpoint is also written at the end.
+	CheckpointEvery int64
+	// Resume, when set, is a checkpoint directory (or a CheckpointDir, for
+	// its latest checkpoint) to continue from, exactly at its position.
+	Resume string
+	// MaxSteps and Duration, when set, stop the run (with a checkpoint)
+	// after that many steps of this run, or that long.
+	MaxSteps int64
+	Duration time.Duration
+	// Progress receives a line every ProgressEvery (default
+	// DefaultProgressEvery) and one per checkpoint; nil means none.
+	Progress      io.Writer
+	ProgressEvery time.Duration
+	// TraceIDs, when set, is a file to which every trained example is
+	// appended, as "<step>\t<epoch>\t<id>" lines, synced after each step:
+	// a debugging aid (see docs/trainstep.md, "Exactly once").
+	TraceIDs string
+	// Logger receives warnings; nil discards them.
+	Logger *slog.Logger
+}
+
+// Validate reports settings that cannot work, saying how to fix them.
+func (c RunConfig) Validate() error {
+	errs := []error{c.Client.Validate()}
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("trainstep: "+format, a...)) }
+	if c.Dataset == "" {
+		bad("no dataset: name the published dataset to train on")
+	}
+	if c.Resume == "" {
+		if c.Run == "" {
+			bad("no run name: give one per training run (it is the consumer group)")
+		}
+		if c.CheckpointDir == "" {
+			bad("no checkpoint directory: give where checkpoints go")
+		}
+		if len(c.Vocab) == 0 {
+			bad("no vocabulary: a new run needs the dataset's words (stream.ReadArtifact reads them)")
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"Epochs", int64(c.Epochs)}, {"ShuffleBuffer", int64(c.ShuffleBuffer)}, {"Window", int64(c.Window)},
+		{"CheckpointEvery", c.CheckpointEvery}, {"MaxSteps", c.MaxSteps}, {"Duration", int64(c.Duration)}, {"ProgressEvery", int64(c.ProgressEvery)}} {
+		if f.v < 0 {
+			bad("%s is %d: give a positive value or 0 for the default", f.name, f.v)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RunInfo is run.json in a checkpoint written by Run: the loop's
+// configuration, and how the dataset's texts were tokenised (for embed).
+type RunInfo struct {
+	Run             string   `json:"run"`
+	Dataset         string   `json:"dataset"`
+	Split           string   `json:"split"`
+	Prefix          string   `json:"prefix"`
+	Brokers         []string `json:"brokers"`
+	Epochs          int      `json:"epochs"`
+	ShuffleBuffer   int      `json:"shuffle_buffer"`
+	Window          int      `json:"window"`
+	CheckpointEvery int64    `json:"checkpoint_every"`
+	ResumedFrom     string   `json:"resumed_from,omitempty"`
+	Tokenize        Tokenize `json:"tokenize"`
+}
+
+// Tokenize is how the dataset's texts were tokenised, as seen in its rows:
+// lowercased (no token holds an upper-case letter), and with the <s> and
+// </s> tags around each text.
+type Tokenize struct {
+	Lower    bool `json:"lower"`
+	StartEnd bool `json:"start_end"`
+}
+
+// RunPosition is the position Run saves in checkpoints (trainer.json's
+// position): the run and the consumer's exact stream position.
+type RunPosition struct {
+	Run     string          `json:"run"`
+	Dataset string          `json:"dataset"`
+	Split   string          `json:"split"`
+	Stream  stream.Position `json:"stream"`
+}
+
+// RunSummary is what Run did.
+type RunSummary struct {
+	Run string
+	// Steps and Examples count what this run trained; TotalSteps counts
+	// from the start of training, across resumes.
+	Steps, TotalSteps, Examples int64
+	// Skipped counts rows that could not be trained (an empty side, or a
+	// lone row at the end of an epoch, which has no in-batch negative).
+	Skipped int64
+	// Epoch is the consumer's epoch at the end.
+	Epoch int
+	// Checkpoint is the last checkpoint written (or resumed from).
+	Checkpoint string
+	// Loss is the mean loss of the last steps (those since the last
+	// progress line).
+	Loss    float64
+	Elapsed time.Duration
+	Stream  stream.Stats
+}
+
+// Run trains a model on a dataset's split read from Kafka: a new model from
+// cfg.Model, or the one of cfg.Resume continued exactly at its stream
+// position. Rows are read a window at a time (Window batches), sorted into
+// length buckets, cut into batches and trained; every CheckpointEvery
+// steps, and at the end, a checkpoint is written with the consumer's exact
+// position (rows read but not yet trained are left out of it), then the
+// group's offsets are committed and the checkpoint is announced on the
+// checkpoints topic. A NaN stops the run with an error naming the last good
+// checkpoint. When ctx is cancelled the run writes a checkpoint and returns
+// ctx's error.
+func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
+	if err := cfg.Validate(); err != nil {
+		return RunSummary{}, err
+	}
+	if cfg.Split == "" {
+		cfg.Split = stream.DefaultSplit
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = stream.DefaultPrefix
+	}
+	if cfg.Window == 0 {
+		cfg.Window = DefaultWindow
+	}
+	if cfg.CheckpointEvery == 0 {
+		cfg.CheckpointEvery = DefaultCheckpointEvery
+	}
+	if cfg.ProgressEvery == 0 {
+		cfg.ProgressEvery = DefaultProgressEvery
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	l := &loop{cfg: cfg, log: cfg.Logger, tokenizeSeen: -1}
+	var start *stream.Position
+	if cfg.Resume != "" {
+		dir, err := LatestCheckpoint(cfg.Resume)
+		if err != nil {
+			return RunSummary{}, err
+		}
+		tr, raw, err := Resume(dir, cfg.Backend)
+		if err != nil {
+			return RunSummary{}, err
+		}
+		l.tr = tr
+		var rp RunPosition
+		if err := json.Unmarshal(raw, &rp); err != nil || rp.Stream.Topic == "" {
+			tr.Close()
+			return RunSummary{}, fmt.Errorf("resuming %s: the checkpoint holds no stream position (it was not written by a training run)", dir)
+		}
+		if rp.Dataset != cfg.Dataset || rp.Split != cfg.Split {
+			tr.Close()
+			return RunSummary{}, fmt.Errorf("resuming %s: it trained on %s/%s, not %s/%s", dir, rp.Dataset, rp.Split, cfg.Dataset, cfg.Split)
+		}
+		if data, err := os.ReadFile(filepath.Join(dir, FileRun)); err == nil {
+			var info RunInfo
+			if json.Unmarshal(data, &info) == nil {
+				l.info.Tokenize, l.tokenizeSeen = info.Tokenize, math.MaxInt
+			}
+		}
+		if l.cfg.Run == "" {
+			l.cfg.Run = rp.Run
+		}
+		if l.cfg.CheckpointDir == "" {
+			l.cfg.CheckpointDir = filepath.Dir(filepath.Clean(dir))
+		}
+		start = &rp.Stream
+		l.lastDir, l.lastStep = dir, tr.Steps()
+		l.info.ResumedFrom = dir
+	} else {
+		tr, err := New(cfg.Model, Options{Backend: cfg.Backend, Vocab: cfg.Vocab, Vectors: cfg.Vectors})
+		if err != nil {
+			return RunSummary{}, err
+		}
+		l.tr, l.lastStep = tr, -1
+	}
+	defer l.tr.Close()
+	l.info = RunInfo{Run: l.cfg.Run, Dataset: cfg.Dataset, Split: cfg.Split, Prefix: cfg.Prefix, Brokers: cfg.Client.Brokers,
+		Epochs: cfg.Epochs, ShuffleBuffer: cfg.ShuffleBuffer, Window: cfg.Window, CheckpointEvery: cfg.CheckpointEvery,
+		ResumedFrom: l.info.ResumedFrom, Tokenize: l.info.Tokenize}
+	if l.tokenizeSeen < 0 {
+		l.info.Tokenize = Tokenize{Lower: true}
+	}
+
+	c, err := stream.NewConsumer(ctx, stream.ConsumerConfig{Client: cfg.Client, Prefix: cfg.Prefix, Dataset: cfg.Dataset, Split: cfg.Split,
+		Group: l.cfg.Run, Epochs: cfg.Epochs, Seed: l.tr.Config().Seed, ShuffleBuffer: cfg.ShuffleBuffer, Start: start, Logger: cfg.Logger})
+	if err != nil {
+		return RunSummary{}, err
+	}
+	defer c.Close()
+	l.c = c
+	if c.Manifest().Vocabulary == nil {
+		return RunSummary{}, fmt.Errorf("%w: the manifest of %s names no vocabulary: run `parastream featurize --in SHARDS --out FEATURIZED`, then publish FEATURIZED", ErrNotFeaturized, cfg.Dataset)
+	}
+	if cfg.TraceIDs != "" {
+		if l.trace, err = os.OpenFile(cfg.TraceIDs, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
+			return RunSummary{}, fmt.Errorf("opening the ids trace: %w", err)
+		}
+		defer l.trace.Close()
+	}
+	return l.run(ctx)
+}
+
+// LatestCheckpoint resolves dir to a checkpoint: dir itself when it is one,
+// or else its step-N subdirectory of the highest N.
+func LatestCheckpoint(dir string) (string, error) {
+	if _, err := os.Stat(filepath.Join(dir, FileTrainer)); err == nil {
+		return dir, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("finding a checkpoint in %s: %w", dir, err)
+	}
+	best, bestStep := "", int64(-1)
+	for _, e := range entries {
+		n, ok := strings.CutPrefix(e.Name(), "step-")
+		step, err := strconv.ParseInt(n, 10, 64)
+		if !e.IsDir() || !ok || err != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), FileTrainer)); err == nil && step > bestStep {
+			best, bestStep = filepath.Join(dir, e.Name()), step
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("%s is not a checkpoint and holds no step-N checkpoint", dir)
+	}
+	return best, nil
+}
+
+// loop is one Run.
+type loop struct {
+	cfg   RunConfig
+	tr    *Trainer
+	c     *stream.Consumer
+	log   *slog.Logger
+	info  RunInfo
+	trace *os.File
+
+	// tokenizeSeen counts the rows looked at to infer info.Tokenize (-1:
+	// none yet; MaxInt: known from the resumed checkpoint).
+	tokenizeSeen int
+	lastDir      string
+	lastStep     int64
+
+	start, lastLine time.Time
+	steps, examples int64
+	skipped         int64
+	lossSum         float64
+	lossN           int
+	lineExamples    int64
+	lastLoss        float64
+	traceBuf        bytes.Buffer
+}
+
+// errStop ends the loop normally (MaxSteps or Duration reached).
+var errStop = errors.New("stop")
+
+func (l *loop) run(ctx context.Context) (RunSummary, error) {
+	l.start = time.Now()
+	l.lastLine = l.start
+	readCtx, cancel := ctx, context.CancelFunc(func() {})
+	if l.cfg.Duration > 0 {
+		readCtx, cancel = context.WithTimeout(ctx, l.cfg.Duration)
+	}
+	defer cancel()
+	cfg := l.tr.Config()
+	window := l.cfg.Window * cfg.BatchSize
+	var pool []stream.Record
+	var held *stream.Record // the first row of the next epoch
+	epoch := 0
+	for {
+		pool = pool[:0]
+		if held != nil {
+			pool, epoch, held = append(pool, *held), held.Epoch, nil
+		}
+		eof := false
+		var readErr error
+		for len(pool) < window {
+			rec, err := l.c.Next(readCtx)
+			if errors.Is(err, io.EOF) {
+				eof = true
+				break
+			}
+			if err != nil {
+				readErr = err
+				break
+			}
+			if err := l.check(rec); err != nil {
+				return l.summary(), err
+			}
+			if epoch == 0 {
+				epoch = rec.Epoch
+			}
+			if rec.Epoch != epoch {
+				held = &rec
+				break
+			}
+			pool = append(pool, rec)
+		}
+		if readErr != nil {
+			// Cancelled or out of time while reading: the pool is not
+			// trained, and the checkpoint leaves it out.
+			return l.finish(ctx, readErr, pool)
+		}
+		batches, skipped := bucket(pool, cfg.BatchSize, cfg.MaxLen, func(r stream.Record) (int, int) { return len(r.IDsA), len(r.IDsB) })
+		l.skipped += int64(skipped)
+		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(l.tr.Steps())))
+		rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
+		for i, b := range batches {
+			if err := l.step(b); err != nil {
+				return l.summary(), err
+			}
+			if held != nil {
+				continue // the consumer is in the next epoch: checkpoints wait for the epoch's end
+			}
+			rest := slices.Concat(batches[i+1:]...)
+			if err := l.stopping(ctx); err != nil {
+				return l.finish(ctx, err, rest)
+			}
+			if l.tr.Steps()-max(l.lastStep, 0) >= l.cfg.CheckpointEvery {
+				if err := l.checkpoint(ctx, rest, false); err != nil {
+					return l.summary(), err
+				}
+			}
+		}
+		if held != nil {
+			l.tr.EndEpoch()
+			untrained := []stream.Record{*held}
+			if err := l.stopping(ctx); err != nil {
+				return l.finish(ctx, err, untrained)
+			}
+			if l.tr.Steps()-max(l.lastStep, 0) >= l.cfg.CheckpointEvery {
+				if err := l.checkpoint(ctx, untrained, false); err != nil {
+					return l.summary(), err
+				}
+			}
+		}
+		if eof {
+			l.tr.EndEpoch()
+			return l.finish(ctx, errStop, nil)
+		}
+	}
+}
+
+// stopping returns errStop when MaxSteps or Duration is reached, ctx's
+// error when it is done, nil otherwise.
+func (l *loop) stopping(ctx context.Context) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case l.cfg.MaxSteps > 0 && l.steps >= l.cfg.MaxSteps, l.cfg.Duration > 0 && time.Since(l.start) >= l.cfg.Duration:
+		return errStop
+	}
+	return nil
+}
+
+// finish writes the last checkpoint, leaving out the untrained rows, and
+// returns the run's result for why: errStop (or a read that ran out of
+// Duration) ends normally; ctx's error is returned after the checkpoint; any
+// other error is returned as it is, after the checkpoint.
+func (l *loop) finish(ctx context.Context, why error, untrained []stream.Record) (RunSummary, error) {
+	if ctx.Err() == nil && errors.Is(why, context.DeadlineExceeded) && l.cfg.Duration > 0 {
+		why = errStop
+	}
+	cctx := ctx
+	if ctx.Err() != nil {
+		// Cancelled: the checkpoint still commits and announces.
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+	}
+	if err := l.checkpoint(cctx, untrained, true); err != nil {
+		return l.summary(), errors.Join(err, ignoreStop(why))
+	}
+	return l.summary(), ignoreStop(why)
+}
+
+func ignoreStop(err error) error {
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
+
+// check refuses a row that has tokens but no ids, and infers the
+// tokenisation from the first rows.
+func (l *loop) check(r stream.Record) error {
+	if (len(r.IDsA) == 0 && len(r.TokensA) > 0) || (len(r.IDsB) == 0 && len(r.TokensB) > 0) {
+		return fmt.Errorf("%w: row %s (%s row %d) has tokens but no token ids: run `parastream featurize --in SHARDS --out FEATURIZED` and publish FEATURIZED",
+			ErrNotFeaturized, r.ID, r.Shard, r.Index)
+	}
+	if l.tokenizeSeen >= 1000 {
+		return nil
+	}
+	if l.tokenizeSeen < 0 && len(r.TokensA) > 0 {
+		l.info.Tokenize.StartEnd = r.TokensA[0] == "<s>"
+		l.tokenizeSeen = 0
+	}
+	for _, toks := range [][]string{r.TokensA, r.TokensB} {
+		for _, t := range toks {
+			if t != "<s>" && t != "</s>" && strings.ContainsFunc(t, unicode.IsUpper) {
+				l.info.Tokenize.Lower = false
+			}
+		}
+	}
+	l.tokenizeSeen++
+	return nil
+}
+
+// step trains one batch and traces its ids.
+func (l *loop) step(b []stream.Record) error {
+	pairs := make([]Pair, len(b))
+	for i, r := range b {
+		pairs[i] = Pair{A: r.IDsA, B: r.IDsB}
+		if r.Label != nil {
+			pairs[i].Label = float32(*r.Label)
+		}
+	}
+	loss, err := l.tr.Step(pairs)
+	if err != nil {
+		if errors.Is(err, ErrNonFinite) {
+			last := "no checkpoint was written yet"
+			if l.lastDir != "" {
+				last = fmt.Sprintf("the last good checkpoint is %s (step %d): resume from it with a lower learning rate", l.lastDir, l.lastStep)
+			}
+			return fmt.Errorf("training stopped: %w; %s", err, last)
+		}
+		return err
+	}
+	l.steps++
+	l.examples += int64(len(b))
+	l.lineExamples += int64(len(b))
+	l.lossSum += loss
+	l.lossN++
+	if l.trace != nil {
+		l.traceBuf.Reset()
+		for _, r := range b {
+			fmt.Fprintf(&l.traceBuf, "%d\t%d\t%s\n", l.tr.Steps(), r.Epoch, r.ID)
+		}
+		if _, err := l.trace.Write(l.traceBuf.Bytes()); err != nil {
+			return fmt.Errorf("writing the ids trace: %w", err)
+		}
+		if err := l.trace.Sync(); err != nil {
+			return fmt.Errorf("syncing the ids trace: %w", err)
+		}
+	}
+	if time.Since(l.lastLine) >= l.cfg.ProgressEvery {
+		l.progress("")
+	}
+	return nil
+}
+
+// progress writes a progress line: examples/s, loss and lag since the last
+// line.
+func (l *loop) progress(note string) {
+	now := time.Now()
+	if l.lossN > 0 {
+		l.lastLoss = l.lossSum / float64(l.lossN)
+	}
+	if l.cfg.Progress != nil {
+		s := l.c.Stats()
+		rate := float64(l.lineExamples) / max(now.Sub(l.lastLine).Seconds(), 1e-9)
+		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %d/%d %.0f examples/s loss %.4f lag %d messages%s\n",
+			l.cfg.Run, l.tr.Steps(), s.Epoch, s.EpochRows, l.c.Manifest().Splits[l.cfg.Dataset+"/"+l.cfg.Split].Rows, rate, l.lastLoss, s.Lag, note)
+	}
+	l.lastLine, l.lineExamples, l.lossSum, l.lossN = now, 0, 0, 0
+}
+
+// checkpoint writes a checkpoint at the consumer's position less the rows
+// read and not trained, then commits the group's offsets to it and
+// announces it.
+func (l *loop) checkpoint(ctx context.Context, untrained []stream.Record, final bool) error {
+	if l.tr.Steps() == l.lastStep {
+		return nil // nothing trained since the checkpoint resumed from or written last
+	}
+	pos := WithoutRecords(l.c.Position(), untrained)
+	raw, err := json.Marshal(RunPosition{Run: l.cfg.Run, Dataset: l.cfg.Dataset, Split: l.cfg.Split, Stream: pos})
+	if err != nil {
+		return err
+	}
+	info, err := json.MarshalIndent(l.info, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(filepath.Join(l.cfg.CheckpointDir, fmt.Sprintf("step-%08d", l.tr.Steps())))
+	if err != nil {
+		return err
+	}
+	if err := l.tr.save(dir, raw, append(info, '\n')); err != nil {
+		return err
+	}
+	l.lastDir, l.lastStep = dir, l.tr.Steps()
+	// The checkpoint is durable: the group may move past its rows.
+	if err := l.c.Commit(ctx, pos); err != nil {
+		return fmt.Errorf("checkpoint %s is written, but %w", dir, err)
+	}
+	ev := stream.CheckpointEvent{Run: l.cfg.Run, Model: l.tr.Config().Encoder, Dataset: l.cfg.Dataset, Step: l.tr.Steps(),
+		Epoch: pos.Epoch, Dir: dir, Final: final, Time: time.Now().UTC()}
+	if err := stream.AnnounceCheckpoint(ctx, l.cfg.Client, l.cfg.Prefix, ev); err != nil {
+		return fmt.Errorf("checkpoint %s is written, but %w", dir, err)
+	}
+	l.progress(" checkpoint " + dir)
+	return nil
+}
+
+func (l *loop) summary() RunSummary {
+	return RunSummary{Run: l.cfg.Run, Steps: l.steps, TotalSteps: l.tr.Steps(), Examples: l.examples, Skipped: l.skipped,
+		Epoch: l.c.Stats().Epoch, Checkpoint: l.lastDir, Loss: l.lastLoss, Elapsed: time.Since(l.start), Stream: l.c.Stats()}
+}
+
+// WithoutRecords returns pos less the given rows, which a consumer at pos
+// has handed out: a consumer started at the result hands them out again
+// (and every other row pos had not handed out), so that rows read but not
+// trained at a checkpoint are trained after a resume. The rows must be of
+// pos's epoch.
+func WithoutRecords(pos stream.Position, recs []stream.Record) stream.Position {
+	if len(recs) == 0 {
+		return pos
+	}
+	pos.Partitions = slices.Clone(pos.Partitions)
+	byShard := map[string][]int64{}
+	for _, r := range recs {
+		if r.Epoch != pos.Epoch {
+			panic(fmt.Sprintf("trainstep: a row of epoch %d taken out of a position in epoch %d", r.Epoch, pos.Epoch))
+		}
+		byShard[r.Shard] = append(byShard[r.Shard], r.Index)
+		for i := range pos.Partitions {
+			if p := &pos.Partitions[i]; p.Partition == r.Partition {
+				// Read again from the row's message on: the rows there that
+				// were handed out and trained are in Delivered, and skipped.
+				p.Offset = min(p.Offset, r.Offset)
+			}
+		}
+	}
+	delivered := make(map[string][]stream.Range, len(pos.Delivered))
+	for shard, rs := range pos.Delivered {
+		delivered[shard] = rs
+	}
+	for shard, idx := range byShard {
+		slices.Sort(idx)
+		var out []stream.Range
+		k := 0
+		for _, r := range delivered[shard] {
+			for ; k < len(idx) && idx[k] < r.End; k++ {
+				if idx[k] < r.First {
+					continue
+				}
+				if idx[k] > r.First {
+					out = append(out, stream.Range{First: r.First, End: idx[k]})
+				}
+				r.First = idx[k] + 1
+			}
+			if r.First < r.End {
+				out = append(out, r)
+			}
+		}
+		if len(out) == 0 {
+			delete(delivered, shard)
+		} else {
+			delivered[shard] = out
+		}
+	}
+	pos.Delivered = delivered
+	return pos
+}

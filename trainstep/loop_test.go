@@ -1,0 +1,280 @@
+package trainstep_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/stream"
+	"github.com/parastream/parastream/trainstep"
+	"github.com/parastream/parastream/trainstep/compute"
+	"github.com/parastream/parastream/trainstep/cpu"
+)
+
+// publishPairs starts an embedded broker and publishes n rows of the
+// synthetic paraphrase task as dataset "para", split "train", with token
+// ids (featurized) or without; it returns the client configuration and the
+// vocabulary.
+func publishPairs(t *testing.T, n int, featurized bool) (stream.ClientConfig, []string) {
+	t.Helper()
+	ctx := context.Background()
+	root := t.TempDir()
+	w, err := shards.NewWriter(root, "para", "train", shards.WriterOptions{MaxRows: int64(n/3 + 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := func(ids []int32) []string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = fmt.Sprint("w", id)
+		}
+		return out
+	}
+	rows := make([]shards.Row, n)
+	for i, p := range paraphrases(rand.New(rand.NewPCG(7, 8)), n) {
+		rows[i] = shards.Row{ID: fmt.Sprint("p", i), Corpus: "para", Dataset: "para", Split: "train",
+			TokensA: words(p.A), TokensB: words(p.B)}
+		rows[i].A, rows[i].B = strings.Join(rows[i].TokensA, " "), strings.Join(rows[i].TokensB, " ")
+		if featurized {
+			rows[i].IDsA, rows[i].IDsB = p.A, p.B
+		}
+	}
+	if err := w.Write(rows...); err != nil {
+		t.Fatal(err)
+	}
+	infos, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := shards.NewManifest([]string{"trainstep.test"})
+	m.AddSplit("para", "train", infos...)
+	vocab := make([]string, 60)
+	for i := range vocab {
+		vocab[i] = fmt.Sprint("w", i)
+	}
+	if featurized {
+		if err := os.MkdirAll(filepath.Join(root, "featurize"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "featurize", "vocab.tsv"), []byte(strings.Join(vocab, "\t1\t1\n")+"\t1\t1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		a, err := shards.NewArtifact(root, "featurize/vocab.tsv", int64(len(vocab)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Vocabulary = &a
+	}
+	if err := shards.WriteManifest(root, m); err != nil {
+		t.Fatal(err)
+	}
+	b, err := stream.StartBroker(ctx, stream.BrokerConfig{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	cc := stream.ClientConfig{Brokers: []string{b.Addr()}}
+	if _, err := stream.Publish(ctx, root, stream.PublishConfig{Client: cc, Partitions: 2, BatchRows: 40}); err != nil {
+		t.Fatal(err)
+	}
+	return cc, vocab
+}
+
+// traceEntry is a line of the ids trace.
+type traceEntry struct {
+	step  int64
+	epoch int
+	id    string
+}
+
+func readTrace(t *testing.T, path string) []traceEntry {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []traceEntry
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), "\t")
+		if len(fields) != 3 {
+			t.Fatalf("trace line %q", sc.Text())
+		}
+		step, err1 := strconv.ParseInt(fields[0], 10, 64)
+		epoch, err2 := strconv.Atoi(fields[1])
+		if err1 != nil || err2 != nil {
+			t.Fatalf("trace line %q", sc.Text())
+		}
+		out = append(out, traceEntry{step, epoch, fields[2]})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestRunResumesExactlyOnce trains two epochs in two runs: the first stops
+// after 33 steps, and the second resumes from the checkpoint of step 28, as
+// after a crash that lost the work of steps 29 to 33. Over both runs, with
+// the lost steps' entries dropped from the trace, every row is trained once
+// in each epoch. Checkpoints fall inside length windows (rows read and not
+// trained) and at an epoch's end (the next epoch's first row read).
+func TestRunResumesExactlyOnce(t *testing.T) {
+	const rows = 1000
+	cc, vocab := publishPairs(t, rows, true)
+	ctx := context.Background()
+	dir, trace := t.TempDir(), filepath.Join(t.TempDir(), "ids.tsv")
+	cfg := trainstep.RunConfig{
+		Client: cc, Dataset: "para", Run: "exactly-once", Vocab: vocab,
+		Model:  trainstep.Config{Dim: 8, BatchSize: 10, LR: 0.01},
+		Epochs: 2, ShuffleBuffer: 100, Window: 5, CheckpointDir: dir, CheckpointEvery: 7,
+		MaxSteps: 33, TraceIDs: trace,
+	}
+	sum, err := trainstep.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.TotalSteps != 33 || sum.Checkpoint != filepath.Join(dir, "step-00000033") {
+		t.Fatalf("first run: %+v, want 33 steps and their checkpoint", sum)
+	}
+	firstRun := len(readTrace(t, trace))
+	const crashedAt = 28
+	resume := trainstep.RunConfig{Client: cc, Dataset: "para", Resume: filepath.Join(dir, fmt.Sprintf("step-%08d", crashedAt)),
+		Epochs: 2, ShuffleBuffer: 100, Window: 5, CheckpointEvery: 7, TraceIDs: trace}
+	sum, err = trainstep.Run(ctx, resume)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("resumed run: %+v", sum)
+
+	// Entries of steps after the resumed checkpoint, written by the first
+	// run, are the lost work: the second run trained those rows again.
+	count := map[int]map[string]int{1: {}, 2: {}}
+	for i, e := range readTrace(t, trace) {
+		if i < firstRun && e.step > crashedAt {
+			continue
+		}
+		count[e.epoch][e.id]++
+	}
+	for epoch, ids := range count {
+		if len(ids) != rows {
+			t.Errorf("epoch %d: %d distinct rows trained, want %d", epoch, len(ids), rows)
+		}
+		for id, n := range ids {
+			if n != 1 {
+				t.Errorf("epoch %d: row %s trained %d times", epoch, id, n)
+			}
+		}
+	}
+	if want := int64(2 * rows / 10); sum.TotalSteps != want {
+		t.Errorf("%d steps in all, want %d (two epochs of %d rows in batches of 10)", sum.TotalSteps, want, rows)
+	}
+	ck, err := trainstep.ReadCheckpoint(sum.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.State.Epoch != 2 || ck.Run == nil || ck.Run.Run != "exactly-once" || !ck.Run.Tokenize.Lower || ck.Run.Tokenize.StartEnd {
+		t.Errorf("final checkpoint: epoch %d, run %+v", ck.State.Epoch, ck.Run)
+	}
+
+	// Every checkpoint was announced; the last as final.
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var events []stream.CheckpointEvent
+	err = stream.WatchCheckpoints(wctx, cc, "", "test-watch", nil, func(_ context.Context, ev stream.CheckpointEvent) error {
+		events = append(events, ev)
+		if ev.Final && ev.Step == sum.TotalSteps {
+			cancel()
+		}
+		return nil
+	})
+	if err != nil || len(events) == 0 || !events[len(events)-1].Final || events[len(events)-1].Dir != sum.Checkpoint {
+		t.Fatalf("watching checkpoints: %v, %d events, want the final one last", err, len(events))
+	}
+	if events[0].Step != 7 || events[0].Run != "exactly-once" || events[0].Model != "avg" || events[0].Dataset != "para" {
+		t.Errorf("first event %+v", events[0])
+	}
+}
+
+// nanBackend is the CPU backend whose models report a non-finite loss from
+// their at-th step on.
+type nanBackend struct {
+	compute.Backend
+	at int
+}
+
+func (b nanBackend) Build(cfg compute.Config, params []compute.Tensor) (compute.Model, error) {
+	m, err := b.Backend.Build(cfg, params)
+	return &nanModel{Model: m, at: b.at}, err
+}
+
+type nanModel struct {
+	compute.Model
+	n, at int
+}
+
+func (m *nanModel) ForwardBackward(b *compute.Batch) (float64, error) {
+	if m.n++; m.n >= m.at {
+		return math.NaN(), fmt.Errorf("%w: loss NaN", compute.ErrNonFinite)
+	}
+	return m.Model.ForwardBackward(b)
+}
+
+func TestRunStopsOnNaN(t *testing.T) {
+	cc, vocab := publishPairs(t, 300, true)
+	dir := t.TempDir()
+	_, err := trainstep.Run(context.Background(), trainstep.RunConfig{
+		Client: cc, Dataset: "para", Run: "nan", Vocab: vocab, Backend: nanBackend{cpu.New(), 12},
+		Model: trainstep.Config{Dim: 8, BatchSize: 10}, Epochs: 1, CheckpointDir: dir, CheckpointEvery: 5,
+	})
+	if !errors.Is(err, trainstep.ErrNonFinite) || !strings.Contains(err.Error(), filepath.Join(dir, "step-00000010")) {
+		t.Fatalf("err %v, want ErrNonFinite naming the checkpoint of step 10", err)
+	}
+	t.Log(err)
+	last, err := trainstep.LatestCheckpoint(dir)
+	if err != nil || last != filepath.Join(dir, "step-00000010") {
+		t.Errorf("latest checkpoint %q (%v), want step 10's: nothing is written after the NaN", last, err)
+	}
+}
+
+func TestRunRefusesRowsWithoutIDs(t *testing.T) {
+	cc, vocab := publishPairs(t, 50, false)
+	_, err := trainstep.Run(context.Background(), trainstep.RunConfig{
+		Client: cc, Dataset: "para", Run: "raw", Vocab: vocab, Model: trainstep.Config{Dim: 8, BatchSize: 10},
+		Epochs: 1, CheckpointDir: t.TempDir(),
+	})
+	if !errors.Is(err, trainstep.ErrNotFeaturized) || !strings.Contains(err.Error(), "parastream featurize") {
+		t.Fatalf("err %v, want ErrNotFeaturized telling to run parastream featurize", err)
+	}
+}
+
+func TestWithoutRecords(t *testing.T) {
+	pos := stream.Position{Topic: "t", Epoch: 2,
+		Partitions: []stream.PartitionPosition{{Partition: 0, Offset: 5, Fetched: 9, End: 20}, {Partition: 1, Offset: 3, Fetched: 3, End: 10}},
+		Delivered:  map[string][]stream.Range{"a": {{First: 0, End: 10}, {First: 20, End: 22}}, "b": {{First: 4, End: 5}}}}
+	got := trainstep.WithoutRecords(pos, []stream.Record{
+		{Shard: "a", Index: 0, Epoch: 2, Partition: 0, Offset: 7}, {Shard: "a", Index: 5, Epoch: 2, Partition: 0, Offset: 6},
+		{Shard: "a", Index: 21, Epoch: 2, Partition: 1, Offset: 2}, {Shard: "b", Index: 4, Epoch: 2, Partition: 0, Offset: 8},
+	})
+	want := map[string][]stream.Range{"a": {{First: 1, End: 5}, {First: 6, End: 10}, {First: 20, End: 21}}}
+	if fmt.Sprint(got.Delivered) != fmt.Sprint(want) {
+		t.Errorf("delivered %v, want %v", got.Delivered, want)
+	}
+	if got.Partitions[0].Offset != 5 || got.Partitions[1].Offset != 2 || pos.Partitions[1].Offset != 3 {
+		t.Errorf("offsets %+v (input now %+v): want 5 and 2, the input untouched", got.Partitions, pos.Partitions)
+	}
+	if len(pos.Delivered["a"]) != 2 {
+		t.Errorf("the input's delivered ranges changed: %v", pos.Delivered)
+	}
+}
