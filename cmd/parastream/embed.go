@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/parastream/parastream/featurize"
+	"github.com/parastream/parastream/trainstep"
+	"github.com/parastream/parastream/transforms"
+)
+
+const embedUsage = "parastream embed --checkpoint DIR [--format text|json] [--lower=true|false] [--start-end=true|false] < sentences.txt"
+
+// embedChunk is how many sentences are embedded at once.
+const embedChunk = 64
+
+func runEmbed(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "embed", embedUsage)
+	dir := fs.String("checkpoint", "", "checkpoint directory, or a checkpoint directory's parent for its latest (required)")
+	format := fs.String("format", "text", "text: one line of space-separated numbers per sentence; json: {\"text\": ..., \"vector\": [...]} lines")
+	var lower, startEnd optionalBool
+	fs.Var(&lower, "lower", "lowercase before tokenising (default: as the training data was, from the checkpoint)")
+	fs.Var(&startEnd, "start-end", "add <s> and </s> around each sentence (default: as the training data was)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *dir == "" || fs.NArg() > 0 {
+		return fmt.Errorf("%w: --checkpoint is required, and nothing else (sentences come on stdin)", errUsage)
+	}
+	if *format != "text" && *format != "json" {
+		return fmt.Errorf("%w: --format %q: give text or json", errUsage, *format)
+	}
+	ckDir, err := trainstep.LatestCheckpoint(*dir)
+	if err != nil {
+		return err
+	}
+	m, ck, err := trainstep.LoadModel(ckDir, nil)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if ck.Vocab == nil {
+		return fmt.Errorf("checkpoint %s holds no vocabulary (%s): sentences cannot be mapped to ids", ckDir, trainstep.FileVocab)
+	}
+	opts := transforms.TokenizeOptions{Lower: true}
+	if ck.Run != nil {
+		opts = transforms.TokenizeOptions{Lower: ck.Run.Tokenize.Lower, StartEnd: ck.Run.Tokenize.StartEnd}
+	}
+	lower.apply(&opts.Lower)
+	startEnd.apply(&opts.StartEnd)
+	ids := make(map[string]int32, len(ck.Vocab))
+	for i, w := range ck.Vocab {
+		ids[w] = int32(i)
+	}
+	unk := int32(-1)
+	if id, ok := ids[featurize.UnkToken]; ok {
+		unk = id
+	}
+
+	out := bufio.NewWriter(e.stdout)
+	defer out.Flush()
+	var texts []string
+	var seqs [][]int32
+	var sentences, empty, unknown int
+	flush := func() error {
+		if len(texts) == 0 {
+			return nil
+		}
+		var nonEmpty [][]int32
+		for _, s := range seqs {
+			if len(s) > 0 {
+				nonEmpty = append(nonEmpty, s)
+			}
+		}
+		vecs, err := m.Embed(nonEmpty)
+		if err != nil {
+			return err
+		}
+		k := 0
+		for i, text := range texts {
+			vec := make([]float32, ck.Config.EmbedDim())
+			if len(seqs[i]) > 0 {
+				vec = vecs[k]
+				k++
+			}
+			if err := writeVector(out, *format, text, vec); err != nil {
+				return err
+			}
+		}
+		texts, seqs = texts[:0], seqs[:0]
+		return nil
+	}
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		text := sc.Text()
+		var seq []int32
+		for _, tok := range transforms.Tokenize(text, opts) {
+			id, ok := ids[tok]
+			if !ok {
+				unknown++
+				if unk < 0 {
+					continue
+				}
+				id = unk
+			}
+			seq = append(seq, id)
+		}
+		if len(seq) == 0 {
+			empty++
+		}
+		texts, seqs = append(texts, text), append(seqs, seq)
+		sentences++
+		if len(texts) == embedChunk {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading stdin: %w", err)
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "embed: %d sentences with %s (%s, dim %d), %d unknown tokens, %d sentences without a known token (zero vectors)\n",
+		sentences, ckDir, ck.Config.Encoder, ck.Config.EmbedDim(), unknown, empty)
+	return nil
+}
+
+func writeVector(w io.Writer, format, text string, vec []float32) error {
+	if format == "json" {
+		b, err := json.Marshal(struct {
+			Text   string    `json:"text"`
+			Vector []float32 `json:"vector"`
+		}{text, vec})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	var b strings.Builder
+	for i, v := range vec {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.FormatFloat(float64(v), 'g', 7, 32))
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// optionalBool is a boolean flag that knows whether it was given.
+type optionalBool struct {
+	set, v bool
+}
+
+func (b *optionalBool) String() string {
+	if b == nil || !b.set {
+		return ""
+	}
+	return strconv.FormatBool(b.v)
+}
+
+func (b *optionalBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	b.set, b.v = true, v
+	return nil
+}
+
+func (b *optionalBool) IsBoolFlag() bool { return true }
+
+// apply sets *dst when the flag was given.
+func (b *optionalBool) apply(dst *bool) {
+	if b.set {
+		*dst = b.v
+	}
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/parastream/parastream/internal/atomicfile"
+	"github.com/parastream/parastream/trainstep"
+)
+
+const exportUsage = "parastream export --checkpoint DIR --format glove|safetensors [--out FILE]"
+
+func runExport(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "export", exportUsage)
+	dir := fs.String("checkpoint", "", "checkpoint directory, or a checkpoint directory's parent for its latest (required)")
+	format := fs.String("format", "glove", "glove: the word embeddings as GloVe text (word v1 ... vd); safetensors: every parameter, with the configuration and vocabulary in the metadata")
+	out := fs.String("out", "", "file to write (default: stdout)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *dir == "" || fs.NArg() > 0 {
+		return fmt.Errorf("%w: --checkpoint is required, and nothing else", errUsage)
+	}
+	if *format != "glove" && *format != "safetensors" {
+		return fmt.Errorf("%w: --format %q: give glove or safetensors", errUsage, *format)
+	}
+	ckDir, err := trainstep.LatestCheckpoint(*dir)
+	if err != nil {
+		return err
+	}
+	ck, err := trainstep.ReadCheckpoint(ckDir)
+	if err != nil {
+		return err
+	}
+	write := func(w io.Writer) error {
+		if *format == "glove" {
+			return writeGloVe(ctx, w, ck)
+		}
+		cfg, err := json.Marshal(ck.Config)
+		if err != nil {
+			return err
+		}
+		meta := map[string]string{"format": "pt", "producer": "parastream export", "checkpoint": ckDir, "step": fmt.Sprint(ck.State.Step), "config": string(cfg)}
+		if ck.Vocab != nil {
+			vocab, err := json.Marshal(ck.Vocab)
+			if err != nil {
+				return err
+			}
+			meta["vocab"] = string(vocab)
+		}
+		return trainstep.WriteSafetensors(w, ck.Params, meta)
+	}
+	if *out == "" {
+		bw := bufio.NewWriterSize(e.stdout, 1<<16)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	f, err := atomicfile.Create(*out)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// writeGloVe writes the word embeddings of a checkpoint as GloVe text.
+func writeGloVe(ctx context.Context, w io.Writer, ck *trainstep.Checkpoint) error {
+	if ck.Vocab == nil {
+		return fmt.Errorf("the checkpoint holds no vocabulary (%s): GloVe text needs the words", trainstep.FileVocab)
+	}
+	var emb []float32
+	for _, p := range ck.Params {
+		if p.Name == "embeddings" {
+			emb = p.Data
+		}
+	}
+	dim := ck.Config.Dim
+	if emb == nil || len(emb) < len(ck.Vocab)*dim {
+		return fmt.Errorf("the checkpoint has no embeddings matrix of %d words × %d", len(ck.Vocab), dim)
+	}
+	buf := make([]byte, 0, 16*dim)
+	for i, word := range ck.Vocab {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		buf = append(buf[:0], word...)
+		for _, v := range emb[i*dim : (i+1)*dim] {
+			buf = append(buf, ' ')
+			buf = strconv.AppendFloat(buf, float64(v), 'g', 7, 32)
+		}
+		buf = append(buf, '\n')
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/parastream/parastream/featurize"
+	"github.com/parastream/parastream/stream"
+	"github.com/parastream/parastream/trainstep"
+)
+
+const trainUsage = "parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [TLS and SASL flags]"
+
+func runTrain(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "train", trainUsage)
+	client := clientFlags(fs)
+	prefix := fs.String("topic-prefix", stream.DefaultPrefix, "prefix of the topic names")
+	dataset := fs.String("dataset", "", "dataset (corpus) to train on, as published (required)")
+	split := fs.String("split", stream.DefaultSplit, "split to train on")
+	run := fs.String("run", "", "name of the run: its consumer group and the name in checkpoint events (default: <dataset>-<model>-<UTC time>; when resuming, the checkpoint's)")
+	var cfg trainstep.Config
+	fs.StringVar(&cfg.Encoder, "model", "avg", "encoder: avg, lstm, lstmavg, bilstmavg, gran, gran2, gran3, gran4, gran5, bigran, dan")
+	fs.StringVar(&cfg.Loss, "loss", "margin", "loss: margin, hinge, softmax, sim")
+	fs.StringVar(&cfg.Negatives, "negatives", "max", "margin loss negatives: max, mix, rand")
+	fs.Float64Var(&cfg.Margin, "margin", 0, "δ of the margin or hinge loss (0: 0.4 margin, 1 hinge)")
+	fs.IntVar(&cfg.HingeK, "hinge-k", 0, "hinge loss: random negatives per side (0: 1)")
+	fs.IntVar(&cfg.Dim, "dim", 300, "word embedding size")
+	fs.IntVar(&cfg.Hidden, "hidden", 0, "LSTM state size (0: --dim)")
+	fs.IntVar(&cfg.BatchSize, "batch", 100, "pairs per batch")
+	fs.IntVar(&cfg.MaxLen, "max-len", 0, "longer sentences are truncated (0: 64)")
+	fs.IntVar(&cfg.BucketWidth, "bucket-width", 0, "padded lengths are multiples of this (0: 8)")
+	fs.StringVar(&cfg.Optimizer, "optimizer", "adam", "adam, sgd or rmsprop")
+	fs.Float64Var(&cfg.LR, "lr", 0, "learning rate (0: 0.001 adam, 0.01 sgd and rmsprop)")
+	fs.Float64Var(&cfg.Decay, "decay", 0, "learning rate multiplier per finished epoch (0: none)")
+	fs.Float64Var(&cfg.Dropout, "dropout", 0, "dropout on word embedding units")
+	fs.Float64Var(&cfg.WordDropout, "word-dropout", 0, "probability of dropping a whole word")
+	fs.Float64Var(&cfg.Scramble, "scramble", 0, "probability of shuffling the words of a pair")
+	fs.Float64Var(&cfg.LambdaC, "lambda-c", 0, "L2 on the compositional parameters")
+	fs.Float64Var(&cfg.LambdaW, "lambda-w", 0, "L2 of the word embeddings back to their initial values")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the initialisation, the noise and the shuffle")
+	epochs := fs.Int("epochs", 1, "passes over the data (0: follow new data for ever)")
+	ckDir := fs.String("checkpoint-dir", "", "directory of the checkpoints, step-N subdirectories (default: checkpoints/<run>; when resuming, the resumed checkpoint's directory)")
+	every := fs.Int64("checkpoint-every", trainstep.DefaultCheckpointEvery, "steps between checkpoints (one is also written at the end)")
+	resume := fs.String("resume", "", "continue from this checkpoint, or from the latest one in this checkpoint directory, exactly at its stream position")
+	vectors := fs.String("vectors", "", "GloVe or word2vec text file initialising the word embeddings (.gz read)")
+	buffer := fs.Int("shuffle-buffer", 0, "rows the consumer shuffles among (0: 10,000; 1: topic order)")
+	window := fs.Int("window", trainstep.DefaultWindow, "batches of rows read before sorting them into length buckets")
+	maxSteps := fs.Int64("max-steps", 0, "stop after this many steps of this run, with a checkpoint (0: none)")
+	duration := fs.Duration("duration", 0, "stop after this long, with a checkpoint (0: none)")
+	progressEvery := fs.Duration("progress-every", trainstep.DefaultProgressEvery, "interval of the progress lines")
+	traceIDs := fs.String("trace-ids", "", "debugging aid: append '<step>\\t<epoch>\\t<row id>' for every trained example to this file, synced each step")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *dataset == "" || fs.NArg() > 0 {
+		return fmt.Errorf("%w: --brokers and --dataset are required, and nothing else", errUsage)
+	}
+	cc, err := client()
+	if err != nil {
+		return err
+	}
+	rc := trainstep.RunConfig{
+		Client: cc, Prefix: *prefix, Dataset: *dataset, Split: *split, Run: *run, Model: cfg,
+		Epochs: *epochs, ShuffleBuffer: *buffer, Window: *window, CheckpointDir: *ckDir, CheckpointEvery: *every,
+		Resume: *resume, MaxSteps: *maxSteps, Duration: *duration, ProgressEvery: *progressEvery, TraceIDs: *traceIDs,
+		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if !*quiet {
+		rc.Progress = e.stderr
+	}
+	if *resume == "" {
+		if rc.Run == "" {
+			rc.Run = fmt.Sprintf("%s-%s-%s", *dataset, cfg.Encoder, time.Now().UTC().Format("20060102-150405"))
+		}
+		if rc.CheckpointDir == "" {
+			rc.CheckpointDir = filepath.Join("checkpoints", rc.Run)
+		}
+		if rc.Vocab, err = fetchVocabulary(ctx, cc, *prefix, *dataset); err != nil {
+			return err
+		}
+		if *vectors != "" {
+			if rc.Vectors, err = trainstep.LoadVectors(*vectors); err != nil {
+				return fmt.Errorf("reading vectors %s: %w", *vectors, err)
+			}
+		}
+	} else if *vectors != "" {
+		return fmt.Errorf("%w: --vectors initialises a new run; a resumed run has its embeddings", errUsage)
+	}
+	sum, err := trainstep.Run(ctx, rc)
+	if sum.Run != "" {
+		fmt.Fprintf(e.stdout, "run %s: %d steps (%d in all), %d examples, %d skipped, epoch %d, loss %.4f, %.0f examples/s; last checkpoint %s\n",
+			sum.Run, sum.Steps, sum.TotalSteps, sum.Examples, sum.Skipped, sum.Epoch, sum.Loss,
+			float64(sum.Examples)/max(sum.Elapsed.Seconds(), 1e-9), sum.Checkpoint)
+	}
+	return err
+}
+
+// fetchVocabulary reads the dataset's vocabulary from the artifacts topic:
+// a trainer needs only the brokers.
+func fetchVocabulary(ctx context.Context, cc stream.ClientConfig, prefix, dataset string) ([]string, error) {
+	m, err := stream.ReadManifest(ctx, cc, prefix, dataset)
+	if err != nil {
+		return nil, err
+	}
+	if m.Vocabulary == nil {
+		return nil, fmt.Errorf("%w: the manifest of %s names no vocabulary: run `parastream featurize --in SHARDS --out FEATURIZED`, then publish FEATURIZED",
+			trainstep.ErrNotFeaturized, dataset)
+	}
+	data, err := stream.ReadArtifact(ctx, cc, prefix, dataset, m.Vocabulary.Path)
+	if err != nil {
+		return nil, err
+	}
+	v, err := featurize.ReadVocabulary(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("reading the vocabulary of %s: %w", dataset, err)
+	}
+	words := make([]string, v.Len())
+	for i := range words {
+		words[i] = v.Entry(int32(i)).Token
+	}
+	return words, nil
+}

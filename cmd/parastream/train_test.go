@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/parastream/parastream/featurize"
+	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/trainstep"
+)
+
+// writeFeaturized writes n rows of corpus "para", split "train", with
+// tokens and ids over a vocabulary of 400 words, the vocabulary file and
+// the manifest naming it, under a new directory; it returns the directory.
+func writeFeaturized(t *testing.T, n int) string {
+	t.Helper()
+	root := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 6))
+	var counts []featurize.TokenCount
+	for i := range 400 {
+		counts = append(counts, featurize.TokenCount{Token: fmt.Sprint("w", i), Count: int64(1000 - i), Docs: int64(1000 - i)})
+	}
+	v, err := featurize.BuildVocabulary(counts, int64(2*n), featurize.VocabConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	side := func() ([]string, []int32) {
+		toks := make([]string, 2+rng.IntN(12))
+		for i := range toks {
+			toks[i] = fmt.Sprint("w", rng.IntN(400))
+		}
+		ids, _ := v.AppendIDs(nil, toks)
+		return toks, ids
+	}
+	w, err := shards.NewWriter(root, "para", "train", shards.WriterOptions{MaxRows: int64(n/2 + 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		r := shards.Row{ID: fmt.Sprint("row", i), Corpus: "para", Dataset: "para", Split: "train"}
+		r.TokensA, r.IDsA = side()
+		r.TokensB, r.IDsB = side()
+		r.A, r.B = strings.Join(r.TokensA, " "), strings.Join(r.TokensB, " ")
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	infos, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := v.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "featurize"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "featurize", "vocab.tsv"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := shards.NewManifest([]string{"train_test"})
+	m.AddSplit("para", "train", infos...)
+	a, err := shards.NewArtifact(root, "featurize/vocab.tsv", int64(v.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Vocabulary = &a
+	if err := shards.WriteManifest(root, m); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// lastTracedStep is the step of the trace's last complete line (0 when
+// there is none).
+func lastTracedStep(path string) int64 {
+	data, _ := os.ReadFile(path)
+	data = data[:bytes.LastIndexByte(data, '\n')+1]
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	step, _, _ := bytes.Cut(lines[len(lines)-1], []byte("\t"))
+	n, _ := strconv.ParseInt(string(step), 10, 64)
+	return n
+}
+
+// TestTrainKilledAndResumedExactlyOnce runs `parastream train` against a
+// `parastream broker`, SIGKILLs it mid-epoch once it has written a
+// checkpoint and trained past it, and resumes it from its last checkpoint.
+// The trainer's ids trace has a line "<step> <epoch> <row id>" per trained
+// example: the first process's lines of steps after the resumed checkpoint
+// are the lost work, which the resumed process trains again. Without them,
+// every row of the epoch is trained exactly once. The final checkpoint then
+// embeds and exports.
+func TestTrainKilledAndResumedExactlyOnce(t *testing.T) {
+	bin := binary(t)
+	const rows = 6000
+	root := writeFeaturized(t, rows)
+	b := startBrokerProc(t, bin, "127.0.0.1:0", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "100", "--quiet").CombinedOutput(); err != nil {
+		t.Fatalf("publish: %v\n%s", err, out)
+	}
+
+	dir, trace := filepath.Join(t.TempDir(), "ck"), filepath.Join(t.TempDir(), "ids.tsv")
+	train := exec.CommandContext(ctx, bin, "train", "--brokers", b.addr, "--dataset", "para", "--run", "crash",
+		"--model", "avg", "--dim", "32", "--batch", "20", "--epochs", "1", "--checkpoint-dir", dir, "--checkpoint-every", "20",
+		"--window", "4", "--shuffle-buffer", "500", "--trace-ids", trace)
+	train.Stderr = os.Stderr
+	if err := train.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- train.Wait() }()
+	var ckStep int64 = -1
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("the trainer ended (%v) before it could be killed after a checkpoint", err)
+		case <-tick.C:
+			if ck, err := trainstep.LatestCheckpoint(dir); err == nil && ckStep < 0 {
+				ckStep, _ = strconv.ParseInt(strings.TrimPrefix(filepath.Base(ck), "step-"), 10, 64)
+			}
+			if ckStep > 0 && lastTracedStep(trace) >= ckStep+7 {
+				train.Process.Signal(syscall.SIGKILL)
+				break wait
+			}
+		}
+	}
+	<-done
+	if ws, ok := train.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("trainer: %v, want killed by SIGKILL", train.ProcessState)
+	}
+	before, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = before[:bytes.LastIndexByte(before, '\n')+1] // a line cut by the kill is of lost work
+	last, err := trainstep.LatestCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := trainstep.ReadCheckpoint(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumedAt := ck.State.Step
+	killedAt := lastTracedStep(trace)
+	t.Logf("killed at step %d; resuming from %s (step %d): steps %d to %d are lost work", killedAt, last, resumedAt, resumedAt+1, killedAt)
+	if killedAt >= rows/20 {
+		t.Fatalf("killed at step %d: the epoch (%d steps) was over", killedAt, rows/20)
+	}
+	if err := os.WriteFile(trace, before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := exec.CommandContext(ctx, bin, "train", "--brokers", b.addr, "--dataset", "para", "--resume", dir,
+		"--epochs", "1", "--checkpoint-every", "20", "--window", "4", "--shuffle-buffer", "500", "--trace-ids", trace, "--quiet").CombinedOutput()
+	if err != nil {
+		t.Fatalf("resumed train: %v\n%s", err, out)
+	}
+	t.Logf("resumed: %s", out)
+
+	all, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	lost := 0
+	sc := bufio.NewScanner(bytes.NewReader(all))
+	for at := 0; sc.Scan(); at += len(sc.Bytes()) + 1 {
+		f := strings.Split(sc.Text(), "\t")
+		step, err := strconv.ParseInt(f[0], 10, 64)
+		if len(f) != 3 || err != nil || f[1] != "1" {
+			t.Fatalf("trace line %q", sc.Text())
+		}
+		if at < len(before) && step > resumedAt {
+			lost++
+			continue
+		}
+		count[f[2]]++
+	}
+	if lost == 0 {
+		t.Errorf("no lost work: the kill came right at a checkpoint, the test proves less than it should")
+	}
+	for id, n := range count {
+		if n != 1 {
+			t.Errorf("row %s trained %d times", id, n)
+		}
+	}
+	if len(count) != rows {
+		t.Errorf("%d rows trained, want %d", len(count), rows)
+	}
+	t.Logf("%d rows trained exactly once across the crash; %d trace lines of lost work dropped", len(count), lost)
+
+	// The final checkpoint embeds sentences and exports.
+	final, err := trainstep.LatestCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	embed := exec.CommandContext(ctx, bin, "embed", "--checkpoint", dir)
+	embed.Stdin = strings.NewReader("w1 w2 w3\nW5 unknownword\n\n")
+	vecs, err := embed.Output()
+	if err != nil {
+		t.Fatalf("embed: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(vecs), "\n"), "\n")
+	if len(lines) != 3 || len(strings.Fields(lines[0])) != 32 || lines[0] == lines[1] {
+		t.Errorf("embed wrote %q, want 3 lines of 32 numbers, the first two different", vecs)
+	}
+	glove := filepath.Join(t.TempDir(), "vectors.txt")
+	if out, err := exec.CommandContext(ctx, bin, "export", "--checkpoint", final, "--format", "glove", "--out", glove).CombinedOutput(); err != nil {
+		t.Fatalf("export: %v\n%s", err, out)
+	}
+	vectors, err := trainstep.LoadVectors(glove)
+	if err != nil || vectors.Dim != 32 || len(vectors.Words) != 404 {
+		t.Fatalf("exported vectors: %v; want 404 words of 32", err)
+	}
+	st := filepath.Join(t.TempDir(), "model.safetensors")
+	if out, err := exec.CommandContext(ctx, bin, "export", "--checkpoint", final, "--format", "safetensors", "--out", st).CombinedOutput(); err != nil {
+		t.Fatalf("export: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts, meta, err := trainstep.ReadSafetensors(data); err != nil || len(ts) != 1 || ts[0].Name != "embeddings" || !strings.Contains(meta["vocab"], `"w399"`) {
+		t.Errorf("exported safetensors: %v, %d tensors, metadata keys %d", err, len(ts), len(meta))
+	}
+}
