@@ -60,7 +60,7 @@ func commands() []command {
 		{name: "export", summary: "export a checkpoint's embeddings as GloVe text, or its parameters as safetensors",
 			usage: exportUsage, run: runExport},
 		{name: "eval", summary: "evaluate checkpoints and write result tables",
-			usage: "parastream eval run --checkpoint DIR --eval SHARDS | parastream eval watch --brokers ADDR", issue: "issue 7, evalsink"},
+			usage: evalUsage, run: runEval},
 		{name: "gen", summary: "generate realistic synthetic corpora in the real formats",
 			usage: "parastream gen reddit|europarl|ppdb|quora|simpwiki --rows N --out FILE [--compress zstd|gz|bz2]", run: runGen},
 		{name: "demo", summary: "run the main job on the embedded defaults (the project's fixtures)",

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/stream"
+)
+
+const evalUsage = "parastream eval run --checkpoint DIR --eval SHARDS [--out RESULTS] | " +
+	"parastream eval watch --brokers ADDR [--topic-prefix P] [--group G] --eval SHARDS --out RESULTS " +
+	"[--sql-dsn DSN] [--scale cosine|angular] [--scatter SET] [--candidates N] [--seed S] [--run NAME] [--model NAME]"
+
+func runEval(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: give run or watch", errUsage)
+	}
+	switch args[0] {
+	case "run":
+		return runEvalRun(ctx, e, args[1:])
+	case "watch":
+		return runEvalWatch(ctx, e, args[1:])
+	case "-h", "-help", "--help":
+		fmt.Fprintf(e.stdout, "usage: %s\n\nevaluate checkpoints and write result tables; parastream eval run --help and eval watch --help list the flags.\n", evalUsage)
+		return nil
+	}
+	return fmt.Errorf("%w: unknown eval subcommand %q: give run or watch", errUsage, args[0])
+}
+
+// evalFlags are the flags run and watch share; cfg builds the
+// evaluator's configuration from them.
+func evalFlags(e *env, fs *flag.FlagSet) (cfg func() evalsink.Config, verbose *bool) {
+	eval := fs.String("eval", "", "directory of evaluation shards (parastream extract --corpus sts|stsb|sick, and reddit or quora for retrieval) (required)")
+	out := fs.String("out", "results", "results directory: parts/ (Parquet), results.csv, report.md, plots/")
+	run := fs.String("run", "", "run name where the checkpoint gives none (default: run.json's, else the checkpoint directory's parent)")
+	model := fs.String("model", "", "model name (default: the checkpoint's encoder)")
+	scale := fs.String("scale", evalsink.ScaleCosine, "similarity scale Pearson's r is taken on: cosine, or angular for 5(1 − arccos(cos)/π)")
+	scatter := fs.String("scatter", evalsink.DefaultScatter, "set whose predictions are plotted against the gold scores")
+	candidates := fs.Int("candidates", evalsink.DefaultCandidates, "responses each retrieval query ranks (1 true, the rest random)")
+	seed := fs.Uint64("seed", evalsink.DefaultSeed, "seed of the random retrieval candidates")
+	dsn := fs.String("sql-dsn", "", "also write the rows to PostgreSQL (e.g. postgres://user@host/db); the table is created when missing")
+	verbose = fs.Bool("v", false, "log progress")
+	return func() evalsink.Config {
+		level := slog.LevelWarn
+		if *verbose {
+			level = slog.LevelInfo
+		}
+		return evalsink.Config{Eval: *eval, Out: *out, Run: *run, Model: *model, Scale: *scale, Scatter: *scatter,
+			Candidates: *candidates, Seed: *seed, SQLDSN: *dsn,
+			Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))}
+	}, verbose
+}
+
+func runEvalRun(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "eval run", evalUsage)
+	checkpoint := fs.String("checkpoint", "", "checkpoint directory (required)")
+	cfgOf, _ := evalFlags(e, fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg := cfgOf()
+	if *checkpoint == "" || cfg.Eval == "" || fs.NArg() > 0 {
+		return fmt.Errorf("%w: --checkpoint and --eval are required, and nothing else", errUsage)
+	}
+	ev, err := evalsink.NewEvaluator(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer ev.Close()
+	sum, err := ev.Evaluate(ctx, evalsink.Target{Dir: *checkpoint})
+	if err != nil {
+		return err
+	}
+	printEvalSummary(e, sum)
+	report, err := os.ReadFile(sum.Report)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "\n%s", report)
+	return nil
+}
+
+func printEvalSummary(e *env, sum *evalsink.Summary) {
+	what := "evaluated"
+	if !sum.Added {
+		what = "evaluated before: no rows added"
+	}
+	fmt.Fprintf(e.stdout, "%s: %s (%d rows, part %s)", sum.Rows[0].Checkpoint, what, len(sum.Rows), sum.Part)
+	if sum.Added {
+		fmt.Fprintf(e.stdout, "; %d tokens, %d not in the checkpoint's vocabulary, %d texts with no known token", sum.Tokens, sum.Unknown, sum.Empty)
+	}
+	fmt.Fprintf(e.stdout, "; SQL rows added: %d\nreport %s; plots: %d\n", sum.SQLInserted, sum.Report, len(sum.Plots))
+}
+
+func runEvalWatch(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "eval watch", evalUsage)
+	client := clientFlags(fs)
+	prefix := fs.String("topic-prefix", stream.DefaultPrefix, "prefix of the topic names (checkpoints on <prefix>.checkpoints)")
+	group := fs.String("group", "parastream-eval", "consumer group: its committed offset is where a restarted watcher resumes")
+	cfgOf, _ := evalFlags(e, fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg := cfgOf()
+	if cfg.Eval == "" || fs.NArg() > 0 {
+		return fmt.Errorf("%w: --brokers, --eval and --out are required, and nothing else", errUsage)
+	}
+	cc, err := client()
+	if err != nil {
+		return err
+	}
+	ev, err := evalsink.NewEvaluator(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer ev.Close()
+	fmt.Fprintf(e.stdout, "watching %s as group %s; results in %s\n", stream.CheckpointTopic(*prefix), *group, cfg.Out)
+	err = evalsink.Watch(ctx, ev, cc, *prefix, *group, cfg.Logger)
+	if err == nil || errors.Is(err, context.Canceled) {
+		fmt.Fprintln(e.stdout, "stopped")
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,38 @@
+// Package evalsink measures checkpoints and writes the result tables.
+//
+// # Measuring
+//
+// LoadSets reads the evaluation sets from a directory of shards written by
+// parastream extract: every STS (2012-2016), STS Benchmark and SICK set
+// (similarity), and the Reddit and Quora test splits (retrieval). An
+// Embedder embeds their tokens with a checkpoint's model, mapping tokens
+// through the checkpoint's own vocabulary.
+//
+// Similarity: the cosine of the two embeddings (Cosine; 0 for a zero
+// vector), correlated with the gold scores: Pearson and Spearman (average
+// ranks for ties) ×100 per set, and per STS year the mean, the weighted
+// mean (by pairs) and the pooled score (all the year's pairs as one set),
+// and the average over the STS 2012-2015 and SICK test sets as Wieting &
+// Gimpel (2017) report it (SimilarityScores). A correlation that is
+// undefined (a constant prediction, fewer than two pairs) is 0, never NaN.
+// Where a score on the 0-5 scale is needed (ScaleAngular, the scatter
+// plot) the cosine maps to 5(1 − arccos(cos)/π) (Angular).
+//
+// Retrieval: precision at 1, 3 and 10 and MRR for ranking the true
+// response among 100 candidates (99 drawn at random, seeded), as Yang et
+// al. (2018) report; MAP and MRR where the data gives rankings
+// (RetrievalScores).
+//
+// # Tables
+//
+// An Evaluator evaluates a checkpoint (Evaluate) and writes one Parquet
+// part of Result rows per evaluation under the results directory, named by
+// the evaluation's identity (the checkpoint's directory, step and model
+// hash; the data's hash; the options): evaluating the same checkpoint
+// again adds nothing. The CSV, the Markdown report (laid out as the
+// research's tables) and the PNG learning curves are rewritten from all
+// parts; a scatter of predictions against gold scores is drawn per
+// evaluation. An optional PostgreSQL sink (OpenSQL) stores the same rows
+// under a primary key. Watch evaluates each checkpoint announced on the
+// checkpoint topic. See docs/evalsink.md.
+package evalsink

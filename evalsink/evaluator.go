@@ -1,0 +1,361 @@
+package evalsink
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/trainstep"
+)
+
+// Defaults of Config.
+const (
+	DefaultSeed    = 1
+	DefaultScatter = "stsb/dev"
+)
+
+// Config configures an Evaluator. The zero value of each field but Eval
+// and Out gives its documented default.
+type Config struct {
+	// Eval is the directory of evaluation shards (parastream extract
+	// --corpus sts|stsb|sick, and reddit or quora for retrieval), with its
+	// manifest. Required.
+	Eval string
+	// Out is the results directory: parts/ (Parquet), results.csv,
+	// report.md and plots/. Required.
+	Out string
+	// Run and Model name the checkpoint's training run and model where
+	// the checkpoint does not: a Target's own names win; then run.json's
+	// run, the checkpoint directory's parent's name, and the encoder.
+	Run, Model string
+	// Scale is ScaleCosine (default) or ScaleAngular.
+	Scale string
+	// Candidates is the responses a retrieval query ranks; 0 means
+	// DefaultCandidates.
+	Candidates int
+	// Seed seeds the draw of retrieval negatives; 0 means DefaultSeed.
+	Seed uint64
+	// Scatter is the set whose predictions against gold scores are
+	// plotted; "" means DefaultScatter, or the first similarity set when
+	// there is no such set.
+	Scatter string
+	// SQLDSN, when set, also writes the rows to PostgreSQL (a pgx
+	// connection string or URL), creating the table when missing.
+	SQLDSN string
+	// Logger receives progress; nil discards it.
+	Logger *slog.Logger
+}
+
+// Validate reports a setting that cannot work, saying how to fix it.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Eval == "" {
+		errs = append(errs, errors.New("evalsink: no evaluation shards: give the directory parastream extract wrote the sts, stsb or sick corpus to"))
+	}
+	if c.Out == "" {
+		errs = append(errs, errors.New("evalsink: no results directory"))
+	}
+	if c.Scale != "" && c.Scale != ScaleCosine && c.Scale != ScaleAngular {
+		errs = append(errs, fmt.Errorf("evalsink: scale %q: give %s or %s", c.Scale, ScaleCosine, ScaleAngular))
+	}
+	if c.Candidates < 0 || c.Candidates == 1 {
+		errs = append(errs, fmt.Errorf("evalsink: %d candidates: give at least 2, or 0 for %d", c.Candidates, DefaultCandidates))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	c.Scale = cmp.Or(c.Scale, ScaleCosine)
+	c.Candidates = cmp.Or(c.Candidates, DefaultCandidates)
+	c.Seed = cmp.Or(c.Seed, DefaultSeed)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Target is a checkpoint to evaluate, with the names a checkpoint event
+// gives it (empty: see Config.Run and Config.Model).
+type Target struct {
+	Dir        string
+	Run, Model string
+}
+
+// Summary is what evaluating one checkpoint did.
+type Summary struct {
+	EvalID string
+	// Rows are the evaluation's rows (read back from its part when it had
+	// been evaluated before).
+	Rows []Result
+	// Added is true when this call wrote the part; false when the
+	// checkpoint had been evaluated already (the same EvalID).
+	Added bool
+	Part  string
+	// SQLInserted counts the rows the SQL sink did not hold yet.
+	SQLInserted int64
+	// Report is the Markdown report, rewritten from every part.
+	Report string
+	// Plots are the PNG files written.
+	Plots []string
+	// Embedder counts (when the model ran): tokens, unknown tokens,
+	// texts that embedded as the zero vector.
+	Tokens, Unknown, Empty int64
+}
+
+// Evaluator evaluates checkpoints on a loaded set of evaluation data and
+// writes the result tables. Not safe for concurrent use.
+type Evaluator struct {
+	cfg  Config
+	sets *Sets
+	sql  *SQLSink
+	log  *slog.Logger
+}
+
+// NewEvaluator loads the evaluation sets and, with an SQL DSN, connects to
+// the database and creates the results table when missing.
+func NewEvaluator(ctx context.Context, cfg Config) (*Evaluator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	sets, err := LoadSets(ctx, cfg.Eval, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	ev := &Evaluator{cfg: cfg, sets: sets, log: cfg.Logger}
+	if cfg.SQLDSN != "" {
+		if ev.sql, err = OpenSQL(ctx, cfg.SQLDSN, cfg.Logger); err != nil {
+			return nil, err
+		}
+	}
+	return ev, nil
+}
+
+// Sets are the loaded evaluation sets.
+func (ev *Evaluator) Sets() *Sets { return ev.sets }
+
+// Close closes the SQL connection.
+func (ev *Evaluator) Close() error {
+	if ev.sql != nil {
+		return ev.sql.Close()
+	}
+	return nil
+}
+
+// checkpointInfo is what identifies a checkpoint, read without loading
+// the model.
+type checkpointInfo struct {
+	dir          string
+	step         int64
+	epoch        int
+	modelHash    string
+	checkpointID string
+	run, encoder string
+}
+
+func readCheckpointInfo(dir string) (checkpointInfo, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return checkpointInfo{}, err
+	}
+	info := checkpointInfo{dir: abs}
+	var st trainstep.TrainerState
+	if err := readJSON(filepath.Join(abs, trainstep.FileTrainer), &st); err != nil {
+		return info, err
+	}
+	info.step, info.epoch = st.Step, st.Epoch
+	var cfg trainstep.Config
+	if err := readJSON(filepath.Join(abs, trainstep.FileConfig), &cfg); err != nil {
+		return info, err
+	}
+	info.encoder = cfg.Encoder
+	var run struct {
+		Run string `json:"run"`
+	}
+	if err := readJSON(filepath.Join(abs, "run.json"), &run); err == nil {
+		info.run = run.Run
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return info, err
+	}
+	f, err := os.Open(filepath.Join(abs, trainstep.FileModel))
+	if err != nil {
+		return info, fmt.Errorf("reading checkpoint %s: %w", abs, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return info, fmt.Errorf("reading checkpoint %s: %w", abs, err)
+	}
+	info.modelHash = hex.EncodeToString(h.Sum(nil))
+	id := sha256.Sum256(fmt.Appendf(nil, "%s\n%d\n%s", abs, info.step, info.modelHash))
+	info.checkpointID = hex.EncodeToString(id[:])
+	return info, nil
+}
+
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading checkpoint: %w", err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("reading checkpoint: %s: %w", path, err)
+	}
+	return nil
+}
+
+// evalID identifies an evaluation: the checkpoint, the data and the
+// options that change the figures.
+func (ev *Evaluator) evalID(ck checkpointInfo) string {
+	id := sha256.Sum256(fmt.Appendf(nil, "%s\n%s\n%s\n%d\n%d", ck.checkpointID, ev.sets.DataHash, ev.cfg.Scale, ev.cfg.Candidates, ev.cfg.Seed))
+	return hex.EncodeToString(id[:16])
+}
+
+// Evaluate evaluates one checkpoint and writes its rows to every sink,
+// unless its part exists already (the same checkpoint, data and options):
+// then it writes nothing new to the part files, and hands the part's rows
+// to the SQL sink, which adds only those it lacks. Either way it rewrites
+// the CSV, the report and the learning curves from every part. The rows
+// are durable in every sink when it returns nil.
+func (ev *Evaluator) Evaluate(ctx context.Context, t Target) (*Summary, error) {
+	ck, err := readCheckpointInfo(t.Dir)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{EvalID: ev.evalID(ck), Part: partPath(ev.cfg.Out, ev.evalID(ck))}
+	if _, err := os.Stat(sum.Part); err == nil {
+		ev.log.Info("checkpoint evaluated already", "checkpoint", ck.dir, "step", ck.step, "part", sum.Part)
+		if sum.Rows, err = readPart(sum.Part); err != nil {
+			return nil, err
+		}
+	} else {
+		scored, rows, err := ev.compute(ctx, t, ck, sum)
+		if err != nil {
+			return nil, err
+		}
+		sum.Rows = rows
+		if _, err := writePart(ev.cfg.Out, sum.EvalID, rows); err != nil {
+			return nil, err
+		}
+		sum.Added = true
+		if p, err := ev.scatter(scored, rows[0]); err != nil {
+			return nil, err
+		} else if p != "" {
+			sum.Plots = append(sum.Plots, p)
+		}
+	}
+	if ev.sql != nil {
+		if sum.SQLInserted, err = ev.sql.Insert(ctx, sum.Rows); err != nil {
+			return nil, err
+		}
+	}
+	all, err := ReadResults(ev.cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	views, err := WriteViews(ev.cfg.Out, all)
+	if err != nil {
+		return nil, err
+	}
+	sum.Report = filepath.Join(ev.cfg.Out, ReportName)
+	sum.Plots = append(sum.Plots, views...)
+	return sum, nil
+}
+
+// compute loads the model and measures it on every set.
+func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, sum *Summary) ([]*Scored, []Result, error) {
+	start := time.Now()
+	m, ckpt, err := trainstep.LoadModel(ck.dir, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer m.Close()
+	emb, err := NewEmbedder(m, ckpt.Vocab, ckpt.Config.EmbedDim())
+	if err != nil {
+		return nil, nil, fmt.Errorf("evaluating %s: %w", ck.dir, err)
+	}
+	version, _ := shards.BuildInfo()
+	base := Result{
+		EvalID: sum.EvalID,
+		Run:    cmp.Or(t.Run, ck.run, ev.cfg.Run, filepath.Base(filepath.Dir(ck.dir))),
+		Model:  cmp.Or(t.Model, ev.cfg.Model, ck.encoder),
+		Step:   ck.step, Epoch: int64(ck.epoch), Checkpoint: ck.dir, CheckpointID: ck.checkpointID,
+		Scale: ev.cfg.Scale, EvaluatedAt: time.Now().UTC().Truncate(time.Millisecond),
+		Versions: fmt.Sprintf("parastream %s; %s", version, runtime.Version()),
+		DataHash: ev.sets.DataHash, ModelHash: ck.modelHash,
+	}
+	var scored []*Scored
+	var rets []*Retrieval
+	for _, s := range ev.sets.Sets {
+		switch s.Task {
+		case TaskSimilarity:
+			sc, err := ScoreSimilarity(ctx, emb, s, ev.cfg.Scale)
+			if err != nil {
+				return nil, nil, fmt.Errorf("evaluating %s on %s: %w", ck.dir, s.Dataset, err)
+			}
+			scored = append(scored, sc)
+		case TaskRetrieval:
+			r, err := RetrievalScores(ctx, emb, s, ev.cfg.Candidates, ev.cfg.Seed)
+			if err != nil {
+				return nil, nil, fmt.Errorf("evaluating %s on %s: %w", ck.dir, s.Dataset, err)
+			}
+			rets = append(rets, r)
+		}
+	}
+	rows := make([]Result, 0, 2*len(ev.sets.Sets))
+	for _, s := range SimilarityScores(scored) {
+		r := base
+		r.Corpus, r.Split, r.Dataset, r.Year, r.Kind, r.Pairs = s.Corpus, s.Split, s.Dataset, s.Year, s.Kind, s.Pairs
+		r.Pearson, r.Spearman = ptr(s.Pearson), ptr(s.Spearman)
+		rows = append(rows, r)
+	}
+	for _, x := range rets {
+		r := base
+		r.Corpus, r.Split, r.Dataset, r.Kind, r.Pairs, r.Candidates = x.Corpus, x.Split, x.Dataset, KindRetrieval, int64(x.Queries), int64(x.Candidates)
+		r.PAt1, r.PAt3, r.PAt10, r.MRR = ptr(x.P1), ptr(x.P3), ptr(x.P10), ptr(x.MRR)
+		rows = append(rows, r)
+		if x.RankQueries > 0 {
+			r := base
+			r.Corpus, r.Split, r.Dataset, r.Kind, r.Pairs = x.Corpus, x.Split, x.Dataset, KindRanking, int64(x.RankQueries)
+			r.MAP, r.MRR = ptr(x.MAP), ptr(x.RankMRR)
+			rows = append(rows, r)
+		}
+	}
+	sum.Tokens, sum.Unknown, sum.Empty = emb.Tokens, emb.Unknown, emb.Empty
+	ev.log.Info("evaluated checkpoint", "checkpoint", ck.dir, "run", base.Run, "step", ck.step, "rows", len(rows),
+		"tokens", emb.Tokens, "unknown", emb.Unknown, "empty_texts", emb.Empty, "elapsed", time.Since(start).Round(time.Millisecond))
+	return scored, rows, nil
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// scatter plots the chosen set's predictions of this evaluation.
+func (ev *Evaluator) scatter(scored []*Scored, base Result) (string, error) {
+	if len(scored) == 0 {
+		return "", nil
+	}
+	want := cmp.Or(ev.cfg.Scatter, DefaultScatter)
+	pick := scored[0]
+	found := false
+	for _, sc := range scored {
+		if sc.Set.Dataset == want {
+			pick, found = sc, true
+			break
+		}
+	}
+	if !found && ev.cfg.Scatter != "" {
+		ev.log.Warn("no such set for the scatter plot; plotting the first", "set", ev.cfg.Scatter, "plotted", pick.Set.Dataset)
+	}
+	name := filepath.Join(ev.cfg.Out, PlotsDir, fmt.Sprintf("scatter-%s-step%d-%s.png", fileSafe(base.Run), base.Step, fileSafe(pick.Set.Dataset)))
+	return name, WriteScatter(name, pick, base)
+}

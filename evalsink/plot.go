@@ -1,0 +1,352 @@
+package evalsink
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/parastream/parastream/internal/atomicfile"
+)
+
+// Plot geometry, in pixels.
+const (
+	plotW, plotH                       = 860, 520
+	marginL, marginR, marginT, marginB = 70, 220, 50, 60
+)
+
+var (
+	white   = color.RGBA{255, 255, 255, 255}
+	black   = color.RGBA{0, 0, 0, 255}
+	grey    = color.RGBA{225, 225, 225, 255}
+	palette = []color.RGBA{
+		{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
+		{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255},
+		{188, 189, 34, 255}, {23, 190, 207, 255},
+	}
+)
+
+// series is one line or cloud of a plot.
+type series struct {
+	name string
+	x, y []float64
+}
+
+// chart is a plot being drawn: axes over data ranges, into an RGBA image.
+type chart struct {
+	img                    *image.RGBA
+	x0, x1, y0, y1         float64 // data ranges
+	left, right, top, bott int     // plot area
+}
+
+func newChart(title, xlabel, ylabel string, x0, x1, y0, y1 float64) *chart {
+	c := &chart{img: image.NewRGBA(image.Rect(0, 0, plotW, plotH)), x0: x0, x1: x1, y0: y0, y1: y1,
+		left: marginL, right: plotW - marginR, top: marginT, bott: plotH - marginB}
+	if c.x1 <= c.x0 {
+		c.x0, c.x1 = c.x0-1, c.x0+1
+	}
+	if c.y1 <= c.y0 {
+		c.y0, c.y1 = c.y0-1, c.y0+1
+	}
+	for i := range c.img.Pix {
+		c.img.Pix[i] = 255
+	}
+	c.text(plotW/2-textWidth(title, 2)/2, 14, title, 2, black)
+	c.text((c.left+c.right)/2-textWidth(xlabel, 1)/2, plotH-20, xlabel, 1, black)
+	c.text(8, c.top-16, ylabel, 1, black)
+	// Grid, ticks and their labels.
+	for _, t := range ticks(c.x0, c.x1) {
+		px, _ := c.at(t, c.y0)
+		c.vline(px, c.top, c.bott, grey)
+		c.vline(px, c.bott, c.bott+4, black)
+		l := tickLabel(t)
+		c.text(px-textWidth(l, 1)/2, c.bott+8, l, 1, black)
+	}
+	for _, t := range ticks(c.y0, c.y1) {
+		_, py := c.at(c.x0, t)
+		c.hline(c.left, c.right, py, grey)
+		c.hline(c.left-4, c.left, py, black)
+		l := tickLabel(t)
+		c.text(c.left-8-textWidth(l, 1), py-glyphH/2, l, 1, black)
+	}
+	c.hline(c.left, c.right, c.bott, black)
+	c.vline(c.left, c.top, c.bott, black)
+	return c
+}
+
+// at maps data coordinates to pixels.
+func (c *chart) at(x, y float64) (int, int) {
+	px := float64(c.left) + (x-c.x0)/(c.x1-c.x0)*float64(c.right-c.left)
+	py := float64(c.bott) - (y-c.y0)/(c.y1-c.y0)*float64(c.bott-c.top)
+	return int(math.Round(px)), int(math.Round(py))
+}
+
+func (c *chart) set(x, y int, col color.RGBA) {
+	if image.Pt(x, y).In(c.img.Rect) {
+		c.img.SetRGBA(x, y, col)
+	}
+}
+
+func (c *chart) hline(x0, x1, y int, col color.RGBA) {
+	for x := x0; x <= x1; x++ {
+		c.set(x, y, col)
+	}
+}
+
+func (c *chart) vline(x, y0, y1 int, col color.RGBA) {
+	for y := y0; y <= y1; y++ {
+		c.set(x, y, col)
+	}
+}
+
+// line draws a 2-pixel-wide segment (Bresenham).
+func (c *chart) line(x0, y0, x1, y1 int, col color.RGBA) {
+	dx, dy := abs(x1-x0), -abs(y1-y0)
+	sx, sy := sign(x1-x0), sign(y1-y0)
+	err := dx + dy
+	for {
+		c.set(x0, y0, col)
+		c.set(x0+1, y0, col)
+		c.set(x0, y0+1, col)
+		if x0 == x1 && y0 == y1 {
+			return
+		}
+		if e2 := 2 * err; e2 >= dy {
+			err += dy
+			x0 += sx
+		} else {
+			err += dx
+			y0 += sy
+		}
+	}
+}
+
+func (c *chart) dot(x, y, r int, col color.RGBA) {
+	for dy := -r; dy <= r; dy++ {
+		for dx := -r; dx <= r; dx++ {
+			c.set(x+dx, y+dy, col)
+		}
+	}
+}
+
+// text draws s with its top left at (x, y), each dot scale pixels wide.
+func (c *chart) text(x, y int, s string, scale int, col color.RGBA) {
+	for _, r := range s {
+		g := glyph(r)
+		for row := range glyphH {
+			for bit := range glyphW {
+				if g[row]&(1<<(glyphW-1-bit)) != 0 {
+					for i := range scale {
+						for j := range scale {
+							c.set(x+bit*scale+i, y+row*scale+j, col)
+						}
+					}
+				}
+			}
+		}
+		x += glyphAdv * scale
+	}
+}
+
+func textWidth(s string, scale int) int { return utf8.RuneCountInString(s) * glyphAdv * scale }
+
+// legend lists the series' names in their colours, right of the plot.
+func (c *chart) legend(ss []series) {
+	for i, s := range ss {
+		y := c.top + 4 + 16*i
+		col := palette[i%len(palette)]
+		c.dot(c.right+18, y+3, 3, col)
+		name := s.name
+		if len(name) > 30 {
+			name = name[:30]
+		}
+		c.text(c.right+28, y, name, 1, black)
+	}
+}
+
+func (c *chart) encode(path string) error {
+	var b bytes.Buffer
+	if err := png.Encode(&b, c.img); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(path, b.Bytes())
+}
+
+// ticks returns about five round values spanning [lo, hi].
+func ticks(lo, hi float64) []float64 {
+	step := math.Pow(10, math.Floor(math.Log10((hi-lo)/5)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if (hi-lo)/(step*m) <= 6 {
+			step *= m
+			break
+		}
+	}
+	var ts []float64
+	for t := math.Ceil(lo/step) * step; t <= hi+step*1e-9; t += step {
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+func tickLabel(v float64) string {
+	if math.Abs(v) < 1e-12 {
+		v = 0
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+func abs(v int) int { return max(v, -v) }
+
+func sign(v int) int { return cmp.Compare(v, 0) }
+
+// curveKinds are the aggregate kinds that get a learning curve each.
+var curveKinds = []string{KindMean, KindWeightedMean, KindPooled}
+
+// WriteCurves draws, for each run and aggregate kind, the learning curves:
+// Pearson's r × 100 of each STS year's aggregate of that kind, and of the
+// average over all sets, against the training step. It writes
+// curves-<run>-<kind>.png under dir and returns the paths.
+func WriteCurves(dir string, rows []Result) ([]string, error) {
+	byRun := map[string][]Result{}
+	var runs []string
+	for _, r := range rows {
+		if _, ok := byRun[r.Run]; !ok {
+			runs = append(runs, r.Run)
+		}
+		byRun[r.Run] = append(byRun[r.Run], r)
+	}
+	slices.Sort(runs)
+	var paths []string
+	for _, run := range runs {
+		for _, kind := range curveKinds {
+			ss := curveSeries(byRun[run], kind)
+			if len(ss) == 0 {
+				continue
+			}
+			path := filepath.Join(dir, fmt.Sprintf("curves-%s-%s.png", fileSafe(run), kind))
+			if err := drawLines(path, fmt.Sprintf("%s: STS %s, Pearson's r x100", run, kindName(kind)), "training step", "r x100", ss); err != nil {
+				return nil, fmt.Errorf("drawing %s: %w", path, err)
+			}
+			paths = append(paths, path)
+		}
+	}
+	return paths, nil
+}
+
+func kindName(kind string) string {
+	switch kind {
+	case KindWeightedMean:
+		return "weighted mean"
+	}
+	return kind
+}
+
+// curveSeries are a run's lines for one aggregate kind: one per STS year
+// and split, plus the average, each point the latest evaluation of a step.
+func curveSeries(rows []Result, kind string) []series {
+	type point struct {
+		step int64
+		y    float64
+	}
+	pts := map[string]map[int64]float64{}
+	var names []string
+	for _, r := range rows {
+		if (r.Kind != kind && r.Kind != KindAverage) || r.Pearson == nil {
+			continue
+		}
+		name := "STS " + r.Year
+		if r.Split != "test" && r.Kind != KindAverage {
+			name += " " + r.Split
+		}
+		if r.Kind == KindAverage {
+			name = "average"
+		}
+		if pts[name] == nil {
+			pts[name] = map[int64]float64{}
+			names = append(names, name)
+		}
+		pts[name][r.Step] = *r.Pearson // rows come in evaluation order: the latest wins
+	}
+	if len(names) == 0 || (len(names) == 1 && names[0] == "average") {
+		return nil
+	}
+	slices.Sort(names)
+	var ss []series
+	for _, n := range names {
+		s := series{name: n}
+		for _, step := range slices.Sorted(func(yield func(int64) bool) {
+			for k := range pts[n] {
+				if !yield(k) {
+					return
+				}
+			}
+		}) {
+			s.x, s.y = append(s.x, float64(step)), append(s.y, pts[n][step])
+		}
+		ss = append(ss, s)
+	}
+	return ss
+}
+
+// drawLines draws series as lines with dots at their points.
+func drawLines(path, title, xlabel, ylabel string, ss []series) error {
+	x0, x1, y0, y1 := bounds(ss)
+	pad := (y1 - y0) * 0.05
+	c := newChart(title, xlabel, ylabel, x0, x1, y0-pad, y1+pad)
+	for i, s := range ss {
+		col := palette[i%len(palette)]
+		for j := range s.x {
+			px, py := c.at(s.x[j], s.y[j])
+			c.dot(px, py, 2, col)
+			if j > 0 {
+				qx, qy := c.at(s.x[j-1], s.y[j-1])
+				c.line(qx, qy, px, py, col)
+			}
+		}
+	}
+	c.legend(ss)
+	return c.encode(path)
+}
+
+func bounds(ss []series) (x0, x1, y0, y1 float64) {
+	x0, y0 = math.Inf(1), math.Inf(1)
+	x1, y1 = math.Inf(-1), math.Inf(-1)
+	for _, s := range ss {
+		for i := range s.x {
+			x0, x1 = min(x0, s.x[i]), max(x1, s.x[i])
+			y0, y1 = min(y0, s.y[i]), max(y1, s.y[i])
+		}
+	}
+	return x0, x1, y0, y1
+}
+
+// WriteScatter plots a set's predictions, mapped to the 0-5 scale
+// (Angular), against its gold scores.
+func WriteScatter(path string, sc *Scored, base Result) error {
+	pred := make([]float64, len(sc.Cos))
+	for i, c := range sc.Cos {
+		pred[i] = Angular(c)
+	}
+	lo, hi := 0.0, 5.0
+	for _, g := range sc.Gold {
+		lo, hi = min(lo, g), max(hi, g)
+	}
+	r := 100 * Pearson(sc.Pred, sc.Gold)
+	title := fmt.Sprintf("%s step %d: %s (r x100 = %.1f)", base.Run, base.Step, sc.Set.Dataset, r)
+	c := newChart(title, "gold score", "predicted 5(1 - arccos(cos)/pi)", lo, hi, 0, 5)
+	col := palette[0]
+	col.A = 255
+	for i := range pred {
+		px, py := c.at(sc.Gold[i], pred[i])
+		c.dot(px, py, 1, col)
+	}
+	c.legend([]series{{name: fmt.Sprintf("%d pairs", len(pred))}})
+	return c.encode(path)
+}

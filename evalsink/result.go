@@ -1,0 +1,159 @@
+package evalsink
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/parastream/parastream/internal/atomicfile"
+)
+
+// ResultSchemaVersion is the version of the Result schema, in each part's
+// footer under the key "parastream.results.schema_version".
+const ResultSchemaVersion = 1
+
+// PartsDir is the directory of the Parquet parts under a results
+// directory.
+const PartsDir = "parts"
+
+// Result is one row of the result tables: one figure set of one
+// checkpoint on one set or aggregate. Its Parquet schema (DuckDB types in
+// docs/evalsink.md) is the table's, the CSV's columns and the SQL table's.
+// Figures are ×100; a figure the kind does not have is NULL.
+type Result struct {
+	// EvalID identifies the evaluation: the checkpoint, the evaluation
+	// data and the options (see Key). Rows of one evaluation share it.
+	EvalID string `parquet:"eval_id,dict" json:"eval_id"`
+	Run    string `parquet:"run,dict" json:"run"`
+	Model  string `parquet:"model,dict" json:"model"`
+	Step   int64  `parquet:"step" json:"step"`
+	Epoch  int64  `parquet:"epoch" json:"epoch"`
+	// Checkpoint is the checkpoint directory; CheckpointID the sha256 of
+	// its path, step and model.safetensors.
+	Checkpoint   string `parquet:"checkpoint,dict" json:"checkpoint"`
+	CheckpointID string `parquet:"checkpoint_id,dict" json:"checkpoint_id"`
+	Corpus       string `parquet:"corpus,dict" json:"corpus"`
+	Split        string `parquet:"split,dict" json:"split"`
+	// Dataset is the set ("2014/deft-forum"), the year of a year's
+	// aggregate ("2014"), or "all".
+	Dataset string `parquet:"dataset,dict" json:"dataset"`
+	Year    string `parquet:"year,dict" json:"year"`
+	// Kind is one of the Kind constants.
+	Kind string `parquet:"kind,dict" json:"kind"`
+	// Pairs counts the pairs scored (retrieval: the queries).
+	Pairs    int64    `parquet:"pairs" json:"pairs"`
+	Pearson  *float64 `parquet:"pearson,optional" json:"pearson"`
+	Spearman *float64 `parquet:"spearman,optional" json:"spearman"`
+	PAt1     *float64 `parquet:"p_at_1,optional" json:"p_at_1"`
+	PAt3     *float64 `parquet:"p_at_3,optional" json:"p_at_3"`
+	PAt10    *float64 `parquet:"p_at_10,optional" json:"p_at_10"`
+	MRR      *float64 `parquet:"mrr,optional" json:"mrr"`
+	MAP      *float64 `parquet:"map,optional" json:"map"`
+	// Candidates is the responses each retrieval query ranks; 0 for
+	// similarity.
+	Candidates int64 `parquet:"candidates" json:"candidates"`
+	// Scale is the similarity scale (ScaleCosine, ScaleAngular).
+	Scale       string    `parquet:"scale,dict" json:"scale"`
+	EvaluatedAt time.Time `parquet:"evaluated_at,timestamp(millisecond)" json:"evaluated_at"`
+	// Versions is the program's version and its key dependencies'.
+	Versions string `parquet:"versions,dict" json:"versions"`
+	// DataHash identifies the evaluation data (Sets.DataHash); ModelHash
+	// is the sha256 of model.safetensors.
+	DataHash  string `parquet:"data_hash,dict" json:"data_hash"`
+	ModelHash string `parquet:"model_hash,dict" json:"model_hash"`
+}
+
+// Key is a row's unique key in every sink: the evaluation and the figure.
+func (r Result) Key() string {
+	return strings.Join([]string{r.EvalID, r.Corpus, r.Split, r.Dataset, r.Kind}, "\x00")
+}
+
+// partPath is the part holding an evaluation's rows.
+func partPath(out, evalID string) string {
+	return filepath.Join(out, PartsDir, "part-"+evalID+".parquet")
+}
+
+// writePart writes the rows of one evaluation as a part under out,
+// atomically (temporary name, synced, renamed, directory synced).
+func writePart(out, evalID string, rows []Result) (string, error) {
+	path := partPath(out, evalID)
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return "", fmt.Errorf("writing results part: %w", err)
+	}
+	defer f.Abort()
+	w := parquet.NewGenericWriter[Result](f,
+		parquet.Compression(&parquet.Zstd),
+		parquet.KeyValueMetadata("parastream.results.schema_version", fmt.Sprint(ResultSchemaVersion)))
+	if _, err := w.Write(rows); err != nil {
+		return "", fmt.Errorf("writing results part %s: %w", path, err)
+	}
+	if err := w.Close(); err != nil {
+		return "", fmt.Errorf("writing results part %s: %w", path, err)
+	}
+	if err := f.Commit(); err != nil {
+		return "", fmt.Errorf("writing results part %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// readPart reads the rows of one part.
+func readPart(path string) ([]Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("reading results part %s: %w", path, err)
+	}
+	r := parquet.NewGenericReader[Result](pf)
+	defer r.Close()
+	rows := make([]Result, pf.NumRows())
+	n, err := r.Read(rows)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("reading results part %s: %w", path, err)
+	}
+	if int64(n) != pf.NumRows() {
+		return nil, fmt.Errorf("reading results part %s: %d of %d rows", path, n, pf.NumRows())
+	}
+	for i := range rows {
+		rows[i].EvaluatedAt = rows[i].EvaluatedAt.UTC()
+	}
+	return rows, nil
+}
+
+// ReadResults reads every part under the results directory out, in a
+// stable order: run, step, then as each evaluation wrote them.
+func ReadResults(out string) ([]Result, error) {
+	names, err := filepath.Glob(filepath.Join(out, PartsDir, "part-*.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	var all []Result
+	for _, name := range names {
+		rows, err := readPart(name)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, rows...)
+	}
+	slices.SortStableFunc(all, func(a, b Result) int {
+		return cmp.Or(cmp.Compare(a.Run, b.Run), cmp.Compare(a.Step, b.Step), a.EvaluatedAt.Compare(b.EvaluatedAt))
+	})
+	return all, nil
+}

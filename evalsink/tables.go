@@ -1,0 +1,277 @@
+package evalsink
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parastream/parastream/internal/atomicfile"
+)
+
+// Names of the views under a results directory.
+const (
+	CSVName    = "results.csv"
+	ReportName = "report.md"
+	PlotsDir   = "plots"
+)
+
+// csvHeader is the CSV's columns: the Result schema's.
+var csvHeader = []string{"eval_id", "run", "model", "step", "epoch", "checkpoint", "checkpoint_id", "corpus", "split",
+	"dataset", "year", "kind", "pairs", "pearson", "spearman", "p_at_1", "p_at_3", "p_at_10", "mrr", "map",
+	"candidates", "scale", "evaluated_at", "versions", "data_hash", "model_hash"}
+
+// WriteViews rewrites the views of every row of a results directory: the
+// CSV, the Markdown report and the learning curves (one PNG per aggregate
+// kind and run). It returns the plots written.
+func WriteViews(out string, rows []Result) ([]string, error) {
+	var b bytes.Buffer
+	if err := WriteCSV(&b, rows); err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(out, CSVName), b.Bytes()); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", CSVName, err)
+	}
+	b.Reset()
+	if err := WriteReport(&b, rows); err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(out, ReportName), b.Bytes()); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", ReportName, err)
+	}
+	return WriteCurves(filepath.Join(out, PlotsDir), rows)
+}
+
+// WriteCSV writes rows as CSV with a header; NULL figures are empty.
+func WriteCSV(w io.Writer, rows []Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	f := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*v, 'g', -1, 64)
+	}
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, r := range rows {
+		rec := []string{r.EvalID, r.Run, r.Model, i(r.Step), i(r.Epoch), r.Checkpoint, r.CheckpointID, r.Corpus, r.Split,
+			r.Dataset, r.Year, r.Kind, i(r.Pairs), f(r.Pearson), f(r.Spearman), f(r.PAt1), f(r.PAt3), f(r.PAt10), f(r.MRR), f(r.MAP),
+			i(r.Candidates), r.Scale, r.EvaluatedAt.UTC().Format(time.RFC3339Nano), r.Versions, r.DataHash, r.ModelHash}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// column is one column of the report: a run at its latest evaluated step.
+type column struct {
+	run, model string
+	step       int64
+	evalID     string
+}
+
+// reportColumns picks, for each run, its evaluation of the highest step
+// (the latest evaluated of those).
+func reportColumns(rows []Result) []column {
+	best := map[string]Result{}
+	var runs []string
+	for _, r := range rows {
+		b, ok := best[r.Run]
+		if !ok {
+			runs = append(runs, r.Run)
+		}
+		if !ok || r.Step > b.Step || (r.Step == b.Step && r.EvaluatedAt.After(b.EvaluatedAt)) {
+			best[r.Run] = r
+		}
+	}
+	slices.Sort(runs)
+	cols := make([]column, len(runs))
+	for i, run := range runs {
+		b := best[run]
+		cols[i] = column{run: run, model: b.Model, step: b.Step, evalID: b.EvalID}
+	}
+	return cols
+}
+
+// lineKey identifies a line of the report: a figure of every column.
+type lineKey struct{ corpus, split, dataset, kind string }
+
+func keyOf(r Result) lineKey { return lineKey{r.Corpus, r.Split, r.Dataset, r.Kind} }
+
+var kindOrder = []string{KindDataset, KindMean, KindWeightedMean, KindPooled, KindAverage, KindRetrieval, KindRanking}
+
+// lineOrder sorts report lines: STS by split and year (its sets, then the
+// year's aggregates), STS Benchmark, SICK, the average, retrieval.
+func lineOrder(a, b Result) int {
+	corpus := func(r Result) int {
+		switch r.Corpus {
+		case "sts":
+			return 0
+		case "stsb":
+			return 1
+		case "sick":
+			return 2
+		case "sts+sick":
+			return 3
+		}
+		return 4 + slices.Index(retrievalCorpora, r.Corpus)
+	}
+	// The test split first (the research's tables), then the others.
+	split := func(r Result) string {
+		if r.Split == "test" {
+			return ""
+		}
+		return r.Split
+	}
+	return cmp.Or(cmp.Compare(corpus(a), corpus(b)), cmp.Compare(split(a), split(b)), cmp.Compare(a.Year, b.Year),
+		cmp.Compare(slices.Index(kindOrder, a.Kind), slices.Index(kindOrder, b.Kind)), cmp.Compare(a.Dataset, b.Dataset))
+}
+
+// lineLabel is how the report names a line.
+func lineLabel(r Result) string {
+	year := r.Year
+	if r.Split != "test" && !strings.HasSuffix(year, r.Split) {
+		year += " " + r.Split
+	}
+	switch r.Kind {
+	case KindMean:
+		return "**STS " + year + " mean**"
+	case KindWeightedMean:
+		return "STS " + year + " weighted mean (by pairs)"
+	case KindPooled:
+		return "STS " + year + " pooled (all pairs)"
+	case KindAverage:
+		return "**Average (STS 2012–2015, SICK test sets)**"
+	}
+	switch r.Corpus {
+	case "sts":
+		_, set, _ := strings.Cut(r.Dataset, "/")
+		return year + " " + set
+	case "stsb":
+		return "STS Benchmark " + r.Split
+	case "sick":
+		return "SICK " + r.Split
+	}
+	return r.Dataset
+}
+
+// WriteReport writes the Markdown report: one table per figure with a
+// line per set or aggregate and a column per run (its latest evaluated
+// step), laid out as the research's tables.
+func WriteReport(w io.Writer, rows []Result) error {
+	cols := reportColumns(rows)
+	in := map[string]int{}
+	for i, c := range cols {
+		in[c.evalID] = i
+	}
+	cells := map[lineKey][]*Result{}
+	var lines []Result
+	for i := range rows {
+		r := &rows[i]
+		ci, ok := in[r.EvalID]
+		if !ok {
+			continue
+		}
+		k := keyOf(*r)
+		if cells[k] == nil {
+			cells[k] = make([]*Result, len(cols))
+			lines = append(lines, *r)
+		}
+		cells[k][ci] = r
+	}
+	slices.SortStableFunc(lines, lineOrder)
+	var b strings.Builder
+	b.WriteString("# Evaluation results\n\n")
+	if len(cols) == 0 {
+		b.WriteString("No checkpoint evaluated yet.\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	header := func(first string) {
+		b.WriteString("| " + first + " |")
+		for _, c := range cols {
+			fmt.Fprintf(&b, " %s (%s, step %d) |", c.run, c.model, c.step)
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---:|", len(cols)) + "\n")
+	}
+	figure := func(v *float64) string {
+		if v == nil {
+			return "–"
+		}
+		return strconv.FormatFloat(*v, 'f', 1, 64)
+	}
+	table := func(title string, keep func(Result) bool, metrics []struct {
+		name string
+		get  func(*Result) *float64
+	}) {
+		var sel []Result
+		for _, l := range lines {
+			if keep(l) {
+				sel = append(sel, l)
+			}
+		}
+		if len(sel) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "## %s\n\n", title)
+		header("Dataset")
+		for _, l := range sel {
+			for _, m := range metrics {
+				label := lineLabel(l)
+				if m.name != "" {
+					label += " " + m.name
+				}
+				b.WriteString("| " + label + " |")
+				for _, c := range cells[keyOf(l)] {
+					if c == nil {
+						b.WriteString(" |")
+						continue
+					}
+					b.WriteString(" " + figure(m.get(c)) + " |")
+				}
+				b.WriteString("\n")
+			}
+		}
+		b.WriteString("\n")
+	}
+	type metric = struct {
+		name string
+		get  func(*Result) *float64
+	}
+	similarity := func(r Result) bool { return r.Kind != KindRetrieval && r.Kind != KindRanking }
+	table("Semantic textual similarity: Pearson's r × 100", similarity, []metric{{"", func(r *Result) *float64 { return r.Pearson }}})
+	table("Semantic textual similarity: Spearman's ρ × 100", similarity, []metric{{"", func(r *Result) *float64 { return r.Spearman }}})
+	table("Response retrieval among candidates (1 true, the rest random): precision at N and MRR, × 100",
+		func(r Result) bool { return r.Kind == KindRetrieval }, []metric{
+			{"P@1", func(r *Result) *float64 { return r.PAt1 }}, {"P@3", func(r *Result) *float64 { return r.PAt3 }},
+			{"P@10", func(r *Result) *float64 { return r.PAt10 }}, {"MRR", func(r *Result) *float64 { return r.MRR }}})
+	table("Rankings the data gives (a question with several labelled candidates): MAP and MRR, × 100",
+		func(r Result) bool { return r.Kind == KindRanking }, []metric{
+			{"MAP", func(r *Result) *float64 { return r.MAP }}, {"MRR", func(r *Result) *float64 { return r.MRR }}})
+	scale := rows[0].Scale
+	fmt.Fprintf(&b, "Similarity is the cosine of the sentence embeddings (scale: %s); a year's mean is the research's \"STS <year> Average\"; "+
+		"the weighted mean weights sets by their pairs; pooled scores all the year's pairs as one set. "+
+		"Columns: each run's checkpoint of the highest evaluated step. See docs/evalsink.md.\n", scale)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// fileSafe makes a name usable in a file name.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, s)
+}
