@@ -1,0 +1,24 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDemoEval(t *testing.T) {
+	bin := binary(t)
+	eval, vocab := evalFixtures(t, bin)
+	ck := saveCheckpoint(t, filepath.Join(t.TempDir(), "demo", "final"), vocab, 1)
+	var out bytes.Buffer
+	if err := demoEval(context.Background(), &env{stdout: &out, stderr: &out}, ck, eval, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| Dataset | demo (avg, step 0) |", "| 2016 mini |", "| **STS 2016 mean** |", "| SICK "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
