@@ -27,12 +27,6 @@ import (
 // vocabulary.
 func publishPairs(t *testing.T, n int, featurized bool) (stream.ClientConfig, []string) {
 	t.Helper()
-	ctx := context.Background()
-	root := t.TempDir()
-	w, err := shards.NewWriter(root, "para", "train", shards.WriterOptions{MaxRows: int64(n/3 + 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	words := func(ids []int32) []string {
 		out := make([]string, len(ids))
 		for i, id := range ids {
@@ -42,12 +36,33 @@ func publishPairs(t *testing.T, n int, featurized bool) (stream.ClientConfig, []
 	}
 	rows := make([]shards.Row, n)
 	for i, p := range paraphrases(rand.New(rand.NewPCG(7, 8)), n) {
-		rows[i] = shards.Row{ID: fmt.Sprint("p", i), Corpus: "para", Dataset: "para", Split: "train",
-			TokensA: words(p.A), TokensB: words(p.B)}
-		rows[i].A, rows[i].B = strings.Join(rows[i].TokensA, " "), strings.Join(rows[i].TokensB, " ")
+		rows[i] = shards.Row{ID: fmt.Sprint("p", i), TokensA: words(p.A), TokensB: words(p.B)}
 		if featurized {
 			rows[i].IDsA, rows[i].IDsB = p.A, p.B
 		}
+	}
+	vocab := make([]string, 60)
+	for i := range vocab {
+		vocab[i] = fmt.Sprint("w", i)
+	}
+	return publishRows(t, "para", rows, featurized), vocab
+}
+
+// publishRows starts an embedded broker and publishes rows as the train
+// split of dataset, in three shards over two partitions; withVocab lists a
+// vocabulary file in the manifest (its content does not matter to Run).
+func publishRows(t *testing.T, dataset string, rows []shards.Row, withVocab bool) stream.ClientConfig {
+	t.Helper()
+	ctx := context.Background()
+	root := t.TempDir()
+	w, err := shards.NewWriter(root, dataset, "train", shards.WriterOptions{MaxRows: int64(len(rows)/3 + 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		r := &rows[i]
+		r.Corpus, r.Dataset, r.Split = dataset, dataset, "train"
+		r.A, r.B = strings.Join(r.TokensA, " "), strings.Join(r.TokensB, " ")
 	}
 	if err := w.Write(rows...); err != nil {
 		t.Fatal(err)
@@ -57,19 +72,15 @@ func publishPairs(t *testing.T, n int, featurized bool) (stream.ClientConfig, []
 		t.Fatal(err)
 	}
 	m := shards.NewManifest([]string{"trainstep.test"})
-	m.AddSplit("para", "train", infos...)
-	vocab := make([]string, 60)
-	for i := range vocab {
-		vocab[i] = fmt.Sprint("w", i)
-	}
-	if featurized {
+	m.AddSplit(dataset, "train", infos...)
+	if withVocab {
 		if err := os.MkdirAll(filepath.Join(root, "featurize"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(root, "featurize", "vocab.tsv"), []byte(strings.Join(vocab, "\t1\t1\n")+"\t1\t1\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(root, "featurize", "vocab.tsv"), []byte("#texts\t0\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		a, err := shards.NewArtifact(root, "featurize/vocab.tsv", int64(len(vocab)))
+		a, err := shards.NewArtifact(root, "featurize/vocab.tsv", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +98,7 @@ func publishPairs(t *testing.T, n int, featurized bool) (stream.ClientConfig, []
 	if _, err := stream.Publish(ctx, root, stream.PublishConfig{Client: cc, Partitions: 2, BatchRows: 40}); err != nil {
 		t.Fatal(err)
 	}
-	return cc, vocab
+	return cc
 }
 
 // traceEntry is a line of the ids trace.
