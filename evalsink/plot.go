@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/parastream/parastream/internal/atomicfile"
@@ -262,7 +263,7 @@ func curveSeries(rows []Result, kind string) []series {
 			continue
 		}
 		name := "STS " + r.Year
-		if r.Split != "test" && r.Kind != KindAverage {
+		if r.Split != "test" && r.Kind != KindAverage && !strings.HasSuffix(r.Year, r.Split) {
 			name += " " + r.Split
 		}
 		if r.Kind == KindAverage {
