@@ -3,7 +3,6 @@ package trainstep_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/parastream/parastream/corpora"
+	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/trainstep"
@@ -93,36 +93,6 @@ func readSTS(t *testing.T, dir string) []stsSet {
 	return sets
 }
 
-func pearson(x, y []float64) float64 {
-	n := float64(len(x))
-	var mx, my float64
-	for i := range x {
-		mx += x[i] / n
-		my += y[i] / n
-	}
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy += dx * dy
-		sxx += dx * dx
-		syy += dy * dy
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
-
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	if aa == 0 || bb == 0 {
-		return 0
-	}
-	return ab / math.Sqrt(aa*bb)
-}
-
 // meanPearson embeds every STS pair with m and returns the mean over the
 // sets of the Pearson r of cosine against gold, and the r of each set.
 func meanPearson(t *testing.T, m compute.Model, sets []stsSet, ids func([]string) []int32) (float64, []float64) {
@@ -140,9 +110,9 @@ func meanPearson(t *testing.T, m compute.Model, sets []stsSet, ids func([]string
 		}
 		cos := make([]float64, len(s.a))
 		for i := range cos {
-			cos[i] = cosine(vecs[2*i], vecs[2*i+1])
+			cos[i] = evalsink.Cosine(vecs[2*i], vecs[2*i+1])
 		}
-		r := pearson(cos, s.gold)
+		r := evalsink.Pearson(cos, s.gold)
 		each = append(each, r)
 		sum += r
 	}
