@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,8 +36,22 @@ type BrokerConfig struct {
 	// that an acknowledged message survives a crash of the machine, not
 	// only of the process. Slower.
 	SyncWrites bool
+	// TLS, when set, makes the broker accept TLS connections only, with
+	// this configuration (its Certificates are the broker's); see
+	// LoadServerTLS.
+	TLS *tls.Config
+	// Users, when given, makes the broker require SASL authentication as
+	// one of them; without, it takes any client.
+	Users []BrokerUser
 	// Logger receives the broker's warnings and errors; nil discards them.
 	Logger *slog.Logger
+}
+
+// BrokerUser is a SASL user of the embedded broker: the mechanism it
+// authenticates with (SASLPlain, SASLScramSHA256 or SASLScramSHA512), its
+// name and password. Users may do everything.
+type BrokerUser struct {
+	Mechanism, User, Password string
 }
 
 // Validate reports a setting out of range, saying how to fix it.
@@ -51,6 +66,19 @@ func (c BrokerConfig) Validate() error {
 	}
 	if c.Partitions < 0 {
 		errs = append(errs, fmt.Errorf("stream: BrokerConfig.Partitions is %d: give a positive count, or 0 for %d", c.Partitions, DefaultPartitions))
+	}
+	if c.TLS != nil && len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil {
+		errs = append(errs, errors.New("stream: BrokerConfig.TLS has no certificate: give the broker's certificate and key (LoadServerTLS)"))
+	}
+	for i, u := range c.Users {
+		switch u.Mechanism {
+		case SASLPlain, SASLScramSHA256, SASLScramSHA512:
+		default:
+			errs = append(errs, fmt.Errorf("stream: BrokerConfig.Users[%d]: SASL mechanism %q: give PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", i, u.Mechanism))
+		}
+		if u.User == "" || u.Password == "" {
+			errs = append(errs, fmt.Errorf("stream: BrokerConfig.Users[%d]: give a user name and a password", i))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -111,6 +139,15 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (b *Broker, err error) {
 	if cfg.SyncWrites {
 		opts = append(opts, kfake.SyncWrites())
 	}
+	if cfg.TLS != nil {
+		opts = append(opts, kfake.TLS(cfg.TLS))
+	}
+	if len(cfg.Users) > 0 {
+		opts = append(opts, kfake.EnableSASL())
+		for _, u := range cfg.Users {
+			opts = append(opts, kfake.Superuser(u.Mechanism, u.User, u.Password))
+		}
+	}
 	// kfake panics on some inconsistent persisted state; here that is an
 	// error naming the data directory.
 	defer func() {
@@ -132,6 +169,16 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (b *Broker, err error) {
 	}
 	logger.Info("broker started", "addr", addrs[0], "data_dir", cfg.DataDir)
 	return &Broker{cluster: c, addr: addrs[0]}, nil
+}
+
+// LoadServerTLS makes a broker's TLS configuration from its certificate
+// and key, PEM files (the certificate file may hold the chain after it).
+func LoadServerTLS(certFile, keyFile string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the broker's TLS certificate: %w", err)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, nil
 }
 
 // Addr is the host:port the broker listens on: the bootstrap address

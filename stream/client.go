@@ -1,12 +1,15 @@
 package stream
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -113,6 +116,50 @@ func (c ClientConfig) dialer() (*kafka.Dialer, error) {
 		TLS:           c.TLS,
 		SASLMechanism: mech,
 	}, nil
+}
+
+// check opens a connection to a broker as the clients do, with TLS and
+// SASL, and asks it for the cluster's brokers (a request a broker that
+// requires SASL answers only once authenticated), so that a refused handshake is
+// an error that says what failed rather than a bare EOF from the first
+// request: a broker that refuses SASL credentials (as the embedded broker
+// does) just closes the connection. Errors wrap ErrAuthentication where
+// the handshake was refused.
+func (c ClientConfig) check(ctx context.Context) error {
+	d, err := c.dialer()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, addr := range c.Brokers {
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			conn.SetDeadline(time.Now().Add(d.Timeout))
+			_, err = conn.Brokers()
+			conn.Close()
+		}
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, c.explain(addr, err))
+	}
+	return errors.Join(errs...)
+}
+
+// explain says why connecting to addr failed with err.
+func (c ClientConfig) explain(addr string, err error) error {
+	closed := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, kafka.SASLAuthenticationFailed)
+	switch {
+	case closed && c.SASLMechanism != "" && !strings.Contains(err.Error(), "SASL handshake failed"):
+		return fmt.Errorf("%w: broker %s refused SASL %s authentication of user %q (it closed the connection): check the user and the password: %v",
+			ErrAuthentication, addr, c.SASLMechanism, c.SASLUser, err)
+	case closed && c.TLS == nil:
+		return fmt.Errorf("%w: broker %s closed the connection: does it require TLS (--tls) or SASL (--sasl-mechanism)? %v", ErrAuthentication, addr, err)
+	case closed:
+		return fmt.Errorf("%w: broker %s closed the connection during the handshake: does it require SASL (--sasl-mechanism), or serve plaintext? %v", ErrAuthentication, addr, err)
+	}
+	return fmt.Errorf("connecting to broker %s: %w", addr, err)
 }
 
 // client is a kafka.Client for admin and group requests.

@@ -209,6 +209,9 @@ func NewConsumer(ctx context.Context, cfg ConsumerConfig) (*Consumer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := cfg.Client.check(ctx); err != nil {
+		return nil, fmt.Errorf("consuming %s: %w", cfg.Dataset, err)
+	}
 	client, err := cfg.Client.client()
 	if err != nil {
 		return nil, err
@@ -296,7 +299,7 @@ func (c *Consumer) resume(ctx context.Context, e int, from, end, replay []int64,
 	c.pending = make([]pendingQueue, c.nparts)
 	c.buf, c.head, c.rr = c.buf[:0], 0, 0
 	c.rng = rand.New(rand.NewPCG(c.cfg.Seed, uint64(e)))
-	p, err := startPumps(c.cfg.Client, c.topic, from, end, c.log)
+	p, err := startRowPumps(c.cfg.Client, c.topic, from, end, c.log)
 	if err != nil {
 		return err
 	}
@@ -501,15 +504,15 @@ func (c *Consumer) Next(ctx context.Context) (Record, error) {
 	}
 }
 
-// accept decodes a message into the buffer, dropping the rows already
-// handed out in the epoch.
-func (c *Consumer) accept(m kafka.Message) {
+// accept takes a message's rows (decoded by the pumps) into the buffer,
+// dropping the rows already handed out in the epoch.
+func (c *Consumer) accept(m fetched) {
 	p := m.Partition
 	c.fetched[p] = m.Offset + 1
 	c.hwm[p] = max(c.hwm[p], m.HighWaterMark)
 	c.stats.Messages++
 	c.stats.Bytes += int64(len(m.Value))
-	b, err := Decode(m)
+	b, err := m.batch, m.decodeErr
 	if err != nil {
 		c.stats.BadMessages++
 		c.log.Warn("skipping a bad message", "topic", c.topic, "partition", p, "offset", m.Offset, "err", err)

@@ -34,6 +34,10 @@ var (
 	// dataset's manifest does not list, or that the artifacts topic does
 	// not hold as the manifest describes it.
 	ErrArtifact = errors.New("artifact not published")
+	// ErrAuthentication reports a broker that refused the client's SASL
+	// credentials, or closed the connection where TLS or SASL was probably
+	// required.
+	ErrAuthentication = errors.New("authentication failed")
 	// ErrClosed reports a Consumer used after Close.
 	ErrClosed = errors.New("stream: consumer closed")
 )

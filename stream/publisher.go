@@ -140,25 +140,15 @@ func Publish(ctx context.Context, root string, cfg PublishConfig) ([]TopicSummar
 	if err := m.Verify(root); err != nil {
 		return nil, fmt.Errorf("publishing %s: %w", root, err)
 	}
+	if err := cfg.Client.check(ctx); err != nil {
+		return nil, fmt.Errorf("publishing %s: %w", root, err)
+	}
 	p := &publisher{cfg: cfg, root: root, log: cfg.Logger}
 	if p.client, err = cfg.Client.client(); err != nil {
 		return nil, err
 	}
-	transport, err := cfg.Client.transport()
-	if err != nil {
+	if p.w, err = newWriter(cfg.Client, p.log); err != nil {
 		return nil, err
-	}
-	p.w = &kafka.Writer{
-		Addr:         kafka.TCP(cfg.Client.Brokers...),
-		Balancer:     &kafka.Murmur2Balancer{},
-		RequiredAcks: kafka.RequireAll,
-		MaxAttempts:  10,
-		BatchSize:    64,
-		BatchTimeout: 5 * time.Millisecond,
-		Transport:    transport,
-		ErrorLogger: kafka.LoggerFunc(func(format string, args ...any) {
-			p.log.Warn(fmt.Sprintf(format, args...))
-		}),
 	}
 	defer p.w.Close()
 	var sums []TopicSummary
@@ -173,6 +163,35 @@ func Publish(ctx context.Context, root string, cfg PublishConfig) ([]TopicSummar
 		return sums, fmt.Errorf("closing the writer: %w", err)
 	}
 	return sums, nil
+}
+
+// newWriter is the publisher's writer: acknowledged by all replicas,
+// messages placed by the key's murmur2 hash (as Java clients and
+// librdkafka's murmur2 partitioner place them). Publish sets BatchBytes to
+// the topic's message size limit.
+func newWriter(cc ClientConfig, logger *slog.Logger) (*kafka.Writer, error) {
+	transport, err := cc.transport()
+	if err != nil {
+		return nil, err
+	}
+	return &kafka.Writer{
+		Addr:         kafka.TCP(cc.Brokers...),
+		Balancer:     &kafka.Murmur2Balancer{},
+		RequiredAcks: kafka.RequireAll,
+		MaxAttempts:  10,
+		BatchSize:    64,
+		BatchTimeout: 5 * time.Millisecond,
+		Transport:    transport,
+		// Publish creates each dataset's topics as it comes to them, after
+		// the writer may have cached the cluster's metadata: with this set,
+		// kafka-go refreshes the cache for a topic it does not know instead
+		// of failing with Unknown Topic Or Partition. The topics exist by
+		// then (ensureTopics), so nothing is created with broker defaults.
+		AllowAutoTopicCreation: true,
+		ErrorLogger: kafka.LoggerFunc(func(format string, args ...any) {
+			logger.Warn(fmt.Sprintf(format, args...))
+		}),
+	}, nil
 }
 
 func (c PublishConfig) withDefaults() PublishConfig {

@@ -11,28 +11,65 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
-// pumps read the partitions of a topic, each from its own reader, into
+// pumps read the partitions of a topic, each in its own goroutine, into
 // channels: one per partition when reading up to end offsets (so that the
 // consumer can take the partitions in a fixed rotation), one shared when
-// following new data.
+// following new data. Row pumps also decode each message, so that decoding
+// runs on as many goroutines as there are partitions.
+//
+// Up to end offsets a pump sends one fetch request after another and never
+// asks for what lies past the end: it stops at once, where a kafka.Reader
+// would have a prefetch held at the end of the log that Close waits for
+// (a second, at every epoch's end). Following, it is a kafka.Reader.
 type pumps struct {
 	cancel  context.CancelFunc
+	client  *kafka.Client
 	readers []*kafka.Reader
-	chans   []chan kafka.Message
-	shared  chan kafka.Message
+	chans   []chan fetched
+	shared  chan fetched
 	done    []bool
 	follow  bool
 	errs    chan error
 	wg      sync.WaitGroup
 }
 
+// fetched is a message a pump read and, from row pumps, its batch or the
+// error that decoding it gave.
+type fetched struct {
+	kafka.Message
+	batch     Batch
+	decodeErr error
+}
+
+// Backoff between retries of a failed fetch (a broker restarting).
+const (
+	fetchBackoffMin = 50 * time.Millisecond
+	fetchBackoffMax = time.Second
+)
+
+// startPumps reads topic's partitions from the offsets from up to end
+// (end -1 everywhere: following new data), without decoding.
 func startPumps(cc ClientConfig, topic string, from, end []int64, logger *slog.Logger) (*pumps, error) {
+	return startPumpsDecoding(cc, topic, from, end, false, logger)
+}
+
+// startRowPumps is startPumps for a row topic: messages come decoded.
+func startRowPumps(cc ClientConfig, topic string, from, end []int64, logger *slog.Logger) (*pumps, error) {
+	return startPumpsDecoding(cc, topic, from, end, true, logger)
+}
+
+func startPumpsDecoding(cc ClientConfig, topic string, from, end []int64, decode bool, logger *slog.Logger) (*pumps, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ps := &pumps{
 		cancel: cancel,
-		chans:  make([]chan kafka.Message, len(from)),
+		chans:  make([]chan fetched, len(from)),
 		done:   make([]bool, len(from)),
 		errs:   make(chan error, len(from)),
+	}
+	// Decoded batches weigh more than messages: fewer of them wait.
+	queue := 16
+	if decode {
+		queue = 4
 	}
 	for p := range from {
 		ps.follow = end[p] < 0
@@ -40,26 +77,37 @@ func startPumps(cc ClientConfig, topic string, from, end []int64, logger *slog.L
 			ps.done[p] = true
 			continue
 		}
-		r, err := newPartitionReader(cc, topic, p, from[p], logger)
-		if err != nil {
-			ps.stop()
-			return nil, err
-		}
-		ps.readers = append(ps.readers, r)
-		ps.chans[p] = make(chan kafka.Message, 16)
+		ps.chans[p] = make(chan fetched, queue)
 		out := ps.chans[p]
 		if ps.follow {
 			if ps.shared == nil {
-				ps.shared = make(chan kafka.Message, 64)
+				ps.shared = make(chan fetched, 64)
 			}
 			out = ps.shared
+			r, err := newPartitionReader(cc, topic, p, from[p], logger)
+			if err != nil {
+				ps.stop()
+				return nil, err
+			}
+			ps.readers = append(ps.readers, r)
+			ps.wg.Go(func() { ps.follow1(ctx, r, topic, p, decode, out) })
+			continue
 		}
-		ps.wg.Go(func() { ps.pump(ctx, r, topic, p, end[p], out) })
+		if ps.client == nil {
+			c, err := cc.client()
+			if err != nil {
+				ps.stop()
+				return nil, err
+			}
+			ps.client = c
+		}
+		ps.wg.Go(func() { ps.upTo(ctx, topic, p, from[p], end[p], decode, out, logger) })
 	}
 	return ps, nil
 }
 
-func (ps *pumps) pump(ctx context.Context, r *kafka.Reader, topic string, p int, end int64, out chan kafka.Message) {
+// follow1 reads partition p with r for ever.
+func (ps *pumps) follow1(ctx context.Context, r *kafka.Reader, topic string, p int, decode bool, out chan fetched) {
 	for {
 		m, err := r.FetchMessage(ctx)
 		if err != nil {
@@ -68,17 +116,60 @@ func (ps *pumps) pump(ctx context.Context, r *kafka.Reader, topic string, p int,
 			}
 			return
 		}
-		select {
-		case out <- m:
-		case <-ctx.Done():
+		if !ps.send(ctx, m, decode, out) {
 			return
 		}
-		if end >= 0 && m.Offset+1 >= end {
+	}
+}
+
+// upTo reads partition p from offset from up to end, then closes out. A
+// failed fetch (a broker restarting) is logged and tried again, with
+// backoff, from the first message not yet sent; an error the broker gives
+// as not retriable ends the pump.
+func (ps *pumps) upTo(ctx context.Context, topic string, p int, from, end int64, decode bool, out chan fetched, logger *slog.Logger) {
+	at, backoff := from, fetchBackoffMin
+	for {
+		err := scanPartition(ctx, ps.client, topic, p, at, end, func(m kafka.Message) error {
+			if !ps.send(ctx, m, decode, out) {
+				return ctx.Err()
+			}
+			at, backoff = m.Offset+1, fetchBackoffMin
+			return nil
+		})
+		if err == nil {
 			close(out)
-			// Stop fetching now rather than at the end of the epoch.
-			r.Close()
 			return
 		}
+		if ctx.Err() != nil {
+			return
+		}
+		if ke := kafka.Error(0); errors.As(err, &ke) && !ke.Temporary() {
+			ps.errs <- err
+			return
+		}
+		logger.Warn("fetching failed, trying again", "topic", topic, "partition", p, "offset", at, "in", backoff, "err", err)
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+		backoff = min(2*backoff, fetchBackoffMax)
+	}
+}
+
+// send hands m, decoded when asked, to out; false when ctx ended first.
+func (ps *pumps) send(ctx context.Context, m kafka.Message, decode bool, out chan fetched) bool {
+	f := fetched{Message: m}
+	if decode {
+		f.batch, f.decodeErr = Decode(m)
+	}
+	select {
+	case out <- f:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -100,7 +191,7 @@ func (ps *pumps) allDone() bool {
 // offsets; from any partition when following, waiting at most wait
 // (wait < 0: until ctx is done). ok is false when nothing came in time,
 // or when every partition is done.
-func (ps *pumps) receive(ctx context.Context, rr *int, wait time.Duration) (m kafka.Message, ok bool, err error) {
+func (ps *pumps) receive(ctx context.Context, rr *int, wait time.Duration) (m fetched, ok bool, err error) {
 	var timeout <-chan time.Time
 	if wait >= 0 {
 		t := time.NewTimer(wait)
@@ -134,7 +225,7 @@ func (ps *pumps) receive(ctx context.Context, rr *int, wait time.Duration) (m ka
 // take receives from ch: ok when a message came, closed when ch is
 // closed; err when a reader failed or ctx is done; neither when the
 // timeout fired.
-func (ps *pumps) take(ctx context.Context, ch <-chan kafka.Message, timeout <-chan time.Time) (m kafka.Message, ok, closed bool, err error) {
+func (ps *pumps) take(ctx context.Context, ch <-chan fetched, timeout <-chan time.Time) (m fetched, ok, closed bool, err error) {
 	select {
 	case m, ok = <-ch:
 		return m, ok, !ok, nil
@@ -161,5 +252,10 @@ func (ps *pumps) stop() error {
 	wg.Wait()
 	ps.wg.Wait()
 	ps.readers = nil
+	if ps.client != nil {
+		if t, ok := ps.client.Transport.(*kafka.Transport); ok {
+			t.CloseIdleConnections()
+		}
+	}
 	return errors.Join(errs...)
 }

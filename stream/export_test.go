@@ -1,0 +1,67 @@
+package stream
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// What BenchmarkStreamVsKcat measures of the Kafka legs alone.
+
+// WriteMessages writes msgs (their keys, values and headers) to topic with
+// the publisher's writer, batches bounded by the topic's message size as
+// Publish bounds them, in one call.
+func WriteMessages(ctx context.Context, cc ClientConfig, topic string, msgs []kafka.Message) error {
+	c, err := cc.client()
+	if err != nil {
+		return err
+	}
+	topics, err := describeTopics(ctx, c, []string{topic})
+	if err != nil {
+		return err
+	}
+	w, err := newWriter(cc, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	w.Topic = topic
+	w.BatchBytes = int64(topics[topic].maxMessageBytes())
+	out := make([]kafka.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = kafka.Message{Key: m.Key, Value: m.Value, Headers: m.Headers}
+	}
+	if err := w.WriteMessages(ctx, out...); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// ReadMessages reads a topic from its first offsets to its end offsets
+// through the consumer's pumps, without decoding, and returns the count
+// and bytes of the values.
+func ReadMessages(ctx context.Context, cc ClientConfig, topic string, partitions int) (n int, size int64, err error) {
+	c, err := cc.client()
+	if err != nil {
+		return 0, 0, err
+	}
+	first, end, err := partitionOffsets(ctx, c, topic, partitions)
+	if err != nil {
+		return 0, 0, err
+	}
+	ps, err := startPumps(cc, topic, first, end, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer ps.stop()
+	rr := 0
+	for {
+		m, ok, err := ps.receive(ctx, &rr, -1)
+		if err != nil || !ok {
+			return n, size, err
+		}
+		n++
+		size += int64(len(m.Value))
+	}
+}
