@@ -80,7 +80,10 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err := demoFeaturize(ctx, e, shardsDir, featurized); err != nil {
 		return err
 	}
-	return demoStream(ctx, e, featurized)
+	if err := demoStream(ctx, e, featurized); err != nil {
+		return err
+	}
+	return demoTrainStream(ctx, e, featurized, filepath.Join(*out, "checkpoints"))
 }
 
 // demoFeaturize fits a small vocabulary and topic model on the demo

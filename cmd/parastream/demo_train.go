@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/stream"
+	"github.com/parastream/parastream/trainstep"
+)
+
+// demoTrainFor bounds the demo's training.
+const demoTrainFor = 5 * time.Second
+
+// demoTrainStream starts the embedded broker, publishes the featurized
+// demo dataset with the most training rows, and trains on it (demoTrain).
+func demoTrainStream(ctx context.Context, e *env, featurized, out string) error {
+	m, err := shards.ReadManifest(featurized)
+	if err != nil {
+		return err
+	}
+	dataset, most := "", int64(-1)
+	for _, key := range slices.Sorted(maps.Keys(m.Splits)) {
+		if s := m.Splits[key]; s.Split == stream.DefaultSplit && s.Rows > most {
+			dataset, most = s.Corpus, s.Rows
+		}
+	}
+	if dataset == "" {
+		return fmt.Errorf("the demo shards in %s have no training split", featurized)
+	}
+	b, err := stream.StartBroker(ctx, stream.BrokerConfig{Listen: "127.0.0.1:0"})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	cc := stream.ClientConfig{Brokers: []string{b.Addr()}}
+	if _, err := stream.Publish(ctx, featurized, stream.PublishConfig{Client: cc, Datasets: []string{dataset}}); err != nil {
+		return err
+	}
+	return demoTrain(ctx, e, b.Addr(), dataset, out)
+}
+
+// demoTrain trains a small avg model for a few seconds on a published
+// dataset, given only the broker's address (the vocabulary comes from the
+// artifacts topic), and writes its checkpoints under out.
+func demoTrain(ctx context.Context, e *env, brokerAddr, dataset string, out string) error {
+	fmt.Fprintf(e.stdout, "\nparastream demo: training a small avg model on %s from the broker at %s for up to %s, checkpoints in %s\n\n",
+		dataset, brokerAddr, demoTrainFor, out)
+	cc := stream.ClientConfig{Brokers: []string{brokerAddr}}
+	vocab, err := fetchVocabulary(ctx, cc, "", dataset)
+	if err != nil {
+		return err
+	}
+	// The checkpoints of an earlier demo would be mistaken for this one's.
+	if err := os.RemoveAll(out); err != nil {
+		return err
+	}
+	sum, err := trainstep.Run(ctx, trainstep.RunConfig{
+		Client: cc, Dataset: dataset, Run: "demo-" + dataset, Vocab: vocab,
+		Model:  trainstep.Config{Encoder: "avg", Dim: 50, BatchSize: 10, LR: 0.01},
+		Epochs: 300, Duration: demoTrainFor, CheckpointDir: out, CheckpointEvery: 200, ShuffleBuffer: 1000,
+		Progress: e.stdout, ProgressEvery: time.Second,
+		Logger:   slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		return fmt.Errorf("training on the demo stream: %w", err)
+	}
+	fmt.Fprintf(e.stdout, "\ntrained %d steps (%d examples, %.0f/s) in %d epochs, loss %.4f; last checkpoint %s\n",
+		sum.Steps, sum.Examples, float64(sum.Examples)/sum.Elapsed.Seconds(), sum.Epoch, sum.Loss, sum.Checkpoint)
+	fmt.Fprintf(e.stdout, "embed sentences with it: echo 'how do i learn go' | parastream embed --checkpoint %s\n", sum.Checkpoint)
+	return nil
+}

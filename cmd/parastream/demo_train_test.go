@@ -1,0 +1,31 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parastream/parastream/trainstep"
+)
+
+func TestDemoTrain(t *testing.T) {
+	root := writeFeaturized(t, 300)
+	out := filepath.Join(t.TempDir(), "checkpoints")
+	var stdout, stderr bytes.Buffer
+	if err := demoTrainStream(context.Background(), &env{stdout: &stdout, stderr: &stderr}, root, out); err != nil {
+		t.Fatalf("%v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	last, err := trainstep.LatestCheckpoint(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := trainstep.ReadCheckpoint(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.State.Step == 0 || ck.Run == nil || ck.Run.Dataset != "para" || !strings.Contains(stdout.String(), "last checkpoint "+last) {
+		t.Errorf("checkpoint %s at step %d, run %+v; output:\n%s", last, ck.State.Step, ck.Run, stdout.String())
+	}
+}
