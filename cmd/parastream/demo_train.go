@@ -65,7 +65,7 @@ func demoTrain(ctx context.Context, e *env, brokerAddr, dataset string, out stri
 		Model:  trainstep.Config{Encoder: "avg", Dim: 50, BatchSize: 10, LR: 0.01},
 		Epochs: 300, Duration: demoTrainFor, CheckpointDir: out, CheckpointEvery: 200, ShuffleBuffer: 1000,
 		Progress: e.stdout, ProgressEvery: time.Second,
-		Logger:   slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return fmt.Errorf("training on the demo stream: %w", err)
