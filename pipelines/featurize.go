@@ -189,7 +189,10 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	logf("featurize: writing ids and topic vectors into %d shards", len(tasks))
 	p, s := beam.NewPipelineWithRoot()
 	featurize.Apply(s, beam.Reshuffle(s, beam.CreateList(s, tasks)), beam.Create(s, enc), cfg.WorkDir)
-	if _, err := beam.Run(ctx, runnerOrPrism(opts.Runner), p); err != nil {
+	stop := watchReceipts(cfg.WorkDir, len(tasks), opts, logf)
+	_, err = beam.Run(ctx, runnerOrPrism(opts.Runner), p)
+	stop()
+	if err != nil {
 		return nil, fmt.Errorf("running the featurize pipeline: %w", err)
 	}
 	receipts, err := featurize.Receipts(cfg.WorkDir)
@@ -204,6 +207,39 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, nil
+}
+
+// watchReceipts prints how many shards are done, from the receipts the
+// featurizing DoFn leaves, every ProgressEvery (default 5 s).
+func watchReceipts(dir string, total int, opts RunOptions, logf func(string, ...any)) (stop func()) {
+	if opts.Progress == nil {
+		return func() {}
+	}
+	every := opts.ProgressEvery
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				n, _ := filepath.Glob(filepath.Join(dir, "receipts", "*.json"))
+				logf("  %6s  featurized %d of %d shards", time.Since(start).Round(time.Second), len(n), total)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 func runnerOrPrism(r string) string {
