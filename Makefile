@@ -26,7 +26,9 @@ test: interop
 demo: build
 	./$(BIN) demo --data testdata --out out/demo
 
-# After the Go benchmarks, the NMF comparison with scikit-learn: it needs a
+# After the Go benchmarks, the training throughput of avg, lstmavg and gran
+# beside PyTorch (scripts/train_bench.py; Debian's python3-torch, skipped
+# without it), and the NMF comparison with scikit-learn: it needs a
 # python3 with numpy, scipy and scikit-learn (Debian: python3-sklearn,
 # python3-scipy; tried in PATH, then /usr/bin/python3) and is skipped, with a
 # message, without one.
@@ -37,6 +39,8 @@ bench:
 	done; \
 	if [ -n "$$py" ]; then $$py scripts/nmf_bench.py; \
 	else echo "bench: no python3 with numpy, scipy and scikit-learn: skipping scripts/nmf_bench.py (apt-get install python3-sklearn python3-scipy)"; fi
+	@if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then /usr/bin/python3 scripts/train_bench.py; \
+	else echo "bench: no /usr/bin/python3 with torch: skipping scripts/train_bench.py (apt-get install python3-torch)"; fi
 
 # A short fuzzing pass over every parser (seeds stay in testdata/).
 FUZZTIME ?= 10s

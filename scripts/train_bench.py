@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""Compare one training step of the avg model in PyTorch (CPU) with
-parastream's gorgonia backend (BenchmarkTrainStep/avg) on this machine.
+"""Compare training steps of avg, lstmavg and gran in PyTorch (CPU) with
+parastream's gorgonia backend (BenchmarkTrainStep) on this machine.
 
-The PyTorch model is the same as the Go benchmark's: 20,000 x 300 word
-embeddings, batch of 100 pairs with STS 2012 sentence lengths (from
-../shared/data when present, else uniform 4-24), zero-padded, masked mean
-(avg), the margin loss on cosine with MAX in-batch negatives on both sides
-(delta 0.4; Wieting & Gimpel 2017, Eq. 2-5), dense Adam with lr 0.001.
+The PyTorch models are the Go benchmark's: 20,000 x 300 word embeddings,
+batches of 100 pairs with STS 2012 sentence lengths (from ../shared/data
+when present, else uniform 4-24), zero-padded to multiples of 8 and masked;
+avg is the masked mean, lstmavg the mean of the hidden states of a peephole
+LSTM (hidden 300, state kept at padded steps), gran the mean of
+x_t * sigmoid(x_t Wx + h_t Wh + b) over the same LSTM (Wieting & Gimpel
+2017); the margin loss on cosine with MAX in-batch negatives on both sides
+(delta 0.4, Eq. 2-5), dense Adam with lr 0.001.
 
-Usage: scripts/train_bench.py [--steps N] [--threads T] [--go-pairs X]
-Without --go-pairs it runs the Go benchmark first (go test -bench).
-Debian: apt-get install python3-torch; run it with /usr/bin/python3.
+Usage: scripts/train_bench.py [--steps N] [--threads T] [--models avg,lstmavg,gran]
+       [--go-pairs avg=X,lstmavg=Y,gran=Z] [--tags openblas]
+Without --go-pairs it runs the Go benchmark first (go test -bench), with
+the build tags given. Debian: apt-get install python3-torch; run it with
+/usr/bin/python3.
 """
 import argparse
 import glob
@@ -64,10 +69,51 @@ def make_batches(lens, rng):
     return out
 
 
-def step(emb, opt, ids, mask):
+class Encoder(torch.nn.Module):
+    """avg, lstmavg or gran over a 20,000 x 300 embedding."""
+
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+        self.emb = torch.nn.Embedding(VOCAB, DIM)
+        torch.nn.init.uniform_(self.emb.weight, -0.1, 0.1)
+        if kind != "avg":
+            self.wx = torch.nn.Linear(DIM, 4 * DIM)
+            self.wh = torch.nn.Linear(DIM, 4 * DIM, bias=False)
+            self.peep = torch.nn.Parameter(torch.zeros(3, DIM))
+        if kind == "gran":
+            self.gx = torch.nn.Linear(DIM, DIM)
+            self.gh = torch.nn.Linear(DIM, DIM, bias=False)
+
+    def forward(self, ids, mask):
+        x = self.emb(ids) * mask.unsqueeze(2)
+        n = mask.sum(1, keepdim=True)
+        if self.kind == "avg":
+            return x.sum(1) / n
+        B, T, _ = x.shape
+        h = x.new_zeros(B, DIM)
+        c = x.new_zeros(B, DIM)
+        zx = self.wx(x)
+        out = x.new_zeros(B, DIM)
+        for t in range(T):
+            zi, zf, zg, zo = (zx[:, t] + self.wh(h)).chunk(4, 1)
+            i = torch.sigmoid(zi + self.peep[0] * c)
+            f = torch.sigmoid(zf + self.peep[1] * c)
+            c2 = f * c + i * torch.tanh(zg)
+            h2 = torch.sigmoid(zo + self.peep[2] * c2) * torch.tanh(c2)
+            m = mask[:, t:t + 1]
+            c = m * c2 + (1 - m) * c
+            h = m * h2 + (1 - m) * h
+            if self.kind == "lstmavg":
+                out = out + m * h2
+            else:
+                out = out + m * x[:, t] * torch.sigmoid(self.gx(x[:, t]) + self.gh(h2))
+        return out / n
+
+
+def step(model, opt, ids, mask):
     n = ids.shape[0] // 2
-    x = emb(ids) * mask.unsqueeze(2)
-    g = x.sum(1) / mask.sum(1, keepdim=True)
+    g = model(ids, mask)
     u = torch.nn.functional.normalize(g, dim=1, eps=1e-12)
     c = u @ u.t()
     pen = torch.zeros_like(c)
@@ -83,43 +129,59 @@ def step(emb, opt, ids, mask):
     return loss.item()
 
 
-def torch_pairs_per_sec(steps, threads):
+def torch_pairs_per_sec(kind, steps, threads):
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    emb = torch.nn.Embedding(VOCAB, DIM)
-    torch.nn.init.uniform_(emb.weight, -0.1, 0.1)
-    opt = torch.optim.Adam(emb.parameters(), lr=0.001)
+    model = Encoder(kind)
+    opt = torch.optim.Adam(model.parameters(), lr=0.001)
     batches = make_batches(sts_lengths(), random.Random(2))
     for ids, mask in batches:  # warm up
-        step(emb, opt, ids, mask)
+        step(model, opt, ids, mask)
     t0 = time.perf_counter()
     for i in range(steps):
         ids, mask = batches[i % len(batches)]
-        step(emb, opt, ids, mask)
+        step(model, opt, ids, mask)
     return steps * BATCH / (time.perf_counter() - t0)
 
 
-def go_pairs_per_sec(steps):
-    cmd = ["go", "test", "-run", "XXX", "-bench", "BenchmarkTrainStep/^avg$", "-benchtime", f"{steps}x", "./trainstep/"]
+def go_pairs_per_sec(models, steps, tags):
+    pattern = "BenchmarkTrainStep/^(" + "|".join(models) + ")$"
+    cmd = ["go", "test", "-run", "XXX", "-bench", pattern, "-benchtime", f"{steps}x", "./trainstep/"]
+    if tags:
+        cmd[2:2] = ["-tags", tags]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    m = re.search(r"BenchmarkTrainStep/avg\S*\s+\d+\s+\d+ ns/op\s+([\d.]+) pairs/s", out)
-    if not m:
-        sys.exit("could not find pairs/s in the Go benchmark output:\n" + out)
-    return float(m.group(1))
+    got = {}
+    for m in re.finditer(r"BenchmarkTrainStep/(\w+)\S*\s+\d+\s+\d+ ns/op\s+([\d.]+) pairs/s", out):
+        got[m.group(1)] = float(m.group(2))
+    missing = [k for k in models if k not in got]
+    if missing:
+        sys.exit(f"could not find pairs/s of {missing} in the Go benchmark output:\n" + out)
+    return got
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--steps", type=int, default=0, help="steps per model (default: 30 for avg, 4 for the recurrent ones)")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--go-pairs", type=float, help="Go pairs/s already measured (skips go test)")
+    ap.add_argument("--models", default="avg,lstmavg,gran")
+    ap.add_argument("--tags", default="", help="Go build tags (openblas)")
+    ap.add_argument("--go-pairs", help="Go pairs/s already measured, as avg=X,lstmavg=Y (skips go test)")
     a = ap.parse_args()
-    go = a.go_pairs if a.go_pairs else go_pairs_per_sec(a.steps)
-    pt = torch_pairs_per_sec(a.steps, a.threads)
-    print(f"avg, batch {BATCH}, dim {DIM}, vocab {VOCAB}, margin/max, Adam")
-    print(f"  gorgonia (Go):       {go:10.1f} pairs/s")
-    print(f"  PyTorch {torch.__version__} CPU, {a.threads} threads: {pt:10.1f} pairs/s")
-    print(f"  ratio Go/PyTorch:    {go / pt:10.3f}")
+    models = a.models.split(",")
+    steps = lambda k: a.steps or (30 if k == "avg" else 4)
+    if a.go_pairs:
+        go = {k: float(v) for k, v in (kv.split("=") for kv in a.go_pairs.split(","))}
+    else:
+        go = {}
+        for k in models:
+            go.update(go_pairs_per_sec([k], steps(k), a.tags))
+    blas = a.tags or "gonum"
+    print(f"training throughput, batch {BATCH}, dim {DIM}, vocab {VOCAB}, STS 2012 lengths, margin/max, Adam")
+    print(f"{'model':10} {'Go (' + blas + ')':>16} {'PyTorch ' + torch.__version__:>18} {'Go/PyTorch':>11}")
+    for k in models:
+        pt = torch_pairs_per_sec(k, steps(k), a.threads)
+        print(f"{k:10} {go[k]:12.1f} p/s {pt:14.1f} p/s {go[k] / pt:11.3f}")
+    print(f"(PyTorch CPU, {a.threads} threads)")
 
 
 if __name__ == "__main__":
