@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -83,7 +84,16 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err := demoStream(ctx, e, featurized); err != nil {
 		return err
 	}
-	return demoTrainStream(ctx, e, featurized, filepath.Join(*out, "checkpoints"))
+	checkpoints := filepath.Join(*out, "checkpoints")
+	if err := demoTrainStream(ctx, e, featurized, checkpoints); err != nil {
+		return err
+	}
+	steps, err := filepath.Glob(filepath.Join(checkpoints, "step-*"))
+	if err != nil || len(steps) == 0 {
+		return fmt.Errorf("the demo's training left no checkpoint in %s", checkpoints)
+	}
+	slices.Sort(steps)
+	return demoEval(ctx, e, steps[len(steps)-1], featurized, filepath.Join(*out, "results"))
 }
 
 // demoFeaturize fits a small vocabulary and topic model on the demo
