@@ -28,8 +28,12 @@ import (
 // same bytes on the same broker:
 //
 //   - publish: stream.Publish of a featurized split (200,000 rows in 16
-//     shards), from the shard files to acknowledged messages: reading the
-//     shards, encoding the Parquet values, writing;
+//     shards written with the shards writer's defaults), from the shard
+//     files to acknowledged messages, with BatchRows at
+//     shards.DefaultRowGroupRows: every row group is copied into a message
+//     (no decoding), read from the shard and written;
+//   - publish-reencode: the same with the default BatchRows (1000), below
+//     the row groups' rows: every row decoded and encoded again;
 //   - publish-wire: the publisher's kafka.Writer alone, writing the
 //     messages Publish made (read back from its topic);
 //   - kcat-produce: kcat -P sending those very keys and values (and the one
@@ -38,6 +42,8 @@ import (
 //     murmur2 partitioner, so each partition gets the same messages;
 //   - consume: one stream.Consumer epoch: rows decoded and handed out
 //     through the default shuffle buffer;
+//   - consume-train: the same with the columns the trainer asks for
+//     (ConsumerConfig.Columns);
 //   - consume-wire: the consumer's fetch path alone (its pumps), messages
 //     not decoded;
 //   - kcat-consume: kcat -C -e -o beginning with its defaults, and
@@ -54,13 +60,28 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 	}
 	const rows, shardRows = 200_000, 12_500
 	root := b.TempDir()
-	writeDataset(b, root, "bench", map[string]int{"train": rows}, shardRows)
+	w, err := shards.NewWriter(root, "bench", "train", shards.WriterOptions{MaxRows: shardRows})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Write(genRows("bench", "train", splitSeed("train"), rows)...); err != nil {
+		b.Fatal(err)
+	}
+	infos, err := w.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := shards.NewManifest([]string{"stream.bench"})
+	m.AddSplit("bench", "train", infos...)
+	if err := shards.WriteManifest(root, m); err != nil {
+		b.Fatal(err)
+	}
 	br := startBroker(b, "")
 	ctx := context.Background()
 	cc := stream.ClientConfig{Brokers: []string{br.Addr()}}
 	client := &kafka.Client{Addr: kafka.TCP(br.Addr()), Timeout: time.Minute}
 
-	var pub, pubWire, kprod, cons, consWire, kcons, kconsNoWait time.Duration
+	var pub, pubRe, pubWire, kprod, cons, consTrain, consWire, kcons, kconsNoWait time.Duration
 	var messages int
 	var valueBytes int64
 	timed := func(d *time.Duration, f func()) {
@@ -88,13 +109,23 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 
 		var sums []stream.TopicSummary
 		timed(&pub, func() {
-			sums, err = stream.Publish(ctx, root, stream.PublishConfig{Client: cc, Prefix: prefix, Logger: testLogger(b)})
+			sums, err = stream.Publish(ctx, root, stream.PublishConfig{Client: cc, Prefix: prefix, BatchRows: shards.DefaultRowGroupRows, Logger: testLogger(b)})
 		})
 		if err != nil {
 			b.Fatal(err)
 		}
 		if len(sums) != 1 || sums[0].Published != rows {
 			b.Fatalf("published %+v, want %d rows in one topic", sums, rows)
+		}
+		var resums []stream.TopicSummary
+		timed(&pubRe, func() {
+			resums, err = stream.Publish(ctx, root, stream.PublishConfig{Client: cc, Prefix: prefix + "re", Logger: testLogger(b)})
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(resums) != 1 || resums[0].Published != rows {
+			b.Fatalf("published %+v, want %d rows in one topic", resums, rows)
 		}
 		msgs, err := topicMessages(ctx, client, topic, stream.DefaultPartitions)
 		if err != nil {
@@ -145,6 +176,18 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 		if got != rows {
 			b.Fatalf("the consumer handed out %d rows, want %d", got, rows)
 		}
+		timed(&consTrain, func() {
+			got, err = consumeEpoch(ctx, stream.ConsumerConfig{
+				Client: cc, Prefix: prefix, Dataset: "bench", Group: prefix + "-train", Epochs: 1, Seed: 1, Logger: testLogger(b),
+				Columns: []string{"id", "label", "tokens_a", "tokens_b", "ids_a", "ids_b"},
+			})
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got != rows {
+			b.Fatalf("the consumer handed out %d rows, want %d", got, rows)
+		}
 		var n int
 		var size int64
 		timed(&consWire, func() { n, size, err = stream.ReadMessages(ctx, cc, topic, stream.DefaultPartitions) })
@@ -165,8 +208,12 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 	}
 	table := []line{
 		{"publish", pub, kprod},
+		{"publish-reencode", pubRe, kprod},
 		{"publish-wire", pubWire, kprod},
 		{"consume", cons, kcons},
+		{"consume/nowait", cons, kconsNoWait},
+		{"consume-train", consTrain, kcons},
+		{"consume-train/nowait", consTrain, kconsNoWait},
 		{"consume-wire", consWire, kcons},
 		{"consume-wire/nowait", consWire, kconsNoWait},
 	}

@@ -50,6 +50,12 @@ type ConsumerConfig struct {
 	// random; 0 means DefaultShuffleBuffer, 1 hands rows out in topic
 	// order (partition by partition in rotation, a message at a time).
 	ShuffleBuffer int
+	// Columns, when set, are the only columns decoded (their Parquet names,
+	// as Columns lists them: "id", "label", "ids_a", ...); the other fields
+	// of the rows handed out are left zero, and their column chunks are
+	// not even decompressed. A trainer that reads a few columns asks for
+	// those. Empty: every column.
+	Columns []string
 	// Start, when set, is where to start: a Position from Consumer.Position,
 	// saved with a checkpoint. Without it the consumer starts where the
 	// group last committed, or at the beginning of epoch 1.
@@ -73,6 +79,9 @@ func (c ConsumerConfig) Validate() error {
 	}
 	if c.ShuffleBuffer < 0 {
 		errs = append(errs, fmt.Errorf("stream: ShuffleBuffer is %d: give a row count, 1 for none, or 0 for %d", c.ShuffleBuffer, DefaultShuffleBuffer))
+	}
+	if err := checkColumns(c.Columns); err != nil {
+		errs = append(errs, fmt.Errorf("ConsumerConfig.Columns: %w", err))
 	}
 	return errors.Join(errs...)
 }
@@ -299,7 +308,7 @@ func (c *Consumer) resume(ctx context.Context, e int, from, end, replay []int64,
 	c.pending = make([]pendingQueue, c.nparts)
 	c.buf, c.head, c.rr = c.buf[:0], 0, 0
 	c.rng = rand.New(rand.NewPCG(c.cfg.Seed, uint64(e)))
-	p, err := startRowPumps(c.cfg.Client, c.topic, from, end, c.log)
+	p, err := startRowPumps(c.cfg.Client, c.topic, from, end, c.cfg.Columns, c.log)
 	if err != nil {
 		return err
 	}

@@ -65,3 +65,15 @@ func ReadMessages(ctx context.Context, cc ClientConfig, topic string, partitions
 		size += int64(len(m.Value))
 	}
 }
+
+// Message is a row message of shard whose rows header says rows, with the
+// right checksum of value: for fuzzing the value.
+func Message(shard, rows string, value []byte) kafka.Message {
+	m := rowMessage(shard, 0, 1, value)
+	for i, h := range m.Headers {
+		if h.Key == HeaderRows {
+			m.Headers[i].Value = []byte(rows)
+		}
+	}
+	return m
+}

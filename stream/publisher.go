@@ -20,6 +20,9 @@ import (
 
 // Defaults of PublishConfig.
 const (
+	// DefaultBatchRows is the most rows a message holds by default. Row
+	// groups of more rows are decoded and encoded again: give BatchRows
+	// shards.DefaultRowGroupRows to copy every row group that fits.
 	DefaultBatchRows   = 1000
 	DefaultReplication = 1
 )
@@ -48,8 +51,13 @@ type PublishConfig struct {
 	// messages for ever (retention.ms=-1).
 	Retention time.Duration
 	// BatchRows is the most rows in one message; 0 means DefaultBatchRows.
-	// A batch whose message would pass the topic's max.message.bytes is
-	// cut in two until it fits.
+	// A shard's row group of at most BatchRows rows whose message fits
+	// under the topic's max.message.bytes is copied into one message as
+	// it is (no decoding); the rows of other row groups are decoded and
+	// encoded again in batches of at most BatchRows rows, fewer when the
+	// row group's compressed size says that BatchRows rows would not fit,
+	// and a batch whose message would still pass the limit is cut in two
+	// until it fits.
 	BatchRows int
 	// MaxMessageBytes, when set, bounds messages below the topic's own
 	// max.message.bytes.
@@ -371,11 +379,12 @@ func (p *publisher) split(ctx context.Context, t topicInfo, infos []shards.Shard
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// Batches are cut by one goroutine, encoded by workers, and written in
-	// the order they were cut, so that a shard's messages keep their order.
+	// Messages are planned by one goroutine (row groups copied, batches of
+	// rows cut), made by workers (encoding, checksums), and written in the
+	// order they were planned, so that a shard's messages keep their order.
 	type job struct {
-		b   Batch
-		out chan []encoded
+		work func() []encoded
+		out  chan []encoded
 	}
 	jobs := make(chan job, 2*runtime.GOMAXPROCS(0))
 	order := make(chan chan []encoded, 4*runtime.GOMAXPROCS(0))
@@ -383,8 +392,8 @@ func (p *publisher) split(ctx context.Context, t topicInfo, infos []shards.Shard
 	go func() {
 		defer close(order)
 		defer close(jobs)
-		readErr <- p.cut(ctx, infos, have, func(b Batch) bool {
-			j := job{b: b, out: make(chan []encoded, 1)}
+		readErr <- p.cut(ctx, infos, have, limit, func(work func() []encoded) bool {
+			j := job{work: work, out: make(chan []encoded, 1)}
 			select {
 			case order <- j.out:
 			case <-ctx.Done():
@@ -402,7 +411,7 @@ func (p *publisher) split(ctx context.Context, t topicInfo, infos []shards.Shard
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for j := range jobs {
-				j.out <- encodeFitting(j.b, limit)
+				j.out <- j.work()
 			}
 		})
 	}
@@ -511,9 +520,9 @@ func describeWriteError(topic string, msgs []kafka.Message, err error) error {
 	return fmt.Errorf("writing to %s: %w; publish again to complete the topic", topic, err)
 }
 
-// cut reads the shards in order and hands emit the batches of rows the
-// topic lacks, of at most BatchRows rows each, never across a gap.
-func (p *publisher) cut(ctx context.Context, infos []shards.ShardInfo, have map[string]*ranges, emit func(Batch) bool) error {
+// cut reads the shards in order and hands emit, in row order, the work
+// that makes the messages of the rows the topic lacks (see cutShard).
+func (p *publisher) cut(ctx context.Context, infos []shards.ShardInfo, have map[string]*ranges, limit int, emit func(func() []encoded) bool) error {
 	for _, f := range infos {
 		missing := []Range{{0, f.Rows}}
 		if rs := have[f.Path]; rs != nil {
@@ -522,42 +531,153 @@ func (p *publisher) cut(ctx context.Context, infos []shards.ShardInfo, have map[
 		if len(missing) == 0 {
 			continue
 		}
-		r := shards.NewSplitReader(p.root, []shards.ShardInfo{f})
-		err := p.cutShard(ctx, r, f.Path, missing, emit)
-		r.Close()
-		if err != nil {
+		if err := p.cutShard(ctx, f, missing, limit, emit); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (p *publisher) cutShard(ctx context.Context, r *shards.SplitReader, shard string, missing []Range, emit func(Batch) bool) error {
-	buf := make([]shards.Row, p.cfg.BatchRows)
-	var at int64 // index of the next row the reader returns
-	for _, g := range missing {
-		for at < g.End {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			// Rows before the gap are read and passed over (a shard has
-			// no index to seek by); those in it are read a batch at a time.
-			want := g.End - at
-			if at < g.First {
-				want = g.First - at
-			}
-			n, err := r.Read(buf[:min(int64(len(buf)), want)])
-			if errors.Is(err, io.EOF) {
-				return fmt.Errorf("reading shard %s: %d rows, the manifest says more", shard, at)
-			}
+// segment is a run of a shard's rows to publish: a row group copied whole
+// (copied set), or rows decoded and encoded again in batches of batchRows.
+type segment struct {
+	Range
+	copied    bool
+	group     int
+	meta      []byte // the copied value's footer
+	from, to  int64  // the copied column chunks' bytes in the shard
+	batchRows int
+}
+
+// cutShard publishes the missing rows of one shard: each row group that
+// is missing whole, holds at most BatchRows rows and makes a message
+// under limit is copied (publisher_copy.go); the other missing rows are
+// read from the shard and encoded again, in batches that never cross a
+// gap or a copied row group.
+func (p *publisher) cutShard(ctx context.Context, f shards.ShardInfo, missing []Range, limit int, emit func(func() []encoded) bool) error {
+	src, err := openCopySource(p.root, f)
+	if err != nil {
+		return err
+	}
+	defer src.close()
+	var rows *rowCutter
+	defer func() {
+		if rows != nil {
+			rows.r.Close()
+		}
+	}()
+	for _, s := range p.plan(src, f.Path, missing, limit) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if s.copied {
+			value, err := src.value(s.meta, s.from, s.to)
 			if err != nil {
 				return err
 			}
-			if at >= g.First && !emit(Batch{Shard: shard, First: at, Rows: slices.Clone(buf[:n])}) {
+			if !emit(func() []encoded {
+				return []encoded{{msg: rowMessage(f.Path, s.First, s.End, value), rows: s.End - s.First}}
+			}) {
 				return ctx.Err()
 			}
-			at += int64(n)
+			continue
 		}
+		if rows == nil {
+			rows = &rowCutter{r: shards.NewSplitReader(p.root, []shards.ShardInfo{f}), shard: f.Path}
+		}
+		if err := rows.cut(ctx, s.Range, s.batchRows, func(b Batch) bool {
+			return emit(func() []encoded { return encodeFitting(b, limit) })
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// plan lists the segments that publish the missing rows of a shard, in
+// row order.
+func (p *publisher) plan(src *copySource, shard string, missing []Range, limit int) []segment {
+	var segs []segment
+	for g := range src.groups() {
+		first, end := src.rows(g)
+		var parts []Range
+		for _, m := range missing {
+			if lo, hi := max(m.First, first), min(m.End, end); lo < hi {
+				parts = append(parts, Range{lo, hi})
+			}
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		if src.copyable && len(parts) == 1 && parts[0] == (Range{first, end}) && end-first <= int64(p.cfg.BatchRows) {
+			meta, from, to, err := src.footer(g)
+			if err == nil && int(valueSize(meta, from, to))+headerBytes(shard, first, end) <= limit {
+				segs = append(segs, segment{Range: parts[0], copied: true, group: g, meta: meta, from: from, to: to})
+				continue
+			}
+			if err != nil && !errors.Is(err, errNotCopyable) {
+				p.log.Warn("re-encoding a row group that cannot be copied", "shard", shard, "row_group", g, "err", err)
+			}
+		}
+		// Batches of rows that, at this row group's compressed size a row,
+		// fill about three quarters of a message.
+		batch := p.cfg.BatchRows
+		if per := src.bytesPerRow(g); per > 0 {
+			batch = max(1, min(batch, int(0.75*float64(limit-headerBytes(shard, first, end))/per)))
+		}
+		for _, r := range parts {
+			// Rows to encode again run on across row groups.
+			if n := len(segs); n > 0 && !segs[n-1].copied && segs[n-1].End == r.First {
+				segs[n-1].End, segs[n-1].batchRows = r.End, min(segs[n-1].batchRows, batch)
+				continue
+			}
+			segs = append(segs, segment{Range: r, group: g, batchRows: batch})
+		}
+	}
+	return segs
+}
+
+// headerBytes is what a message of rows first to end of shard adds to its
+// value against the topic's limit (see messageSize).
+func headerBytes(shard string, first, end int64) int {
+	return messageSize(rowMessage(shard, first, end, nil))
+}
+
+// rowCutter reads a shard's rows in order, to cut batches from them.
+type rowCutter struct {
+	r     *shards.SplitReader
+	shard string
+	at    int64 // index of the next row the reader returns
+	buf   []shards.Row
+}
+
+// cut reads up to the end of g and hands emit the rows of g in batches of
+// at most batchRows rows. Rows before g are read and passed over (a shard
+// has no index to seek by).
+func (c *rowCutter) cut(ctx context.Context, g Range, batchRows int, emit func(Batch) bool) error {
+	if len(c.buf) < batchRows {
+		c.buf = make([]shards.Row, batchRows)
+	}
+	buf := c.buf[:batchRows]
+	for c.at < g.End {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		want := g.End - c.at
+		if c.at < g.First {
+			want = g.First - c.at
+		}
+		n, err := c.r.Read(buf[:min(int64(len(buf)), want)])
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("reading shard %s: %d rows, the manifest says more", c.shard, c.at)
+		}
+		if err != nil {
+			return err
+		}
+		if c.at >= g.First && !emit(Batch{Shard: c.shard, First: c.at, Rows: slices.Clone(buf[:n])}) {
+			return ctx.Err()
+		}
+		c.at += int64(n)
 	}
 	return nil
 }
@@ -569,10 +689,7 @@ func encodeFitting(b Batch, limit int) []encoded {
 	if err != nil {
 		return []encoded{{err: err}}
 	}
-	size := len(m.Value) + len(m.Key) + messageOverhead
-	for _, h := range m.Headers {
-		size += len(h.Value)
-	}
+	size := messageSize(m)
 	if size <= limit {
 		return []encoded{{msg: m, rows: int64(len(b.Rows))}}
 	}

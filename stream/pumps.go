@@ -50,15 +50,22 @@ const (
 // startPumps reads topic's partitions from the offsets from up to end
 // (end -1 everywhere: following new data), without decoding.
 func startPumps(cc ClientConfig, topic string, from, end []int64, logger *slog.Logger) (*pumps, error) {
-	return startPumpsDecoding(cc, topic, from, end, false, logger)
+	return startPumpsDecoding(cc, topic, from, end, nil, logger)
 }
 
-// startRowPumps is startPumps for a row topic: messages come decoded.
-func startRowPumps(cc ClientConfig, topic string, from, end []int64, logger *slog.Logger) (*pumps, error) {
-	return startPumpsDecoding(cc, topic, from, end, true, logger)
+// startRowPumps is startPumps for a row topic: messages come decoded, with
+// the given columns (nil: every column) by DecodeColumns.
+func startRowPumps(cc ClientConfig, topic string, from, end []int64, columns []string, logger *slog.Logger) (*pumps, error) {
+	if len(columns) == 0 {
+		columns = Columns()
+	}
+	return startPumpsDecoding(cc, topic, from, end, func(m kafka.Message) (Batch, error) { return DecodeColumns(m, columns) }, logger)
 }
 
-func startPumpsDecoding(cc ClientConfig, topic string, from, end []int64, decode bool, logger *slog.Logger) (*pumps, error) {
+// decodeFunc decodes a row message; nil: messages are not decoded.
+type decodeFunc func(kafka.Message) (Batch, error)
+
+func startPumpsDecoding(cc ClientConfig, topic string, from, end []int64, decode decodeFunc, logger *slog.Logger) (*pumps, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ps := &pumps{
 		cancel: cancel,
@@ -68,7 +75,7 @@ func startPumpsDecoding(cc ClientConfig, topic string, from, end []int64, decode
 	}
 	// Decoded batches weigh more than messages: fewer of them wait.
 	queue := 16
-	if decode {
+	if decode != nil {
 		queue = 4
 	}
 	for p := range from {
@@ -107,7 +114,7 @@ func startPumpsDecoding(cc ClientConfig, topic string, from, end []int64, decode
 }
 
 // follow1 reads partition p with r for ever.
-func (ps *pumps) follow1(ctx context.Context, r *kafka.Reader, topic string, p int, decode bool, out chan fetched) {
+func (ps *pumps) follow1(ctx context.Context, r *kafka.Reader, topic string, p int, decode decodeFunc, out chan fetched) {
 	for {
 		m, err := r.FetchMessage(ctx)
 		if err != nil {
@@ -126,7 +133,7 @@ func (ps *pumps) follow1(ctx context.Context, r *kafka.Reader, topic string, p i
 // failed fetch (a broker restarting) is logged and tried again, with
 // backoff, from the first message not yet sent; an error the broker gives
 // as not retriable ends the pump.
-func (ps *pumps) upTo(ctx context.Context, topic string, p int, from, end int64, decode bool, out chan fetched, logger *slog.Logger) {
+func (ps *pumps) upTo(ctx context.Context, topic string, p int, from, end int64, decode decodeFunc, out chan fetched, logger *slog.Logger) {
 	at, backoff := from, fetchBackoffMin
 	for {
 		err := scanPartition(ctx, ps.client, topic, p, at, end, func(m kafka.Message) error {
@@ -160,10 +167,10 @@ func (ps *pumps) upTo(ctx context.Context, topic string, p int, from, end int64,
 }
 
 // send hands m, decoded when asked, to out; false when ctx ended first.
-func (ps *pumps) send(ctx context.Context, m kafka.Message, decode bool, out chan fetched) bool {
+func (ps *pumps) send(ctx context.Context, m kafka.Message, decode decodeFunc, out chan fetched) bool {
 	f := fetched{Message: m}
-	if decode {
-		f.batch, f.decodeErr = Decode(m)
+	if decode != nil {
+		f.batch, f.decodeErr = decode(m)
 	}
 	select {
 	case out <- f:

@@ -255,7 +255,10 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 	}
 
 	c, err := stream.NewConsumer(ctx, stream.ConsumerConfig{Client: cfg.Client, Prefix: cfg.Prefix, Dataset: cfg.Dataset, Split: cfg.Split,
-		Group: l.cfg.Run, Epochs: cfg.Epochs, Seed: l.tr.Config().Seed, ShuffleBuffer: cfg.ShuffleBuffer, Start: start, Logger: cfg.Logger})
+		Group: l.cfg.Run, Epochs: cfg.Epochs, Seed: l.tr.Config().Seed, ShuffleBuffer: cfg.ShuffleBuffer, Start: start, Logger: cfg.Logger,
+		// What the loop reads of a row: ids and label to train, id to
+		// trace, tokens to check for featurized rows and the tokenisation.
+		Columns: []string{"id", "label", "tokens_a", "tokens_b", "ids_a", "ids_b"}})
 	if err != nil {
 		return RunSummary{}, err
 	}

@@ -1,0 +1,206 @@
+package stream_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/stream"
+)
+
+// project returns r with only the named columns kept.
+func project(r shards.Row, columns []string) shards.Row {
+	var out shards.Row
+	src, dst := reflect.ValueOf(r), reflect.ValueOf(&out).Elem()
+	for i := range src.NumField() {
+		name, _, _ := strings.Cut(src.Type().Field(i).Tag.Get("parquet"), ",")
+		for _, c := range columns {
+			if c == name {
+				dst.Field(i).Set(src.Field(i))
+			}
+		}
+	}
+	return out
+}
+
+// columnRows are rows with every column in use: contexts, scores, empty
+// and missing lists, NULL labels, maps, long strings, odd floats.
+func columnRows() []shards.Row {
+	rows := genRows("sts", "train", 5, 3000)
+	for i := range rows {
+		r := &rows[i]
+		switch i % 7 {
+		case 0:
+			r.Context = []string{"earlier turn", "", "ünïcödé 字 " + strings.Repeat("x", i)}
+			r.Scores = []float64{1.5, math.Inf(-1), -0.0}
+		case 1:
+			r.Label, r.Meta, r.TokensA, r.IDsA, r.TopicsB = nil, nil, nil, nil, nil
+		case 2:
+			r.Meta = map[string]string{"author": "a", "score": "12", "": "empty key"}
+			r.Scores = []float64{math.NaN()}
+		case 3:
+			r.A, r.B = "", strings.Repeat("long text ", 500)
+			r.SourceOffset = math.MaxInt64
+		}
+	}
+	return rows
+}
+
+// sameRows compares rows, NaN equal to NaN.
+func sameRows(t *testing.T, what string, got, want []shards.Row) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d rows, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		g, w := normalized(got[i]), normalized(want[i])
+		if len(g.Scores) == 1 && len(w.Scores) == 1 && math.IsNaN(g.Scores[0]) && math.IsNaN(w.Scores[0]) {
+			g.Scores, w.Scores = nil, nil
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("%s: row %d:\n got %+v\nwant %+v", what, i, got[i], want[i])
+		}
+	}
+}
+
+func TestDecodeColumns(t *testing.T) {
+	rows := columnRows()
+	m, err := stream.Encode(stream.Batch{Shard: "sts/train/p.parquet", First: 100, Rows: rows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := stream.Decode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRows(t, "Decode", full.Rows, rows)
+	// With every column, DecodeColumns gives exactly what Decode gives:
+	// empty lists and maps empty, not nil.
+	all, err := stream.DecodeColumns(m, stream.Columns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range all.Rows {
+		g, w := all.Rows[i], full.Rows[i]
+		if i%7 == 2 { // NaN is not DeepEqual to itself
+			g.Scores, w.Scores = nil, nil
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("row %d: DecodeColumns gave\n%#v\nDecode\n%#v", i, g, w)
+		}
+	}
+	for _, cols := range [][]string{
+		stream.Columns(),
+		{"id", "label", "tokens_a", "tokens_b", "ids_a", "ids_b"},
+		{"meta"},
+		{"topics_b", "source_offset", "scores", "context", "split"},
+	} {
+		b, err := stream.DecodeColumns(m, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Shard != full.Shard || b.First != full.First {
+			t.Errorf("%v: batch %s %d, want %s %d", cols, b.Shard, b.First, full.Shard, full.First)
+		}
+		want := make([]shards.Row, len(rows))
+		for i := range rows {
+			want[i] = project(rows[i], cols)
+		}
+		sameRows(t, strings.Join(cols, ","), b.Rows, want)
+	}
+}
+
+func TestDecodeColumnsChecks(t *testing.T) {
+	m, err := stream.Encode(stream.Batch{Shard: "s", First: 0, Rows: genRows("sts", "train", 1, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cols := range [][]string{{"ids"}, {"id", "id"}, {"list"}} {
+		if _, err := stream.DecodeColumns(m, cols); err == nil {
+			t.Errorf("DecodeColumns(%q) accepted", cols)
+		}
+	}
+	// What Decode refuses, DecodeColumns refuses: a corrupt value, a
+	// wrong checksum, a row count other than the header's.
+	bad := m
+	bad.Value = append([]byte(nil), m.Value...)
+	bad.Value[len(bad.Value)/2] ^= 0xff
+	if _, err := stream.DecodeColumns(bad, []string{"id"}); !errors.Is(err, stream.ErrChecksum) {
+		t.Errorf("a changed value: %v, want ErrChecksum", err)
+	}
+	short := withHeader(m, stream.HeaderRows, []byte("0-9"))
+	if _, err := stream.DecodeColumns(short, []string{"ids_a"}); !errors.Is(err, stream.ErrPayload) {
+		t.Errorf("a short range: %v, want ErrPayload", err)
+	}
+}
+
+// FuzzDecodeColumns: no value makes DecodeColumns panic, and rows that it
+// and Decode both accept are the same.
+func FuzzDecodeColumns(f *testing.F) {
+	for i, n := range []int{1, 7, 40} {
+		m, err := stream.Encode(stream.Batch{Shard: "sts/train/p.parquet", First: int64(i * 100), Rows: columnRows()[:n]})
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(m.Value, header(m, stream.HeaderRows))
+	}
+	f.Fuzz(func(t *testing.T, value []byte, rows string) {
+		m := stream.Message("sts/train/p.parquet", rows, value)
+		b, err := stream.DecodeColumns(m, stream.Columns())
+		want, werr := stream.Decode(m)
+		if err == nil && werr == nil {
+			sameRows(t, "fuzzed", b.Rows, want.Rows)
+		}
+		if err != nil && err.Error() == "" {
+			t.Fatal("an error with no message")
+		}
+	})
+}
+
+// TestConsumerColumns: a consumer asking for some columns hands out every
+// row once, with those columns and no others.
+func TestConsumerColumns(t *testing.T) {
+	b := published(t, map[string]int{"train": 3000}, 1000)
+	cols := []string{"id", "label", "ids_a", "tokens_b"}
+	cfg := consumerConfig(t, b, "columns", 1)
+	cfg.Columns = cols
+	ctx := context.Background()
+	c, err := stream.NewConsumer(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	want := map[string]shards.Row{}
+	for _, r := range genRows("sts", "train", splitSeed("train"), 3000) {
+		want[r.ID] = project(r, cols)
+	}
+	for {
+		rec, err := c.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, ok := want[rec.ID]
+		if !ok {
+			t.Fatalf("row %q came twice, or is not in the split", rec.ID)
+		}
+		delete(want, rec.ID)
+		if !reflect.DeepEqual(normalized(rec.Row), normalized(w)) {
+			t.Fatalf("row %s:\n got %+v\nwant %+v", rec.ID, rec.Row, w)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("%d rows never came", len(want))
+	}
+	cfg.Columns = []string{"ids"}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "ids_a") {
+		t.Errorf("Validate with a column that does not exist: %v, want an error listing the columns", err)
+	}
+}
