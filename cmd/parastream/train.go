@@ -13,7 +13,7 @@ import (
 	"github.com/parastream/parastream/trainstep"
 )
 
-const trainUsage = "parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [TLS and SASL flags]"
+const trainUsage = "parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [--device cpu|cuda[:N]|auto] [--cuda-lib-dir DIR] [TLS and SASL flags]"
 
 func runTrain(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "train", trainUsage)
@@ -54,6 +54,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	progressEvery := fs.Duration("progress-every", trainstep.DefaultProgressEvery, "interval of the progress lines")
 	traceIDs := fs.String("trace-ids", "", "debugging aid: append '<step>\\t<epoch>\\t<row id>' for every trained example to this file, synced each step")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	device := addDeviceFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -64,11 +65,17 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	backend, release, err := device.backend(e.stderr, logger)
+	if err != nil {
+		return err
+	}
+	defer release()
 	rc := trainstep.RunConfig{
-		Client: cc, Prefix: *prefix, Dataset: *dataset, Split: *split, Run: *run, Model: cfg,
+		Backend: backend, Client: cc, Prefix: *prefix, Dataset: *dataset, Split: *split, Run: *run, Model: cfg,
 		Epochs: *epochs, ShuffleBuffer: *buffer, Window: *window, CheckpointDir: *ckDir, CheckpointEvery: *every,
 		Resume: *resume, MaxSteps: *maxSteps, Duration: *duration, ProgressEvery: *progressEvery, TraceIDs: *traceIDs,
-		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger: logger,
 	}
 	if !*quiet {
 		rc.Progress = e.stderr

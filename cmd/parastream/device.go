@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/parastream/parastream/trainstep/compute"
+	"github.com/parastream/parastream/trainstep/cpu"
+	"github.com/parastream/parastream/trainstep/cuda"
+)
+
+// deviceFlags are --device and --cuda-lib-dir.
+type deviceFlags struct {
+	device, libDir *string
+}
+
+func addDeviceFlags(fs *flag.FlagSet) deviceFlags {
+	return deviceFlags{
+		device: fs.String("device", "cpu", "where to train: cpu, cuda (GPU 0), cuda:N, or auto (the GPU when a driver and device are found and the model is one the CUDA backend has, else the CPU)"),
+		libDir: fs.String("cuda-lib-dir", "", "directory of libcuda.so.1, libcublas and libnvrtc, searched before LD_LIBRARY_PATH and the usual places (default $"+cuda.LibDirEnv+")"),
+	}
+}
+
+// parseDevice reads cpu, auto, cuda and cuda:N.
+func parseDevice(s string) (kind string, ordinal int, err error) {
+	switch {
+	case s == "cpu" || s == "auto" || s == "cuda":
+		return s, 0, nil
+	case strings.HasPrefix(s, "cuda:"):
+		n, err := strconv.Atoi(s[len("cuda:"):])
+		if err != nil || n < 0 {
+			return "", 0, fmt.Errorf("%w: --device %s: the GPU is cuda:N with N = 0, 1, ...", errUsage, s)
+		}
+		return "cuda", n, nil
+	}
+	return "", 0, fmt.Errorf("%w: --device %q: use cpu, cuda, cuda:N or auto", errUsage, s)
+}
+
+// backend opens the device the flags name. It returns nil for the CPU
+// (the trainer's default), a function that releases the device, and
+// writes one line to note about the device chosen.
+func (d deviceFlags) backend(note io.Writer, log *slog.Logger) (compute.Backend, func() error, error) {
+	kind, ordinal, err := parseDevice(*d.device)
+	if err != nil {
+		return nil, nil, err
+	}
+	none := func() error { return nil }
+	if kind == "cpu" {
+		return nil, none, nil
+	}
+	gpu, err := cuda.Open(cuda.Options{Device: ordinal, Env: cuda.EnvFromOS(*d.libDir), Logger: log})
+	if err != nil {
+		if kind == "auto" {
+			fmt.Fprintf(note, "train: --device auto: no usable GPU (%s); training on the CPU\n", shortReason(err))
+			return nil, none, nil
+		}
+		return nil, nil, fmt.Errorf("--device %s: %w", *d.device, err)
+	}
+	fmt.Fprintf(note, "train: on %s\n", gpu.Device())
+	if kind == "auto" {
+		return &autoBackend{gpu: gpu, cpu: cpu.New(), note: note}, gpu.Close, nil
+	}
+	return gpu, gpu.Close, nil
+}
+
+// shortReason is the gist of an Open error for a one-line note.
+func shortReason(err error) string {
+	var le *cuda.LibraryError
+	if errors.As(err, &le) {
+		if len(le.Failed) > 0 {
+			return fmt.Sprintf("%s found but not loadable; --device cuda says why", le.Names[0])
+		}
+		return fmt.Sprintf("%s not found; --device cuda says where it looked", le.Names[0])
+	}
+	s := err.Error()
+	if i := strings.IndexAny(s, ";\n"); i > 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// autoBackend is --device auto on a machine with a GPU: models the CUDA
+// backend implements go there, the others to the CPU, with a note.
+type autoBackend struct {
+	gpu  *cuda.Backend
+	cpu  compute.Backend
+	note io.Writer
+	used compute.Backend
+}
+
+func (a *autoBackend) Name() string {
+	if a.used != nil {
+		return a.used.Name()
+	}
+	return a.gpu.Name()
+}
+
+func (a *autoBackend) Build(cfg compute.Config, params []compute.Tensor) (compute.Model, error) {
+	a.used = a.gpu
+	if err := cuda.Supports(cfg); err != nil {
+		fmt.Fprintf(a.note, "train: --device auto: %s/%s is not on the GPU backend yet; training on the CPU\n", cfg.Encoder, cfg.Loss)
+		a.used = a.cpu
+	}
+	return a.used.Build(cfg, params)
+}

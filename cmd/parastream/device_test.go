@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/parastream/parastream/trainstep/cuda"
+)
+
+func TestParseDevice(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		kind    string
+		ordinal int
+		bad     bool
+	}{
+		{"cpu", "cpu", 0, false}, {"auto", "auto", 0, false}, {"cuda", "cuda", 0, false}, {"cuda:3", "cuda", 3, false},
+		{"cuda:", "", 0, true}, {"cuda:-1", "", 0, true}, {"gpu", "", 0, true}, {"", "", 0, true},
+	} {
+		kind, n, err := parseDevice(c.in)
+		if (err != nil) != c.bad || kind != c.kind || n != c.ordinal {
+			t.Errorf("%q: %s %d %v", c.in, kind, n, err)
+		}
+		if err != nil && !errors.Is(err, errUsage) {
+			t.Errorf("%q: %v is not a usage error", c.in, err)
+		}
+	}
+}
+
+// skipWithGPU skips tests of what happens without a GPU on a machine
+// that has one.
+func skipWithGPU(t *testing.T) {
+	t.Helper()
+	if b, err := cuda.Open(cuda.Options{Env: cuda.EnvFromOS(""), CacheDir: "-"}); err == nil {
+		b.Close()
+		t.Skip("a GPU is usable here")
+	}
+}
+
+// fakeDriverDir holds a file named libcuda.so.1 that is not a library.
+func fakeDriverDir(t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "libcuda.so.1"), bytes.Repeat([]byte("not a library\n"), 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestTrainDeviceCUDAFails: --device cuda without a usable driver fails
+// before any broker is dialled, with the loader's message.
+func TestTrainDeviceCUDAFails(t *testing.T) {
+	skipWithGPU(t)
+	dir := fakeDriverDir(t)
+	code, _, errOut := runCLI(t, "train", "--brokers", "127.0.0.1:1", "--dataset", "x", "--device", "cuda:1", "--cuda-lib-dir", dir)
+	if code != 1 || !strings.Contains(errOut, "--device cuda:1") || !strings.Contains(errOut, filepath.Join(dir, "libcuda.so.1")) ||
+		!strings.Contains(errOut, "not loadable") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "train", "--brokers", "127.0.0.1:1", "--dataset", "x", "--device", "tpu"); code != 2 || !strings.Contains(errOut, "cpu, cuda, cuda:N or auto") {
+		t.Errorf("--device tpu: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestDeviceAuto: without a GPU, auto is the CPU with a one-line note.
+func TestDeviceAuto(t *testing.T) {
+	skipWithGPU(t)
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	d := addDeviceFlags(fs)
+	if err := fs.Parse([]string{"--device", "auto", "--cuda-lib-dir", fakeDriverDir(t)}); err != nil {
+		t.Fatal(err)
+	}
+	var note bytes.Buffer
+	b, release, err := d.backend(&note, nil)
+	if err != nil || b != nil {
+		t.Fatalf("backend %v, %v", b, err)
+	}
+	defer release()
+	if n := strings.Count(note.String(), "\n"); n != 1 || !strings.Contains(note.String(), "training on the CPU") || !strings.Contains(note.String(), "libcuda.so.1") {
+		t.Errorf("note %q", note.String())
+	}
+}
+
+// TestNoCgoBinary builds parastream with CGO_ENABLED=0 and runs its train
+// --device cuda: the binary dlopens through purego without cgo and says
+// what is missing.
+func TestNoCgoBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	skipWithGPU(t)
+	bin := filepath.Join(t.TempDir(), "parastream")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
+	}
+	dir := fakeDriverDir(t)
+	run := exec.Command(bin, "train", "--brokers", "127.0.0.1:1", "--dataset", "x", "--device", "cuda")
+	run.Env = append(os.Environ(), cuda.LibDirEnv+"="+dir)
+	var errb bytes.Buffer
+	run.Stdout, run.Stderr = io.Discard, &errb
+	err := run.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(errb.String(), filepath.Join(dir, "libcuda.so.1")) {
+		t.Errorf("exit %v, stderr %q", err, errb.String())
+	}
+}

@@ -1,0 +1,171 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/parastream/parastream/trainstep/compute"
+)
+
+// Options configure Open.
+type Options struct {
+	// Device is the ordinal of the GPU (cuda:N).
+	Device int
+	// Env says where the libraries are (EnvFromOS in a command).
+	Env Env
+	// CacheDir holds compiled PTX; "" means PTXCacheDir(), "-" no cache.
+	CacheDir string
+	// Logger receives what was loaded from where (nil: discarded).
+	Logger *slog.Logger
+}
+
+// Backend is the CUDA backend: compute.Backend on one GPU (Open) or on
+// the host emulator of its kernels (Emulator). Models built by one
+// Backend share its device; Close it after them.
+type Backend struct {
+	dev  device
+	info DeviceInfo
+}
+
+// Encoders and losses the CUDA backend implements.
+var (
+	encoders = []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncGRAN}
+	losses   = []string{compute.LossMargin}
+)
+
+// Supports reports whether the backend implements cfg's encoder and loss
+// (every negative strategy, regulariser and optimiser is), with an error
+// wrapping ErrUnsupported that says what is missing.
+func Supports(cfg compute.Config) error {
+	var missing []string
+	if !slices.Contains(encoders, cfg.Encoder) {
+		missing = append(missing, fmt.Sprintf("encoder %s (it has %s)", cfg.Encoder, strings.Join(encoders, ", ")))
+	}
+	if !slices.Contains(losses, cfg.Loss) {
+		missing = append(missing, fmt.Sprintf("loss %s (it has %s)", cfg.Loss, strings.Join(losses, ", ")))
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: %w; train it with --device cpu", strings.Join(missing, " and "), ErrUnsupported)
+	}
+	return nil
+}
+
+// Emulator is the backend on the host emulator: the same model code, the
+// kernels' Go twins run thread by thread and cublasSgemm's contract in Go.
+// It checks the kernels without a GPU; it is far slower than the CPU
+// backend.
+func Emulator() *Backend { return &Backend{dev: newEmulator()} }
+
+// Open loads the CUDA driver, NVRTC and cuBLAS, selects device
+// opts.Device, compiles the kernels for it (or takes them from the PTX
+// cache) and returns the backend. Errors say which library is missing and
+// where the loader looked (*LibraryError, ErrLibrary) or that there is no
+// such device (ErrNoDevice).
+func Open(opts Options) (*Backend, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	drv, err := loadDriver(opts.Env)
+	if err != nil {
+		return nil, err
+	}
+	rtc, err := loadNVRTC(opts.Env)
+	if err != nil {
+		return nil, err
+	}
+	blas, err := loadCUBLAS(opts.Env)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("cuda libraries", "driver", drv.path, "nvrtc", rtc.path, "nvrtc_version", rtc.version(), "cublas", blas.path)
+	dev, info, err := drv.device(opts.Device)
+	if err != nil {
+		return nil, err
+	}
+	g := &gpu{drv: drv, blas: blas, rtc: rtc, dev: dev, info: info, fns: map[string]uintptr{}}
+	if err := drv.check("cuDevicePrimaryCtxRetain", drv.cuDevicePrimaryCtxRetain(&g.ctx, dev)); err != nil {
+		return nil, fmt.Errorf("%w: creating a context on %s: %w", ErrNoDevice, info, err)
+	}
+	if err := g.setup(opts, log); err != nil {
+		return nil, errors.Join(err, g.close())
+	}
+	return &Backend{dev: g, info: info}, nil
+}
+
+// setup compiles and loads the kernels and creates the cuBLAS handle.
+func (g *gpu) setup(opts Options, log *slog.Logger) error {
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	archs, err := g.rtc.archs()
+	if err != nil {
+		return err
+	}
+	if g.arch, err = ChooseArch(g.info.Major, g.info.Minor, archs); err != nil {
+		return err
+	}
+	dir := opts.CacheDir
+	switch dir {
+	case "":
+		if dir, err = PTXCacheDir(); err != nil {
+			dir = ""
+		}
+	case "-":
+		dir = ""
+	}
+	ptx, cached, err := g.rtc.cachedPTX(dir, Source(), CompileOptions(g.arch))
+	if err != nil {
+		return err
+	}
+	log.Info("cuda kernels", "device", g.info.String(), "arch", g.arch, "cached", cached, "cache_dir", dir)
+	img := append([]byte(ptx), 0)
+	if err := g.drv.check("cuModuleLoadData", g.drv.cuModuleLoadData(&g.mod, unsafe.Pointer(&img[0]))); err != nil {
+		return fmt.Errorf("loading the kernels' PTX (compute_%d, NVRTC %s) into the driver (CUDA %d.%d): %w; an NVRTC newer than the driver makes PTX the driver cannot read: use the NVRTC of the driver's CUDA version",
+			g.arch, g.rtc.version(), g.info.DriverVersion/1000, g.info.DriverVersion%1000/10, err)
+	}
+	for _, k := range kernels {
+		var fn uintptr
+		if err := g.drv.check("cuModuleGetFunction", g.drv.cuModuleGetFunction(&fn, g.mod, k.name)); err != nil {
+			return fmt.Errorf("kernel %s: %w", k.name, err)
+		}
+		g.fns[k.name] = fn
+	}
+	return g.blas.init()
+}
+
+// Name implements compute.Backend: "cuda:N", or "cuda-emulator".
+func (b *Backend) Name() string { return b.dev.name() }
+
+// Device describes the GPU (zero for the emulator).
+func (b *Backend) Device() DeviceInfo { return b.info }
+
+// Close releases the device: the context, cuBLAS and the kernels.
+func (b *Backend) Close() error { return b.dev.close() }
+
+// Build implements compute.Backend.
+func (b *Backend) Build(cfg compute.Config, params []compute.Tensor) (compute.Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := Supports(cfg); err != nil {
+		return nil, err
+	}
+	if err := compute.CheckParams(cfg, params); err != nil {
+		return nil, fmt.Errorf("building %s model: %w", cfg.Encoder, err)
+	}
+	if err := b.dev.enter(); err != nil {
+		return nil, err
+	}
+	defer b.dev.exit()
+	m, err := newModel(b.dev, cfg, params)
+	if err != nil {
+		return nil, fmt.Errorf("building %s model on %s: %w", cfg.Encoder, b.dev.name(), err)
+	}
+	return m, nil
+}

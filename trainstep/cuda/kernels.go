@@ -1,0 +1,505 @@
+package cuda
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// sources are the CUDA C kernels, compiled at run time by NVRTC.
+//
+//go:embed kernels/*.cu
+var sources embed.FS
+
+// Source returns the CUDA C source of every kernel as one NVRTC program:
+// the files of kernels/ in name order, each after a #line directive naming
+// it, so that compiler messages point into the right file.
+func Source() string {
+	names, err := fs.Glob(sources, "kernels/*.cu")
+	if err != nil {
+		panic("cuda: " + err.Error())
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for _, n := range names {
+		data, err := sources.ReadFile(n)
+		if err != nil {
+			panic("cuda: " + err.Error())
+		}
+		fmt.Fprintf(&b, "#line 1 %q\n%s\n", n, data)
+	}
+	return b.String()
+}
+
+// BlockSize is the number of threads of every kernel's (one-dimensional)
+// blocks; the grid is as many blocks as the kernel's threads need.
+const BlockSize = 256
+
+// Launch limits of every CUDA device of compute capability 3.0 and above.
+const (
+	maxGridX         = 1<<31 - 1
+	maxThreadsPerBlk = 1024
+)
+
+// Kinds of kernel parameters, as in the C signatures.
+const (
+	pFloats  = 'f' // float* / const float*
+	pInts    = 'i' // int* / const int*
+	pDoubles = 'd' // double*
+	pInt     = 'n' // int
+	pFloat   = 's' // float
+)
+
+// kernel is one __global__ function of kernels/*.cu with its Go twin: the
+// same body, run by the host emulator thread by thread over the same grid.
+type kernel struct {
+	name string
+	// params are "kind name" in the order of the C signature.
+	params []string
+	// threads is the number of threads a launch needs, from its arguments.
+	threads func(a []arg) int
+	// fixedThreads, when positive, is the launch's size whatever the
+	// arguments (a grid-stride kernel).
+	fixedThreads int
+	// body is the Go twin of the kernel's body for global thread tid.
+	body func(tid, nthreads int, a []hostArg)
+}
+
+// launchDims is the grid of a launch of k with args: blocks of BlockSize
+// threads, enough blocks for every thread.
+func launchDims(k *kernel, a []arg) (grid, block int, err error) {
+	n := k.fixedThreads
+	if n == 0 {
+		n = k.threads(a)
+	}
+	if n < 0 || n > math.MaxInt32 {
+		return 0, 0, fmt.Errorf("kernel %s: %d threads: indices are 32-bit ints", k.name, n)
+	}
+	grid = max((n+BlockSize-1)/BlockSize, 1)
+	if grid > maxGridX {
+		return 0, 0, fmt.Errorf("kernel %s: %d blocks exceed the grid limit %d", k.name, grid, maxGridX)
+	}
+	return grid, BlockSize, nil
+}
+
+func sig(z float32) float32 { return 1 / (1 + float32(math.Exp(float64(-z)))) }
+
+func tanh32(z float32) float32 { return float32(math.Tanh(float64(z))) }
+
+func sqrt32(z float32) float32 { return float32(math.Sqrt(float64(z))) }
+
+// The kernels, each beside the C function it twins (kernels/<file>.cu).
+var (
+	// embed.cu
+	kGather = &kernel{name: "gather_embed",
+		params:  []string{"n rows", "n T", "n d", "i ids", "i lens", "f emb", "f drop", "f x"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() * a[2].int() },
+		body: func(tid, _ int, a []hostArg) {
+			rows, T, d, ids, lens, emb, drop, x := a[0].n, a[1].n, a[2].n, a[3].i, a[4].i, a[5].f, a[6].f, a[7].f
+			if tid >= T*rows*d {
+				return
+			}
+			u, r, t := tid%d, (tid/d)%rows, tid/(d*rows)
+			if t >= int(lens[r]) {
+				x[tid] = 0
+				return
+			}
+			v := emb[int(ids[r*T+t])*d+u]
+			if drop != nil {
+				v *= drop[(r*T+t)*d+u]
+			}
+			x[tid] = v
+		}}
+	kScatter = &kernel{name: "scatter_add_embed",
+		params:  []string{"n rows", "n T", "n d", "i ids", "i lens", "f drop", "f dx", "f grad"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() * a[2].int() },
+		body: func(tid, _ int, a []hostArg) {
+			rows, T, d, ids, lens, drop, dx, grad := a[0].n, a[1].n, a[2].n, a[3].i, a[4].i, a[5].f, a[6].f, a[7].f
+			if tid >= T*rows*d {
+				return
+			}
+			u, r, t := tid%d, (tid/d)%rows, tid/(d*rows)
+			if t >= int(lens[r]) {
+				return
+			}
+			g := dx[tid]
+			if drop != nil {
+				g *= drop[(r*T+t)*d+u]
+			}
+			grad[int(ids[r*T+t])*d+u] += g // atomicAdd
+		}}
+
+	// reduce.cu
+	kMaskedMean = &kernel{name: "masked_mean",
+		params:  []string{"n rows", "n T", "n d", "i lens", "f v", "f out"},
+		threads: func(a []arg) int { return a[0].int() * a[2].int() },
+		body: func(tid, _ int, a []hostArg) {
+			rows, d, lens, v, out := a[0].n, a[2].n, a[3].i, a[4].f, a[5].f
+			if tid >= rows*d {
+				return
+			}
+			u, r := tid%d, tid/d
+			var s float32
+			for t := 0; t < int(lens[r]); t++ {
+				s += v[(t*rows+r)*d+u]
+			}
+			out[tid] = s * (1 / float32(lens[r]))
+		}}
+	kMaskedMeanBwd = &kernel{name: "masked_mean_bwd",
+		params:  []string{"n rows", "n T", "n d", "i lens", "f dout", "f dv"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() * a[2].int() },
+		body: func(tid, _ int, a []hostArg) {
+			rows, T, d, lens, dout, dv := a[0].n, a[1].n, a[2].n, a[3].i, a[4].f, a[5].f
+			if tid >= T*rows*d {
+				return
+			}
+			u, r, t := tid%d, (tid/d)%rows, tid/(d*rows)
+			if t < int(lens[r]) {
+				dv[tid] = dout[r*d+u] * (1 / float32(lens[r]))
+			} else {
+				dv[tid] = 0
+			}
+		}}
+	kFillRows = &kernel{name: "fill_rows",
+		params:  []string{"n rows", "n cols", "f b", "f out"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() },
+		body: func(tid, _ int, a []hostArg) {
+			rows, cols, b, out := a[0].n, a[1].n, a[2].f, a[3].f
+			if tid >= rows*cols {
+				return
+			}
+			out[tid] = b[tid%cols]
+		}}
+	kColSum = &kernel{name: "col_sum",
+		params:  []string{"n rows", "n cols", "f a", "f out"},
+		threads: func(a []arg) int { return a[1].int() },
+		body: func(j, _ int, a []hostArg) {
+			rows, cols, x, out := a[0].n, a[1].n, a[2].f, a[3].f
+			if j >= cols {
+				return
+			}
+			var s float32
+			for i := range rows {
+				s += x[i*cols+j]
+			}
+			out[j] = s
+		}}
+	kColDot = &kernel{name: "col_dot",
+		params:  []string{"n rows", "n cols", "n lda", "f a", "n ldb", "f b", "f out"},
+		threads: func(a []arg) int { return a[1].int() },
+		body: func(j, _ int, a []hostArg) {
+			rows, cols, lda, x, ldb, y, out := a[0].n, a[1].n, a[2].n, a[3].f, a[4].n, a[5].f, a[6].f
+			if j >= cols {
+				return
+			}
+			var s float32
+			for i := range rows {
+				s += x[i*lda+j] * y[i*ldb+j]
+			}
+			out[j] = s
+		}}
+	kSumsqGrad = &kernel{name: "sumsq_grad",
+		params:       []string{"n n", "f w", "f w0", "s lambda", "f g", "d partial"},
+		fixedThreads: sumsqThreads,
+		body: func(tid, stride int, a []hostArg) {
+			n, w, w0, lambda, g, partial := a[0].n, a[1].f, a[2].f, a[3].s, a[4].f, a[5].d
+			var s float64
+			for i := tid; i < n; i += stride {
+				dv := w[i]
+				if w0 != nil {
+					dv = w[i] - w0[i]
+				}
+				s += float64(dv) * float64(dv)
+				g[i] += 2 * lambda * dv
+			}
+			partial[tid] = s
+		}}
+	kNonFinite = &kernel{name: "nonfinite",
+		params:  []string{"n n", "f v", "i flag"},
+		threads: func(a []arg) int { return a[0].int() },
+		body: func(tid, _ int, a []hostArg) {
+			n, v, flag := a[0].n, a[1].f, a[2].i
+			if tid >= n {
+				return
+			}
+			if f := float64(v[tid]); math.IsNaN(f) || math.IsInf(f, 0) {
+				flag[0] |= 1 // atomicOr
+			}
+		}}
+
+	// lstm.cu
+	kLSTMFwd = &kernel{name: "lstm_cell_fwd",
+		params: []string{"n rows", "n H", "n t", "i lens", "f z", "f pi", "f pf", "f po",
+			"f c_prev", "f h_prev", "f c_out", "f h_out"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() },
+		body: func(tid, _ int, a []hostArg) {
+			rows, H, t, lens, z := a[0].n, a[1].n, a[2].n, a[3].i, a[4].f
+			pi, pf, po, cPrev, hPrev, cOut, hOut := a[5].f, a[6].f, a[7].f, a[8].f, a[9].f, a[10].f, a[11].f
+			if tid >= rows*H {
+				return
+			}
+			j, r := tid%H, tid/H
+			cp := cPrev[tid]
+			if t >= int(lens[r]) {
+				cOut[tid] = cp
+				hOut[tid] = hPrev[tid]
+				return
+			}
+			zr := z[r*4*H:]
+			i := sig(zr[j] + pi[j]*cp)
+			f := sig(zr[H+j] + pf[j]*cp)
+			g := tanh32(zr[2*H+j])
+			c := f*cp + i*g
+			o := sig(zr[3*H+j] + po[j]*c)
+			zr[j], zr[H+j], zr[2*H+j], zr[3*H+j] = i, f, g, o
+			cOut[tid] = c
+			hOut[tid] = o * tanh32(c)
+		}}
+	kLSTMBwd = &kernel{name: "lstm_cell_bwd",
+		params: []string{"n rows", "n H", "n t", "i lens", "f act", "f pi", "f pf", "f po",
+			"f c_prev", "f c_cur", "f dh_ext", "f dh_rec", "f dc", "f dh_carry", "f dz"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() },
+		body: func(tid, _ int, a []hostArg) {
+			rows, H, t, lens, act := a[0].n, a[1].n, a[2].n, a[3].i, a[4].f
+			pi, pf, po, cPrev, cCur := a[5].f, a[6].f, a[7].f, a[8].f, a[9].f
+			dhExt, dhRec, dc, dhCarry, dz := a[10].f, a[11].f, a[12].f, a[13].f, a[14].f
+			if tid >= rows*H {
+				return
+			}
+			j, r := tid%H, tid/H
+			dh := dhExt[tid] + dhRec[tid]
+			dzr := dz[r*4*H:]
+			if t >= int(lens[r]) {
+				dhCarry[tid] = dh
+				dzr[j], dzr[H+j], dzr[2*H+j], dzr[3*H+j] = 0, 0, 0, 0
+				return
+			}
+			ar := act[r*4*H:]
+			i, f, g, o := ar[j], ar[H+j], ar[2*H+j], ar[3*H+j]
+			cp := cPrev[tid]
+			tc := tanh32(cCur[tid])
+			dzo := dh * tc * o * (1 - o)
+			dcn := dc[tid] + dh*o*(1-tc*tc) + dzo*po[j]
+			dzi := dcn * g * i * (1 - i)
+			dzf := dcn * cp * f * (1 - f)
+			dzg := dcn * i * (1 - g*g)
+			dc[tid] = dcn*f + dzi*pi[j] + dzf*pf[j]
+			dhCarry[tid] = 0
+			dzr[j], dzr[H+j], dzr[2*H+j], dzr[3*H+j] = dzi, dzf, dzg, dzo
+		}}
+
+	// gran.cu
+	kGateFwd = &kernel{name: "gran_gate_fwd",
+		params:  []string{"n n", "f x", "f z", "f a"},
+		threads: func(a []arg) int { return a[0].int() },
+		body: func(tid, _ int, a []hostArg) {
+			n, x, z, out := a[0].n, a[1].f, a[2].f, a[3].f
+			if tid >= n {
+				return
+			}
+			s := sig(z[tid])
+			z[tid] = s
+			out[tid] = x[tid] * s
+		}}
+	kGateBwd = &kernel{name: "gran_gate_bwd",
+		params:  []string{"n n", "f x", "f s", "f da", "f dx", "f dz"},
+		threads: func(a []arg) int { return a[0].int() },
+		body: func(tid, _ int, a []hostArg) {
+			n, x, s, da, dx, dz := a[0].n, a[1].f, a[2].f, a[3].f, a[4].f, a[5].f
+			if tid >= n {
+				return
+			}
+			sv := s[tid]
+			dx[tid] = da[tid] * sv
+			dz[tid] = da[tid] * x[tid] * sv * (1 - sv)
+		}}
+
+	// margin.cu
+	kRowNorm = &kernel{name: "row_normalize",
+		params:  []string{"n rows", "n d", "f e", "f u", "f nrm"},
+		threads: func(a []arg) int { return a[0].int() },
+		body: func(r, _ int, a []hostArg) {
+			rows, d, e, u, nrm := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f
+			if r >= rows {
+				return
+			}
+			er := e[r*d:]
+			var ss float32
+			for k := range d {
+				ss += er[k] * er[k]
+			}
+			s := sqrt32(ss + 1e-12)
+			nrm[r] = s
+			for k := range d {
+				u[r*d+k] = er[k] / s
+			}
+		}}
+	kRowNormBwd = &kernel{name: "row_normalize_bwd",
+		params:  []string{"n rows", "n d", "f u", "f nrm", "f du", "f de"},
+		threads: func(a []arg) int { return a[0].int() },
+		body: func(r, _ int, a []hostArg) {
+			rows, d, u, nrm, du, de := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f, a[5].f
+			if r >= rows {
+				return
+			}
+			ur, dur := u[r*d:], du[r*d:]
+			var dot float32
+			for k := range d {
+				dot += ur[k] * dur[k]
+			}
+			for k := range d {
+				de[r*d+k] = (dur[k] - ur[k]*dot) / nrm[r]
+			}
+		}}
+	kMarginFwd = &kernel{name: "margin_fwd",
+		params:  []string{"n n", "f C", "s delta", "i neg_rand", "i use_max", "f h", "i neg"},
+		threads: func(a []arg) int { return 2 * a[0].int() },
+		body: func(r, _ int, a []hostArg) {
+			n, C, delta, negRand, useMax, h, neg := a[0].n, a[1].f, a[2].s, a[3].i, a[4].i, a[5].f, a[6].i
+			if r >= 2*n {
+				return
+			}
+			i := r % n
+			cr := C[r*2*n:]
+			best := 0
+			if negRand != nil {
+				best = int(negRand[r])
+			}
+			if negRand == nil || useMax[r] != 0 {
+				bv := float32(-1e30)
+				for c := range 2 * n {
+					v := cr[c]
+					if c == i || c == i+n {
+						v -= 4
+					}
+					if v > bv {
+						bv, best = v, c
+					}
+				}
+			}
+			hv := delta - C[i*2*n+i+n] + cr[best]
+			h[r] = max(hv, 0)
+			neg[r] = int32(best)
+		}}
+	kMarginBwd = &kernel{name: "margin_bwd",
+		params:  []string{"n n", "f h", "i neg", "f dC"},
+		threads: func(a []arg) int { return 2 * a[0].int() },
+		body: func(r, _ int, a []hostArg) {
+			n, h, neg, dC := a[0].n, a[1].f, a[2].i, a[3].f
+			if r >= 2*n {
+				return
+			}
+			g := 1 / float32(n)
+			if h[r] > 0 {
+				dC[r*2*n+int(neg[r])] = g
+			}
+			if r < n {
+				var act float32
+				if h[r] > 0 {
+					act++
+				}
+				if h[r+n] > 0 {
+					act++
+				}
+				dC[r*2*n+r+n] = -act * g
+			}
+		}}
+
+	// optim.cu
+	kAdam = &kernel{name: "adam",
+		params:  []string{"n n", "f w", "f g", "f m", "f v", "s lr", "s b1", "s b2", "s c1", "s c2", "s eps"},
+		threads: func(a []arg) int { return a[0].int() },
+		body: func(tid, _ int, a []hostArg) {
+			n, w, g, m, v := a[0].n, a[1].f, a[2].f, a[3].f, a[4].f
+			lr, b1, b2, c1, c2, eps := a[5].s, a[6].s, a[7].s, a[8].s, a[9].s, a[10].s
+			if tid >= n {
+				return
+			}
+			gi := g[tid]
+			mi := b1*m[tid] + (1-b1)*gi
+			vi := b2*v[tid] + (1-b2)*gi*gi
+			m[tid], v[tid] = mi, vi
+			w[tid] -= lr * (mi * c1) / (sqrt32(vi*c2) + eps)
+		}}
+	kSGD = &kernel{name: "sgd",
+		params:  []string{"n n", "f w", "f g", "s lr"},
+		threads: func(a []arg) int { return a[0].int() },
+		body: func(tid, _ int, a []hostArg) {
+			n, w, g, lr := a[0].n, a[1].f, a[2].f, a[3].s
+			if tid >= n {
+				return
+			}
+			w[tid] -= lr * g[tid]
+		}}
+	kRMSProp = &kernel{name: "rmsprop",
+		params:  []string{"n n", "f w", "f g", "f v", "s lr", "s rho", "s eps"},
+		threads: func(a []arg) int { return a[0].int() },
+		body: func(tid, _ int, a []hostArg) {
+			n, w, g, v, lr, rho, eps := a[0].n, a[1].f, a[2].f, a[3].f, a[4].s, a[5].s, a[6].s
+			if tid >= n {
+				return
+			}
+			gi := g[tid]
+			vi := rho*v[tid] + (1-rho)*gi*gi
+			v[tid] = vi
+			w[tid] -= lr * gi / (sqrt32(vi) + eps)
+		}}
+)
+
+// sumsqThreads is the fixed size of a sumsq_grad launch: its partial sums.
+const sumsqThreads = 64 * BlockSize
+
+// kernels lists every kernel, in the order of their files.
+var kernels = []*kernel{kGather, kScatter, kGateFwd, kGateBwd, kLSTMFwd, kLSTMBwd,
+	kRowNorm, kRowNormBwd, kMarginFwd, kMarginBwd, kAdam, kSGD, kRMSProp,
+	kMaskedMean, kMaskedMeanBwd, kFillRows, kColSum, kColDot, kSumsqGrad, kNonFinite}
+
+// KernelNames lists the kernels' C names.
+func KernelNames() []string {
+	out := make([]string, len(kernels))
+	for i, k := range kernels {
+		out[i] = k.name
+	}
+	return out
+}
+
+var globalRE = regexp.MustCompile(`extern "C" __global__ void (\w+)\(([^)]*)\)`)
+
+// cSignatures parses the kernels' C signatures from src into "kind name"
+// lists by function name (the form of kernel.params).
+func cSignatures(src string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, m := range globalRE.FindAllStringSubmatch(src, -1) {
+		var ps []string
+		for _, p := range strings.Split(m[2], ",") {
+			f := strings.Fields(strings.ReplaceAll(p, "*", " * "))
+			if len(f) < 2 {
+				return nil, fmt.Errorf("kernel %s: cannot read parameter %q", m[1], p)
+			}
+			name := f[len(f)-1]
+			typ := strings.Join(slices.DeleteFunc(f[:len(f)-1], func(s string) bool { return s == "const" }), " ")
+			var kind byte
+			switch typ {
+			case "float *":
+				kind = pFloats
+			case "int *":
+				kind = pInts
+			case "double *":
+				kind = pDoubles
+			case "int":
+				kind = pInt
+			case "float":
+				kind = pFloat
+			default:
+				return nil, fmt.Errorf("kernel %s: parameter %q of type %q", m[1], name, typ)
+			}
+			ps = append(ps, string(kind)+" "+name)
+		}
+		out[m[1]] = ps
+	}
+	return out, nil
+}

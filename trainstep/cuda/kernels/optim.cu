@@ -1,0 +1,33 @@
+// Optimiser steps, elementwise over one parameter of n values, with the
+// update rules of compute.Optimizer (float32, the host computes the bias
+// corrections c1 = 1/(1-beta1^t), c2 = 1/(1-beta2^t) in float64).
+
+// adam: m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2; w -= lr*(m*c1)/(sqrt(v*c2)+eps).
+extern "C" __global__ void adam(int n, float* w, const float* g, float* m, float* v, float lr, float b1, float b2,
+                                float c1, float c2, float eps) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= n) return;
+    float gi = g[tid];
+    float mi = b1 * m[tid] + (1.0f - b1) * gi;
+    float vi = b2 * v[tid] + (1.0f - b2) * gi * gi;
+    m[tid] = mi;
+    v[tid] = vi;
+    w[tid] -= lr * (mi * c1) / (sqrtf(vi * c2) + eps);
+}
+
+// sgd: w -= lr*g.
+extern "C" __global__ void sgd(int n, float* w, const float* g, float lr) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= n) return;
+    w[tid] -= lr * g[tid];
+}
+
+// rmsprop: v = rho*v + (1-rho)*g^2; w -= lr*g/(sqrt(v)+eps).
+extern "C" __global__ void rmsprop(int n, float* w, const float* g, float* v, float lr, float rho, float eps) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= n) return;
+    float gi = g[tid];
+    float vi = rho * v[tid] + (1.0f - rho) * gi * gi;
+    v[tid] = vi;
+    w[tid] -= lr * gi / (sqrtf(vi) + eps);
+}

@@ -1,0 +1,75 @@
+// Masked means over time, column reductions, bias fills and checks.
+// Every kernel is one thread per output value with a serial loop, no
+// shared memory and no __syncthreads, so that a thread-by-thread host
+// emulation (emulate.go) runs the same arithmetic.
+
+// masked_mean: out[r][u] = (1/len[r]) * sum_{t < len[r]} v[t][r][u]; v is (T, rows, d).
+extern "C" __global__ void masked_mean(int rows, int T, int d, const int* lens, const float* v, float* out) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= rows * d) return;
+    int u = tid % d;
+    int r = tid / d;
+    float s = 0.0f;
+    for (int t = 0; t < lens[r]; t++) s += v[((size_t)t * rows + r) * d + u];
+    out[tid] = s * (1.0f / (float)lens[r]);
+}
+
+// masked_mean_bwd: dv[t][r][u] = dout[r][u] / len[r] for t < len[r], else 0.
+extern "C" __global__ void masked_mean_bwd(int rows, int T, int d, const int* lens, const float* dout, float* dv) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= T * rows * d) return;
+    int u = tid % d;
+    int r = (tid / d) % rows;
+    int t = tid / (d * rows);
+    dv[tid] = t < lens[r] ? dout[r * d + u] * (1.0f / (float)lens[r]) : 0.0f;
+}
+
+// fill_rows: out[i][j] = b[j] for a (rows, cols) matrix: the bias that a
+// following GEMM with beta = 1 adds to.
+extern "C" __global__ void fill_rows(int rows, int cols, const float* b, float* out) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= rows * cols) return;
+    out[tid] = b[tid % cols];
+}
+
+// col_sum: out[j] = sum_i a[i][j] over a (rows, cols) matrix (bias gradients).
+extern "C" __global__ void col_sum(int rows, int cols, const float* a, float* out) {
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= cols) return;
+    float s = 0.0f;
+    for (int i = 0; i < rows; i++) s += a[(size_t)i * cols + j];
+    out[j] = s;
+}
+
+// col_dot: out[j] = sum_i a[i*lda + j] * b[i*ldb + j] (peephole gradients:
+// a column block of the gate gradients against the cell states).
+extern "C" __global__ void col_dot(int rows, int cols, int lda, const float* a, int ldb, const float* b, float* out) {
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= cols) return;
+    float s = 0.0f;
+    for (int i = 0; i < rows; i++) s += a[(size_t)i * lda + j] * b[(size_t)i * ldb + j];
+    out[j] = s;
+}
+
+// sumsq_grad: the L2 terms. Over w (n values), with w0 NULL (lambda_c) or
+// the initial embeddings (lambda_w): g += 2*lambda*(w - w0), and each of
+// the launch's threads writes its partial sum of (w - w0)^2, in double, to
+// partial[tid]; the host adds the partials. Grid-stride loop.
+extern "C" __global__ void sumsq_grad(int n, const float* w, const float* w0, float lambda, float* g, double* partial) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    int stride = gridDim.x * blockDim.x;
+    double s = 0.0;
+    for (int i = tid; i < n; i += stride) {
+        float dv = w0 != 0 ? w[i] - w0[i] : w[i];
+        s += (double)dv * (double)dv;
+        g[i] += 2.0f * lambda * dv;
+    }
+    partial[tid] = s;
+}
+
+// nonfinite: flag[0] = 1 when any of v's n values is NaN or infinite.
+extern "C" __global__ void nonfinite(int n, const float* v, int* flag) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= n) return;
+    if (!isfinite(v[tid])) atomicOr(flag, 1);
+}

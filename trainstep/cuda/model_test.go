@@ -1,0 +1,304 @@
+package cuda_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/parastream/parastream/trainstep/compute"
+	"github.com/parastream/parastream/trainstep/cpu"
+	"github.com/parastream/parastream/trainstep/cuda"
+)
+
+// smallConfig is a model small enough for the emulator, with sizes that
+// differ from one another (dim 6, hidden 5) so that a transposed or
+// misplaced product cannot line up by accident.
+func smallConfig(enc, neg string) compute.Config {
+	return compute.Config{Encoder: enc, Dim: 6, Hidden: 5, Vocab: 23, Negatives: neg, BatchSize: 5, BucketWidth: 4, Seed: 3}.Defaults()
+}
+
+// batch draws n pairs of lengths 1 to 7 (padded to 8, so that every row
+// has padded steps or none) with the noise of cfg.
+func batch(t *testing.T, cfg compute.Config, n int, seed uint64) *compute.Batch {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 9))
+	var a, b [][]int32
+	for i := range n {
+		sa, sb := make([]int32, 1+(i*3)%7), make([]int32, 1+(i*5+2)%7)
+		for j := range sa {
+			sa[j] = rng.Int32N(int32(cfg.Vocab))
+		}
+		for j := range sb {
+			sb[j] = rng.Int32N(int32(cfg.Vocab))
+		}
+		sb[0] = sa[0] // a word in both sides: its gradient is a sum
+		a, b = append(a, sa), append(b, sb)
+	}
+	bt, err := compute.NewBatch(cfg, a, b, nil, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bt
+}
+
+// params are cfg's initial parameters, scaled up so that gates and
+// cosines are away from their linear regime and the hinge is active, and
+// with random biases and peepholes (they start at zero, where a wrong
+// gradient term would go unseen).
+func params(cfg compute.Config) []compute.Tensor {
+	rng := rand.New(rand.NewPCG(cfg.Seed, 5))
+	ps := compute.InitParams(cfg, rng)
+	for i := range ps {
+		for j := range ps[i].Data {
+			ps[i].Data[j] = 4*ps[i].Data[j] + float32(rng.Float64()-0.5)/2
+		}
+	}
+	return ps
+}
+
+func buildWith(t *testing.T, b compute.Backend, cfg compute.Config, ps []compute.Tensor) compute.Model {
+	t.Helper()
+	m, err := b.Build(cfg, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// close reports whether got is within float32 tolerance of want over a
+// tensor: |got - want| ≤ 1e-5 + 1e-3·max|want|.
+func closeTo(got, want []float32) (int, float64, bool) {
+	var scale float64
+	for _, w := range want {
+		scale = max(scale, math.Abs(float64(w)))
+	}
+	tol := 1e-5 + 1e-3*scale
+	for i := range want {
+		if d := math.Abs(float64(got[i] - want[i])); d > tol || math.IsNaN(float64(got[i])) {
+			return i, d, false
+		}
+	}
+	return 0, 0, true
+}
+
+// TestEmulatorMatchesCPU runs the CUDA backend's model code on the kernel
+// emulator and the gorgonia CPU backend (float64) on the same batch: the
+// loss and every gradient must agree within float32 tolerance, for every
+// encoder and negative strategy the backend implements, with and without
+// dropout and the L2 terms.
+func TestEmulatorMatchesCPU(t *testing.T) {
+	type variant struct {
+		name string
+		mod  func(*compute.Config)
+	}
+	variants := []variant{
+		{"plain", func(*compute.Config) {}},
+		{"noise", func(c *compute.Config) {
+			c.Dropout, c.WordDropout, c.Scramble, c.LambdaC, c.LambdaW = 0.2, 0.1, 0.5, 0.01, 0.02
+		}},
+	}
+	for _, enc := range []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncGRAN} {
+		for _, neg := range []string{compute.NegMax, compute.NegMix, compute.NegRand} {
+			for _, v := range variants {
+				t.Run(fmt.Sprintf("%s/%s/%s", enc, neg, v.name), func(t *testing.T) {
+					cfg := smallConfig(enc, neg)
+					v.mod(&cfg)
+					ps := params(cfg)
+					if v.name == "noise" {
+						// λw needs embeddings away from their initial values.
+						for i := range ps[0].Data {
+							ps[0].Data[i] *= 1.1
+						}
+					}
+					ref := buildWith(t, &cpu.Backend{Float64: true}, cfg, ps)
+					emu := buildWith(t, cuda.Emulator(), cfg, ps)
+					if v.name == "noise" {
+						init := compute.Tensor{Name: "init/embeddings", Shape: ps[0].Shape, Data: make([]float32, len(ps[0].Data))}
+						for i, x := range ps[0].Data {
+							init.Data[i] = x / 1.1
+						}
+						for _, m := range []compute.Model{ref, emu} {
+							st := m.State()
+							st[len(st)-1] = init
+							if err := m.SetState(st); err != nil {
+								t.Fatal(err)
+							}
+						}
+					}
+					b := batch(t, cfg, 5, 11)
+					want, err := ref.ForwardBackward(b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := emu.ForwardBackward(b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want <= 0.05 {
+						t.Fatalf("reference loss %g: the check needs active hinge terms", want)
+					}
+					if math.Abs(got-want) > 1e-5+1e-4*math.Abs(want) {
+						t.Errorf("loss: emulator %.7g, cpu %.7g", got, want)
+					}
+					wg, gg := ref.Grads(), emu.Grads()
+					for i := range wg {
+						if wg[i].Name != gg[i].Name || !compute.SameShape(wg[i].Shape, gg[i].Shape) {
+							t.Fatalf("gradient %d: %s %v, cpu %s %v", i, gg[i].Name, gg[i].Shape, wg[i].Name, wg[i].Shape)
+						}
+						if j, d, ok := closeTo(gg[i].Data, wg[i].Data); !ok {
+							t.Errorf("gradient of %s differs at %d by %.3g: emulator %v, cpu %v", wg[i].Name, j, d, gg[i].Data[j], wg[i].Data[j])
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestEmulatorUpdate applies each optimiser after the same batch: the
+// parameters and the optimiser state must match the CPU backend's.
+func TestEmulatorUpdate(t *testing.T) {
+	for _, opt := range []string{compute.OptAdam, compute.OptSGD, compute.OptRMSProp} {
+		t.Run(opt, func(t *testing.T) {
+			cfg := smallConfig(compute.EncGRAN, compute.NegMax)
+			cfg.Optimizer, cfg.LR = opt, 0
+			cfg = cfg.Defaults()
+			ps := params(cfg)
+			ref := buildWith(t, cpu.New(), cfg, ps)
+			emu := buildWith(t, cuda.Emulator(), cfg, ps)
+			for step := int64(1); step <= 3; step++ {
+				b := batch(t, cfg, 5, uint64(step))
+				for _, m := range []compute.Model{ref, emu} {
+					if _, err := m.ForwardBackward(b); err != nil {
+						t.Fatal(err)
+					}
+					if err := m.Update(step, cfg.LR); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for i, w := range ref.Params() {
+				if j, d, ok := closeTo(emu.Params()[i].Data, w.Data); !ok {
+					t.Errorf("%s differs at %d by %.3g", w.Name, j, d)
+				}
+			}
+			ws, gs := ref.State(), emu.State()
+			if len(ws) != len(gs) {
+				t.Fatalf("state: %d tensors, cpu %d", len(gs), len(ws))
+			}
+			for i := range ws {
+				if ws[i].Name != gs[i].Name {
+					t.Fatalf("state %d: %s, cpu %s", i, gs[i].Name, ws[i].Name)
+				}
+				if j, d, ok := closeTo(gs[i].Data, ws[i].Data); !ok {
+					t.Errorf("state %s differs at %d by %.3g", ws[i].Name, j, d)
+				}
+			}
+		})
+	}
+}
+
+// TestEmulatorEmbed compares Embed with the CPU backend's, across chunks
+// and bucket lengths.
+func TestEmulatorEmbed(t *testing.T) {
+	for _, enc := range []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncGRAN} {
+		t.Run(enc, func(t *testing.T) {
+			cfg := smallConfig(enc, compute.NegMax)
+			cfg.MaxLen = 9
+			ps := params(cfg)
+			ref := buildWith(t, cpu.New(), cfg, ps)
+			emu := buildWith(t, cuda.Emulator(), cfg, ps)
+			var seqs [][]int32
+			for i := range 140 { // two chunks
+				s := make([]int32, 1+i%12) // some beyond MaxLen
+				for j := range s {
+					s[j] = int32((i*7 + j*3) % cfg.Vocab)
+				}
+				seqs = append(seqs, s)
+			}
+			want, err := ref.Embed(seqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := emu.Embed(seqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if j, d, ok := closeTo(got[i], want[i]); !ok {
+					t.Fatalf("sequence %d unit %d differs by %.3g", i, j, d)
+				}
+			}
+			if _, err := emu.Embed([][]int32{{1}, {}}); err == nil {
+				t.Error("empty sequence embedded")
+			}
+			if _, err := emu.Embed([][]int32{{int32(cfg.Vocab)}}); err == nil {
+				t.Error("token outside the vocabulary embedded")
+			}
+		})
+	}
+}
+
+// TestNoAccumulation: the same batch twice gives the same loss and
+// gradients, and leaves the parameters alone.
+func TestNoAccumulation(t *testing.T) {
+	cfg := smallConfig(compute.EncGRAN, compute.NegMax)
+	ps := params(cfg)
+	m := buildWith(t, cuda.Emulator(), cfg, ps)
+	b := batch(t, cfg, 5, 4)
+	l1, err := m.ForwardBackward(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1 := m.Grads()
+	l2, err := m.ForwardBackward(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l1 != l2 {
+		t.Errorf("losses %v, %v", l1, l2)
+	}
+	for i, g := range m.Grads() {
+		if _, _, ok := closeTo(g.Data, g1[i].Data); !ok {
+			t.Errorf("%s: gradient changed on the second run", g.Name)
+		}
+	}
+	for i, p := range m.Params() {
+		if _, d, ok := closeTo(p.Data, ps[i].Data); !ok || d != 0 {
+			t.Errorf("%s changed by ForwardBackward", p.Name)
+		}
+	}
+}
+
+// TestNonFinite: a NaN parameter gives ErrNonFinite.
+func TestNonFinite(t *testing.T) {
+	cfg := smallConfig(compute.EncLSTMAvg, compute.NegMax)
+	ps := params(cfg)
+	for i := range ps {
+		if ps[i].Name == "lstm.wh" {
+			ps[i].Data[0] = float32(math.NaN())
+		}
+	}
+	m := buildWith(t, cuda.Emulator(), cfg, ps)
+	if _, err := m.ForwardBackward(batch(t, cfg, 5, 1)); err == nil || !errorsIs(err, compute.ErrNonFinite) {
+		t.Fatalf("error %v, want ErrNonFinite", err)
+	}
+}
+
+// TestUnsupported: Build refuses what the backend does not implement, and
+// says so.
+func TestUnsupported(t *testing.T) {
+	for _, c := range []compute.Config{
+		{Encoder: compute.EncDAN, Vocab: 10},
+		{Encoder: compute.EncBiLSTMAvg, Vocab: 10},
+		{Encoder: compute.EncAvg, Loss: compute.LossHinge, Vocab: 10},
+	} {
+		cfg := c.Defaults()
+		_, err := cuda.Emulator().Build(cfg, compute.InitParams(cfg, rand.New(rand.NewPCG(1, 1))))
+		if !errorsIs(err, cuda.ErrUnsupported) {
+			t.Errorf("%s/%s: error %v, want ErrUnsupported", cfg.Encoder, cfg.Loss, err)
+		}
+	}
+}
