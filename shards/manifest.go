@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/parastream/parastream/internal/atomicfile"
 )
@@ -268,30 +269,66 @@ func (m *Manifest) Verify(root string) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
-	var errs []error
-	for _, f := range m.Files {
-		name, _ := localPath(root, f.Path)
-		if err := checkFile(name, f.Bytes, f.SHA256); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		r, err := OpenFile(name)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("verifying %w", err))
-			continue
-		}
-		if r.NumRows() != f.Rows {
-			errs = append(errs, fmt.Errorf("verifying shard %s: %w: %d rows, the manifest says %d", name, ErrRowCount, r.NumRows(), f.Rows))
-		}
-		r.Close()
+	// Files are checked on one goroutine per core (hashing is the cost);
+	// errors are reported in the manifest's order.
+	shardErrs := make([]error, len(m.Files))
+	arts := m.artifacts()
+	artErrs := make([]error, len(arts))
+	var wg sync.WaitGroup
+	next := make(chan func())
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for job := range next {
+				job()
+			}
+		})
 	}
+	for i, f := range m.Files {
+		next <- func() { shardErrs[i] = VerifyShard(root, f) }
+	}
+	for i, a := range arts {
+		next <- func() {
+			name, _ := localPath(root, a.Path)
+			artErrs[i] = checkFile(name, a.Bytes, a.SHA256)
+		}
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(append(shardErrs, artErrs...)...)
+}
+
+// VerifyArtifacts checks the size and sha256 of every artifact (vocabulary,
+// topics, rejects files): Verify less the shards, for a caller that checks
+// those one at a time with VerifyShard.
+func (m *Manifest) VerifyArtifacts(root string) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	var errs []error
 	for _, a := range m.artifacts() {
 		name, _ := localPath(root, a.Path)
-		if err := checkFile(name, a.Bytes, a.SHA256); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, checkFile(name, a.Bytes, a.SHA256))
 	}
 	return errors.Join(errs...)
+}
+
+// VerifyShard checks one shard of a manifest under root: its size, its
+// sha256 (reading it whole) and its row count (from its footer), as Verify
+// does for each.
+func VerifyShard(root string, f ShardInfo) error {
+	name, _ := localPath(root, f.Path)
+	if err := checkFile(name, f.Bytes, f.SHA256); err != nil {
+		return err
+	}
+	r, err := OpenFile(name)
+	if err != nil {
+		return fmt.Errorf("verifying %w", err)
+	}
+	defer r.Close()
+	if r.NumRows() != f.Rows {
+		return fmt.Errorf("verifying shard %s: %w: %d rows, the manifest says %d", name, ErrRowCount, r.NumRows(), f.Rows)
+	}
+	return nil
 }
 
 // checkFile compares a file's size and sha256 with the expected ones.

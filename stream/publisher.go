@@ -20,10 +20,13 @@ import (
 
 // Defaults of PublishConfig.
 const (
-	// DefaultBatchRows is the most rows a message holds by default. Row
-	// groups of more rows are decoded and encoded again: give BatchRows
-	// shards.DefaultRowGroupRows to copy every row group that fits.
-	DefaultBatchRows   = 1000
+	// DefaultBatchRows is the most rows a message holds by default: the
+	// shard writer's row group bound, so that every row group that fits
+	// under the topic's message limit is copied into a message as it is,
+	// without decoding (see publisher_copy.go). Row groups of more rows, or too
+	// large for a message, are decoded and encoded again in smaller
+	// batches.
+	DefaultBatchRows   = shards.DefaultRowGroupRows
 	DefaultReplication = 1
 )
 
@@ -145,13 +148,17 @@ func Publish(ctx context.Context, root string, cfg PublishConfig) ([]TopicSummar
 		slices.Sort(datasets)
 		datasets = slices.Compact(datasets)
 	}
-	if err := m.Verify(root); err != nil {
+	// The artifacts are checked now; the shards in the background, each
+	// before its rows are read (see verifier).
+	if err := m.VerifyArtifacts(root); err != nil {
 		return nil, fmt.Errorf("publishing %s: %w", root, err)
 	}
+	v := startVerifier(ctx, root, m.Files)
+	defer v.stop()
 	if err := cfg.Client.check(ctx); err != nil {
 		return nil, fmt.Errorf("publishing %s: %w", root, err)
 	}
-	p := &publisher{cfg: cfg, root: root, log: cfg.Logger}
+	p := &publisher{cfg: cfg, root: root, log: cfg.Logger, verify: v}
 	if p.client, err = cfg.Client.client(); err != nil {
 		return nil, err
 	}
@@ -169,6 +176,11 @@ func Publish(ctx context.Context, root string, cfg PublishConfig) ([]TopicSummar
 	}
 	if err := p.w.Close(); err != nil {
 		return sums, fmt.Errorf("closing the writer: %w", err)
+	}
+	// A shard whose rows were all on the topic already was not waited
+	// for: a mismatch there fails the run all the same.
+	if err := v.wait(ctx, m.Files); err != nil {
+		return sums, fmt.Errorf("publishing %s: %w", root, err)
 	}
 	return sums, nil
 }
@@ -227,6 +239,7 @@ type publisher struct {
 	client *kafka.Client
 	w      *kafka.Writer
 	log    *slog.Logger
+	verify *verifier
 }
 
 // dataset publishes one dataset: topics, manifest, rows.
@@ -530,6 +543,9 @@ func (p *publisher) cut(ctx context.Context, infos []shards.ShardInfo, have map[
 		}
 		if len(missing) == 0 {
 			continue
+		}
+		if err := p.verify.waitFor(ctx, f.Path); err != nil {
+			return fmt.Errorf("publishing %s: %w", p.root, err)
 		}
 		if err := p.cutShard(ctx, f, missing, limit, emit); err != nil {
 			return err
