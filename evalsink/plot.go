@@ -24,7 +24,6 @@ const (
 )
 
 var (
-	white   = color.RGBA{255, 255, 255, 255}
 	black   = color.RGBA{0, 0, 0, 255}
 	grey    = color.RGBA{225, 225, 225, 255}
 	palette = []color.RGBA{
@@ -252,10 +251,6 @@ func kindName(kind string) string {
 // curveSeries are a run's lines for one aggregate kind: one per STS year
 // and split, plus the average, each point the latest evaluation of a step.
 func curveSeries(rows []Result, kind string) []series {
-	type point struct {
-		step int64
-		y    float64
-	}
 	pts := map[string]map[int64]float64{}
 	var names []string
 	for _, r := range rows {

@@ -37,7 +37,7 @@ func columnRows() []shards.Row {
 		switch i % 7 {
 		case 0:
 			r.Context = []string{"earlier turn", "", "ünïcödé 字 " + strings.Repeat("x", i)}
-			r.Scores = []float64{1.5, math.Inf(-1), -0.0}
+			r.Scores = []float64{1.5, math.Inf(-1), math.Copysign(0, -1)}
 		case 1:
 			r.Label, r.Meta, r.TokensA, r.IDsA, r.TopicsB = nil, nil, nil, nil, nil
 		case 2:

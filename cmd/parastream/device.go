@@ -34,7 +34,7 @@ func parseDevice(s string) (kind string, ordinal int, err error) {
 	case strings.HasPrefix(s, "cuda:"):
 		n, err := strconv.Atoi(s[len("cuda:"):])
 		if err != nil || n < 0 {
-			return "", 0, fmt.Errorf("%w: --device %s: the GPU is cuda:N with N = 0, 1, ...", errUsage, s)
+			return "", 0, fmt.Errorf("%w: --device %s: the GPU is cuda:N with N = 0, 1 and so on", errUsage, s)
 		}
 		return "cuda", n, nil
 	}

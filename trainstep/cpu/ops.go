@@ -1,8 +1,6 @@
 package cpu
 
 import (
-	"fmt"
-
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -93,8 +91,6 @@ func (o *ops) project(x *G.Node, w, b *G.Node) *G.Node {
 	}
 	return o.reshape(y, s[0], s[1], w.Shape()[1])
 }
-
-func shapeString(n *G.Node) string { return fmt.Sprint(n.Shape()) }
 
 // zeroValue is a zero tensor of the graph's dtype.
 func (o *ops) zeroValue(shape ...int) *tensor.Dense {

@@ -159,11 +159,10 @@ func (e *emulator) launch(k *kernel, a []arg) error {
 			if x.p.null() {
 				continue
 			}
-			s, err := e.span(x.p, 0)
-			if err != nil {
+			if _, err := e.span(x.p, 0); err != nil {
 				return fmt.Errorf("kernel %s argument %s: %w", k.name, k.params[i][2:], err)
 			}
-			s = x.p.b.host[x.p.off:x.p.b.words]
+			s := x.p.b.host[x.p.off:x.p.b.words]
 			switch x.kind {
 			case pFloats:
 				ha[i].f = s

@@ -50,10 +50,9 @@ type library struct {
 
 var (
 	libCUDA = library{what: "the NVIDIA driver library", names: []string{"libcuda.so.1", "libcuda.so"}}
-	// cuBLAS and cuBLASLt are loaded from the same directory with the same
-	// major version (libcublas needs the matching libcublasLt).
-	libCUBLAS   = library{what: "cuBLAS", names: []string{"libcublas.so.13", "libcublas.so.12"}, wheel: []string{"cu13/lib", "cublas/lib"}}
-	libCUBLASLt = library{what: "cuBLASLt", names: []string{"libcublasLt.so.13", "libcublasLt.so.12"}, wheel: []string{"cu13/lib", "cublas/lib"}}
+	// cuBLAS; its libcublasLt of the same major version is loaded first,
+	// from the same directory (see loadCUBLAS).
+	libCUBLAS = library{what: "cuBLAS", names: []string{"libcublas.so.13", "libcublas.so.12"}, wheel: []string{"cu13/lib", "cublas/lib"}}
 	// Debian's nvidia-cuda-toolkit 11.8 ships NVRTC as libnvrtc.so.11.2.
 	libNVRTC = library{what: "NVRTC (the CUDA runtime compiler)", names: []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"},
 		wheel: []string{"cu13/lib", "cuda_nvrtc/lib"}}

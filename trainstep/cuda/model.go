@@ -183,7 +183,6 @@ type pass struct {
 	z, h, c   ptr // LSTM: activations (T, R, 4H), states (T+1, R, H) with step -1 first
 	gz, ga    ptr // GRAN: gates (T, R, Dim) and gated words
 	dx        ptr // (T, R, Dim) gradient of x
-	dropHost  []float32
 	seqs      [][]int32
 	lensHost  []int32
 }
