@@ -310,21 +310,29 @@ func decodeValue(value []byte, h BatchHeader, columns []string) (rows []shards.R
 		return nil, fmt.Errorf("the columns declare %d bytes uncompressed, more than the %d a message may hold", declared, maxDecodedBytes)
 	}
 	rows = make([]shards.Row, h.Rows())
-	if len(columns) == 0 {
-		r := parquet.NewGenericReader[shards.Row](pf)
-		defer r.Close()
-		n, err := r.Read(rows)
-		if err != nil && !errors.Is(err, io.EOF) {
+	if len(columns) > 0 {
+		// readColumns checks every string it makes (Row.Validate's check,
+		// done once, as the strings are made).
+		if err := readColumns(pf, rows, columns); err != nil {
 			return nil, err
 		}
-		if int64(n) != h.Rows() {
-			return nil, fmt.Errorf("read %d rows, the header says %d", n, h.Rows())
-		}
-	} else if err := readColumns(pf, rows, columns); err != nil {
+		return rows, nil
+	}
+	r := parquet.NewGenericReader[shards.Row](pf)
+	defer r.Close()
+	n, err := r.Read(rows)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
+	}
+	if int64(n) != h.Rows() {
+		return nil, fmt.Errorf("read %d rows, the header says %d", n, h.Rows())
 	}
 	for i := range rows {
 		if err := rows[i].Validate(); err != nil {
+			var re *shards.RowError
+			if errors.As(err, &re) {
+				re.Index = i
+			}
 			return nil, err
 		}
 	}
@@ -356,264 +364,4 @@ func checkColumns(columns []string) error {
 		seen[c] = true
 	}
 	return nil
-}
-
-// readColumns decodes the named columns of every row group of pf into
-// rows, which has room for pf's rows. It reads the values of each column
-// chunk page by page, with their repetition and definition levels, and
-// builds the fields itself: parquet-go decompresses and decodes only those
-// chunks, and no reflection is involved. The strings of a batch of values
-// share one allocation, the elements of a list column one array per row
-// group.
-func readColumns(pf *parquet.File, rows []shards.Row, columns []string) error {
-	var base int
-	for _, rg := range pf.RowGroups() {
-		n := rg.NumRows()
-		if n < 0 || int64(base)+n > int64(len(rows)) {
-			return fmt.Errorf("the row groups hold more than %d rows", len(rows))
-		}
-		part := rows[base : base+int(n)]
-		chunks := rg.ColumnChunks()
-		for _, name := range columns {
-			if err := readColumn(chunks, part, name); err != nil {
-				return fmt.Errorf("column %s: %w", name, err)
-			}
-		}
-		base += int(n)
-	}
-	if base != len(rows) {
-		return fmt.Errorf("the row groups hold %d rows, the file %d", base, len(rows))
-	}
-	return nil
-}
-
-// readColumn decodes column name of one row group into rows.
-func readColumn(chunks []parquet.ColumnChunk, rows []shards.Row, name string) error {
-	leaf := func(path ...string) (parquet.ColumnChunk, int) {
-		l, ok := rowSchema.Lookup(path...)
-		if !ok || l.ColumnIndex >= len(chunks) {
-			panic("stream: no leaf column " + strings.Join(path, "."))
-		}
-		return chunks[l.ColumnIndex], l.MaxDefinitionLevel
-	}
-	str := func(set func(*shards.Row, string)) error {
-		cc, _ := leaf(name)
-		return readScalars(cc, rows, batchStrings, set)
-	}
-	// A list column's elements are its leaf list.element.
-	var cc parquet.ColumnChunk
-	var maxDef int
-	if l, ok := rowSchema.Lookup(name, "list", "element"); ok {
-		cc, maxDef = chunks[l.ColumnIndex], l.MaxDefinitionLevel
-	}
-	strList := func(set func(*shards.Row, []string)) error {
-		return readList(cc, maxDef, rows, batchStrings, set)
-	}
-	i64 := func(set func(*shards.Row, int64)) error {
-		cc, _ := leaf(name)
-		return readScalars(cc, rows, batchOf(parquet.Value.Int64), set)
-	}
-	switch name {
-	case "id":
-		return str(func(r *shards.Row, v string) { r.ID = v })
-	case "corpus":
-		return str(func(r *shards.Row, v string) { r.Corpus = v })
-	case "dataset":
-		return str(func(r *shards.Row, v string) { r.Dataset = v })
-	case "split":
-		return str(func(r *shards.Row, v string) { r.Split = v })
-	case "a":
-		return str(func(r *shards.Row, v string) { r.A = v })
-	case "b":
-		return str(func(r *shards.Row, v string) { r.B = v })
-	case "lang_a":
-		return str(func(r *shards.Row, v string) { r.LangA = v })
-	case "lang_b":
-		return str(func(r *shards.Row, v string) { r.LangB = v })
-	case "group_key":
-		return str(func(r *shards.Row, v string) { r.GroupKey = v })
-	case "source_file":
-		return str(func(r *shards.Row, v string) { r.SourceFile = v })
-	case "source_line":
-		return i64(func(r *shards.Row, v int64) { r.SourceLine = v })
-	case "source_offset":
-		return i64(func(r *shards.Row, v int64) { r.SourceOffset = v })
-	case "label":
-		cc, maxDef := leaf(name)
-		labels := make([]float64, len(rows))
-		return scanRows(cc, len(rows), func(vs []parquet.Value, at []int) {
-			for j, v := range vs {
-				if v.DefinitionLevel() == maxDef {
-					labels[at[j]] = v.Double()
-					rows[at[j]].Label = &labels[at[j]]
-				}
-			}
-		})
-	case "context":
-		return strList(func(r *shards.Row, v []string) { r.Context = v })
-	case "tokens_a":
-		return strList(func(r *shards.Row, v []string) { r.TokensA = v })
-	case "tokens_b":
-		return strList(func(r *shards.Row, v []string) { r.TokensB = v })
-	case "scores":
-		return readList(cc, maxDef, rows, batchOf(parquet.Value.Double), func(r *shards.Row, v []float64) { r.Scores = v })
-	case "ids_a", "ids_b":
-		return readList(cc, maxDef, rows, batchOf(parquet.Value.Int32), func(r *shards.Row, v []int32) {
-			if name == "ids_a" {
-				r.IDsA = v
-			} else {
-				r.IDsB = v
-			}
-		})
-	case "topics_a", "topics_b":
-		return readList(cc, maxDef, rows, batchOf(parquet.Value.Float), func(r *shards.Row, v []float32) {
-			if name == "topics_a" {
-				r.TopicsA = v
-			} else {
-				r.TopicsB = v
-			}
-		})
-	case "meta":
-		keys, values := make([][]string, len(rows)), make([][]string, len(rows))
-		set := func(r *[]string, v []string) { *r = v }
-		cc, maxDef := leaf(name, "key_value", "key")
-		if err := readList(cc, maxDef, keys, batchStrings, set); err != nil {
-			return err
-		}
-		cc, maxDef = leaf(name, "key_value", "value")
-		if err := readList(cc, maxDef, values, batchStrings, set); err != nil {
-			return err
-		}
-		for i := range rows {
-			if len(keys[i]) != len(values[i]) {
-				return fmt.Errorf("row %d has %d keys and %d values", i, len(keys[i]), len(values[i]))
-			}
-			rows[i].Meta = make(map[string]string, len(keys[i]))
-			for j, k := range keys[i] {
-				rows[i].Meta[k] = values[i][j]
-			}
-		}
-		return nil
-	}
-	panic("stream: no column " + name)
-}
-
-// scanRows reads the values of a column chunk of a row group of n rows,
-// page by page, and calls fn with each batch of values and, for each
-// value, the index of its row: a value of repetition level 0 begins the
-// next row. A chunk that holds more or fewer rows than n is an error.
-func scanRows(cc parquet.ColumnChunk, n int, fn func(vs []parquet.Value, at []int)) error {
-	pages := cc.Pages()
-	defer pages.Close()
-	vs, at := make([]parquet.Value, 1024), make([]int, 1024)
-	row := -1
-	for {
-		p, err := pages.ReadPage()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		r := p.Values()
-		for {
-			k, err := r.ReadValues(vs)
-			for j := range k {
-				if vs[j].RepetitionLevel() == 0 {
-					row++
-				}
-				if row < 0 || row >= n {
-					parquet.Release(p)
-					return fmt.Errorf("the chunk holds more than the row group's %d rows", n)
-				}
-				at[j] = row
-			}
-			if k > 0 {
-				fn(vs[:k], at[:k])
-			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				parquet.Release(p)
-				return err
-			}
-		}
-		parquet.Release(p)
-	}
-	if row != n-1 {
-		return fmt.Errorf("the chunk holds %d rows, the row group %d", row+1, n)
-	}
-	return nil
-}
-
-// readScalars reads a required column of one value a row.
-func readScalars[T any](cc parquet.ColumnChunk, rows []shards.Row, get func([]parquet.Value, []T) []T, set func(*shards.Row, T)) error {
-	var out []T
-	return scanRows(cc, len(rows), func(vs []parquet.Value, at []int) {
-		out = get(vs, out[:0])
-		for j := range vs {
-			set(&rows[at[j]], out[j])
-		}
-	})
-}
-
-// readList reads a list column (or one side of a map) of maximum
-// definition level maxDef: a value at maxDef is an element, one below it
-// the empty list. The lists of the row group share one array.
-func readList[D, T any](cc parquet.ColumnChunk, maxDef int, dst []D, get func([]parquet.Value, []T) []T, set func(*D, []T)) error {
-	flat := make([]T, 0, cc.NumValues())
-	starts := make([]int, len(dst)+1)
-	var out []T
-	err := scanRows(cc, len(dst), func(vs []parquet.Value, at []int) {
-		out = get(vs, out[:0])
-		for j, v := range vs {
-			if v.RepetitionLevel() == 0 {
-				starts[at[j]] = len(flat)
-			}
-			if v.DefinitionLevel() == maxDef {
-				flat = append(flat, out[j])
-			}
-		}
-	})
-	if err != nil {
-		return err
-	}
-	starts[len(dst)] = len(flat)
-	for i := range dst {
-		// Empty lists are empty, not nil, as parquet-go reads them.
-		a, b := starts[i], starts[i+1]
-		set(&dst[i], flat[a:b:b])
-	}
-	return nil
-}
-
-// batchStrings appends the byte-array values of vs to out as strings that
-// share one allocation.
-func batchStrings(vs []parquet.Value, out []string) []string {
-	size := 0
-	for _, v := range vs {
-		size += len(v.ByteArray())
-	}
-	buf := make([]byte, 0, size)
-	for _, v := range vs {
-		buf = append(buf, v.ByteArray()...)
-	}
-	all, at := string(buf), 0
-	for _, v := range vs {
-		n := len(v.ByteArray())
-		out = append(out, all[at:at+n])
-		at += n
-	}
-	return out
-}
-
-// batchOf makes a batch reader of the values of one type.
-func batchOf[T any](f func(parquet.Value) T) func([]parquet.Value, []T) []T {
-	return func(vs []parquet.Value, out []T) []T {
-		for _, v := range vs {
-			out = append(out, f(v))
-		}
-		return out
-	}
 }

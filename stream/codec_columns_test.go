@@ -1,13 +1,17 @@
 package stream_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/stream"
@@ -139,6 +143,56 @@ func TestDecodeColumnsChecks(t *testing.T) {
 	}
 }
 
+// TestDecodeColumnsRefusesInvalidUTF8: a value written by another writer
+// with a string that is not UTF-8, in a plain column, a dictionary column,
+// a list, a map, or cut inside a character between two list elements, is
+// refused by DecodeColumns (which checks strings as it makes them) as by
+// Decode (Row.Validate), naming the row and the column.
+func TestDecodeColumnsRefusesInvalidUTF8(t *testing.T) {
+	for _, c := range []struct {
+		column string
+		spoil  func(*shards.Row)
+	}{
+		{"id", func(r *shards.Row) { r.ID = "bad \xff" }},
+		{"b", func(r *shards.Row) { r.B = "bad \xc3" }},
+		{"corpus", func(r *shards.Row) { r.Corpus = "\xff" }},
+		{"lang_b", func(r *shards.Row) { r.LangB = "e\x80" }},
+		{"tokens_a", func(r *shards.Row) { r.TokensA = []string{"ok", "bad \xe2\x82"} }},
+		// One character cut between two elements: their bytes together are UTF-8.
+		{"tokens_b", func(r *shards.Row) { r.TokensB = []string{"x\xc3", "\xbc"} }},
+		{"context", func(r *shards.Row) { r.Context = []string{"\xed\xa0\x80"} }},
+		{"meta", func(r *shards.Row) { r.Meta = map[string]string{"k": "\xff"} }},
+		{"meta", func(r *shards.Row) { r.Meta = map[string]string{"\xfe": "v"} }},
+	} {
+		rows := genRows("sts", "train", 1, 40)
+		c.spoil(&rows[17])
+		var buf bytes.Buffer
+		w := parquet.NewGenericWriter[shards.Row](&buf,
+			parquet.KeyValueMetadata(shards.MetadataSchemaVersion, strconv.Itoa(shards.SchemaVersion)))
+		if _, err := w.Write(rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		m := stream.Message("sts/train/p.parquet", "0-40", buf.Bytes())
+		for _, decode := range []struct {
+			name string
+			f    func() (stream.Batch, error)
+		}{
+			{"Decode", func() (stream.Batch, error) { return stream.Decode(m) }},
+			{"DecodeColumns", func() (stream.Batch, error) { return stream.DecodeColumns(m, stream.Columns()) }},
+			{"DecodeColumns(" + c.column + ")", func() (stream.Batch, error) { return stream.DecodeColumns(m, []string{c.column}) }},
+		} {
+			_, err := decode.f()
+			re, ok := errors.AsType[*shards.RowError](err)
+			if !ok || !errors.Is(err, stream.ErrPayload) || !errors.Is(err, shards.ErrInvalidUTF8) || re.Index != 17 || re.Column != c.column {
+				t.Errorf("%s with %s not UTF-8 in row 17: %v, want ErrPayload and a RowError for row 17, column %s", decode.name, c.column, err, c.column)
+			}
+		}
+	}
+}
+
 // FuzzDecodeColumns: no value makes DecodeColumns panic, and rows that it
 // and Decode both accept are the same.
 func FuzzDecodeColumns(f *testing.F) {
@@ -202,5 +256,31 @@ func TestConsumerColumns(t *testing.T) {
 	cfg.Columns = []string{"ids"}
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "ids_a") {
 		t.Errorf("Validate with a column that does not exist: %v, want an error listing the columns", err)
+	}
+}
+
+// BenchmarkDecodeColumns decodes one message of 2,080 featurized rows (a
+// shard's row group) with every column, and with the trainer's columns.
+func BenchmarkDecodeColumns(b *testing.B) {
+	m, err := stream.Encode(stream.Batch{Shard: "bench/train/part-0.parquet", Rows: genRows("bench", "train", 1, 2080)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		columns []string
+	}{
+		{"all", stream.Columns()},
+		{"train", []string{"id", "label", "tokens_a", "tokens_b", "ids_a", "ids_b"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(m.Value)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := stream.DecodeColumns(m, c.columns); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
