@@ -558,12 +558,25 @@ func committedCounters(res beam.PipelineResult) map[string]int64 {
 
 // startProgress prints the in-process progress every few seconds.
 func startProgress(opts RunOptions) (stop func()) {
+	return everyTick(opts, time.Second, func(elapsed time.Duration) {
+		snap := transforms.LocalProgress.Snapshot()
+		secs := elapsed.Seconds()
+		fmt.Fprintf(opts.Progress, "  %6.0fs  read %d records (%.1f MB, %.0f records/s)  paired %d  deduplicated %d  written %d\n",
+			secs, snap["read"], float64(snap["bytes_read"])/1e6, float64(snap["read"])/secs,
+			snap["paired"], snap["deduplicated"], snap["written"])
+	})
+}
+
+// everyTick calls fn with the time since it started every
+// opts.ProgressEvery (def when that is 0) until stop is called, when
+// opts.Progress is set; stop returns once fn has returned for good.
+func everyTick(opts RunOptions, def time.Duration, fn func(elapsed time.Duration)) (stop func()) {
 	if opts.Progress == nil {
 		return func() {}
 	}
 	every := opts.ProgressEvery
 	if every <= 0 {
-		every = 1 * time.Second
+		every = def
 	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -577,11 +590,7 @@ func startProgress(opts RunOptions) (stop func()) {
 			case <-done:
 				return
 			case now := <-t.C:
-				snap := transforms.LocalProgress.Snapshot()
-				secs := now.Sub(start).Seconds()
-				fmt.Fprintf(opts.Progress, "  %6.0fs  read %d records (%.1f MB, %.0f records/s)  paired %d  deduplicated %d  written %d\n",
-					secs, snap["read"], float64(snap["bytes_read"])/1e6, float64(snap["read"])/secs,
-					snap["paired"], snap["deduplicated"], snap["written"])
+				fn(now.Sub(start))
 			}
 		}
 	}()

@@ -212,34 +212,10 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 // watchReceipts prints how many shards are done, from the receipts the
 // featurizing DoFn leaves, every ProgressEvery (default 5 s).
 func watchReceipts(dir string, total int, opts RunOptions, logf func(string, ...any)) (stop func()) {
-	if opts.Progress == nil {
-		return func() {}
-	}
-	every := opts.ProgressEvery
-	if every <= 0 {
-		every = 5 * time.Second
-	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	start := time.Now()
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				n, _ := filepath.Glob(filepath.Join(dir, "receipts", "*.json"))
-				logf("  %6s  featurized %d of %d shards", time.Since(start).Round(time.Second), len(n), total)
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-finished
-	}
+	return everyTick(opts, 5*time.Second, func(elapsed time.Duration) {
+		n, _ := filepath.Glob(filepath.Join(dir, "receipts", "*.json"))
+		logf("  %6s  featurized %d of %d shards", elapsed.Round(time.Second), len(n), total)
+	})
 }
 
 func runnerOrPrism(r string) string {
