@@ -17,12 +17,14 @@ import (
 // deviceFlags are --device and --cuda-lib-dir.
 type deviceFlags struct {
 	device, libDir *string
+	maxGraphs      *int
 }
 
 func addDeviceFlags(fs *flag.FlagSet) deviceFlags {
 	return deviceFlags{
-		device: fs.String("device", "cpu", "where to train: cpu, cuda (GPU 0), cuda:N, or auto (the GPU when a driver and device are found and the model is one the CUDA backend has, else the CPU)"),
-		libDir: fs.String("cuda-lib-dir", "", "directory of libcuda.so.1, libcublas and libnvrtc, searched before LD_LIBRARY_PATH and the usual places (default $"+cuda.LibDirEnv+")"),
+		device:    fs.String("device", "cpu", "where to train: cpu, cuda (GPU 0), cuda:N, or auto (the GPU when a driver and device are found and the model is one the CUDA backend has, else the CPU)"),
+		libDir:    fs.String("cuda-lib-dir", "", "directory of libcuda.so.1, libcublas and libnvrtc, searched before LD_LIBRARY_PATH and the usual places (default $"+cuda.LibDirEnv+")"),
+		maxGraphs: fs.Int("max-graphs", 0, "CPU: most compiled graphs kept, one per batch shape, least recently used dropped first (0: all); bounds the memory of recurrent models"),
 	}
 }
 
@@ -50,20 +52,31 @@ func (d deviceFlags) backend(note io.Writer, log *slog.Logger) (compute.Backend,
 		return nil, nil, err
 	}
 	none := func() error { return nil }
+	if *d.maxGraphs < 0 {
+		return nil, nil, fmt.Errorf("%w: --max-graphs %d: use 0 for no bound or a positive count", errUsage, *d.maxGraphs)
+	}
+	var onCPU compute.Backend // nil: the trainer's default CPU backend
+	if *d.maxGraphs > 0 {
+		onCPU = &cpu.Backend{MaxGraphs: *d.maxGraphs}
+	}
 	if kind == "cpu" {
-		return nil, none, nil
+		return onCPU, none, nil
 	}
 	gpu, err := cuda.Open(cuda.Options{Device: ordinal, Env: cuda.EnvFromOS(*d.libDir), Logger: log})
 	if err != nil {
 		if kind == "auto" {
 			fmt.Fprintf(note, "train: --device auto: no usable GPU (%s); training on the CPU\n", shortReason(err))
-			return nil, none, nil
+			return onCPU, none, nil
 		}
 		return nil, nil, fmt.Errorf("--device %s: %w", *d.device, err)
 	}
 	fmt.Fprintf(note, "train: on %s\n", gpu.Device())
 	if kind == "auto" {
-		return &autoBackend{gpu: gpu, cpu: cpu.New(), note: note}, gpu.Close, nil
+		fallback := onCPU
+		if fallback == nil {
+			fallback = cpu.New()
+		}
+		return &autoBackend{gpu: gpu, cpu: fallback, note: note}, gpu.Close, nil
 	}
 	return gpu, gpu.Close, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parastream/parastream/trainstep/cpu"
 	"github.com/parastream/parastream/trainstep/cuda"
 )
 
@@ -110,5 +111,35 @@ func TestNoCgoBinary(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(errb.String(), filepath.Join(dir, "libcuda.so.1")) {
 		t.Errorf("exit %v, stderr %q", err, errb.String())
+	}
+}
+
+// TestMaxGraphsFlag: --max-graphs bounds the CPU backend's graphs, on
+// --device cpu and when auto falls back to the CPU; a negative bound is a
+// usage error.
+func TestMaxGraphsFlag(t *testing.T) {
+	skipWithGPU(t)
+	for _, args := range [][]string{{"--max-graphs", "3"}, {"--device", "auto", "--cuda-lib-dir", fakeDriverDir(t), "--max-graphs", "3"}} {
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		d := addDeviceFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		b, release, err := d.backend(io.Discard, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+		if c, ok := b.(*cpu.Backend); !ok || c.MaxGraphs != 3 {
+			t.Errorf("%v: backend %#v, want the CPU backend bounded to 3 graphs", args, b)
+		}
+	}
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	d := addDeviceFlags(fs)
+	if err := fs.Parse([]string{"--max-graphs", "-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := d.backend(io.Discard, nil); !errors.Is(err, errUsage) {
+		t.Errorf("--max-graphs -1: %v, want a usage error", err)
 	}
 }

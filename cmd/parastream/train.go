@@ -13,7 +13,7 @@ import (
 	"github.com/parastream/parastream/trainstep"
 )
 
-const trainUsage = "parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [--device cpu|cuda[:N]|auto] [--cuda-lib-dir DIR] [TLS and SASL flags]"
+const trainUsage = "parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [--device cpu|cuda[:N]|auto] [--cuda-lib-dir DIR] [--max-graphs N] [TLS and SASL flags]"
 
 func runTrain(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "train", trainUsage)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
+	"slices"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -17,6 +18,13 @@ type Backend struct {
 	// Float64 builds float64 graphs and parameters (for gradient checks);
 	// parameters still cross the interface as float32.
 	Float64 bool
+	// MaxGraphs bounds the compiled graphs a model keeps, one per batch
+	// shape (rows, padded length), the least recently used going first;
+	// 0 keeps every one. A recurrent model's graph holds its intermediate
+	// values for the whole padded length (gran at the research's sizes:
+	// about 460 MB a graph, 3.7 GB over STS's eight length buckets), so a
+	// bound trades memory for rebuilding graphs when batches change shape.
+	MaxGraphs int
 }
 
 // New returns the float32 gorgonia CPU backend.
@@ -38,10 +46,17 @@ func (b *Backend) Build(cfg compute.Config, params []compute.Tensor) (compute.Mo
 	if err := compute.CheckParams(cfg, params); err != nil {
 		return nil, fmt.Errorf("building %s model: %w", cfg.Encoder, err)
 	}
-	if b.Float64 {
-		return newModel[float64](cfg, params, tensor.Float64), nil
+	if b.MaxGraphs < 0 {
+		return nil, fmt.Errorf("cpu backend: MaxGraphs %d: use 0 for no bound or a positive count", b.MaxGraphs)
 	}
-	return newModel[float32](cfg, params, tensor.Float32), nil
+	if b.Float64 {
+		m := newModel[float64](cfg, params, tensor.Float64)
+		m.maxGraphs = b.MaxGraphs
+		return m, nil
+	}
+	m := newModel[float32](cfg, params, tensor.Float32)
+	m.maxGraphs = b.MaxGraphs
+	return m, nil
 }
 
 type float interface{ float32 | float64 }
@@ -71,6 +86,10 @@ type model[T float] struct {
 	init   []T // W_w,initial of the λw term
 	opt    *compute.Optimizer
 	graphs map[graphKey]*graph
+	// recent lists the graphs' keys, least recently used first, and
+	// maxGraphs bounds them (0: no bound).
+	recent    []graphKey
+	maxGraphs int
 }
 
 func newModel[T float](cfg compute.Config, params []compute.Tensor, dt tensor.Dtype) *model[T] {
@@ -161,16 +180,31 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 }
 
 func (m *model[T]) graphFor(k graphKey) (*graph, error) {
-	if gr, ok := m.graphs[k]; ok {
-		return gr, nil
+	if i := slices.Index(m.recent, k); i >= 0 {
+		m.recent = append(append(m.recent[:i:i], m.recent[i+1:]...), k)
+		return m.graphs[k], nil
+	}
+	if m.maxGraphs > 0 && len(m.recent) >= m.maxGraphs {
+		old := m.recent[0]
+		m.recent = m.recent[1:]
+		err := m.graphs[old].vm.Close()
+		delete(m.graphs, old)
+		debug.FreeOSMemory() // the point of the bound: give the graph's memory back now
+		if err != nil {
+			return nil, fmt.Errorf("releasing the graph for %d rows of %d steps: %w", old.rows, old.T, err)
+		}
 	}
 	gr, err := m.build(k)
 	if err != nil {
 		return nil, err
 	}
 	m.graphs[k] = gr
+	m.recent = append(m.recent, k)
 	return gr, nil
 }
+
+// Graphs is the number of compiled graphs the model holds.
+func (m *model[T]) Graphs() int { return len(m.graphs) }
 
 // feed binds the encoder inputs for seqs (R rows, padded to T) with the
 // dropout multipliers drop (row-major [row][t][unit], nil for none).
@@ -638,5 +672,6 @@ func (m *model[T]) Close() error {
 		errs = append(errs, gr.vm.Close())
 		delete(m.graphs, k)
 	}
+	m.recent = nil
 	return errors.Join(errs...)
 }

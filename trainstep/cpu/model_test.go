@@ -97,3 +97,48 @@ func TestNoAccumulation(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxGraphs: a model bounded to two graphs keeps at most two, and
+// gives the same embeddings and losses as an unbounded one, a shape whose
+// graph was dropped included (it is built again).
+func TestMaxGraphs(t *testing.T) {
+	cfg := compute.Config{Encoder: compute.EncGRAN, Dim: 4, Vocab: 10, BatchSize: 2, Margin: 1, BucketWidth: 1}.Defaults()
+	params := compute.InitParams(cfg, rand.New(rand.NewPCG(5, 6)))
+	free := build(t, cfg, params)
+	bounded, err := (&cpu.Backend{MaxGraphs: 2}).Build(cfg, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bounded.Close()
+	graphs := func() int { return bounded.(interface{ Graphs() int }).Graphs() }
+	batches := [][2][][]int32{
+		{{{1}, {2}}, {{3}, {4}}},
+		{{{1, 2}, {3, 4}}, {{5, 6}, {7, 8}}},
+		{{{1, 2, 3}, {4, 5, 6}}, {{7, 8, 9}, {1, 1, 1}}},
+	}
+	for round := range 2 {
+		for i, ab := range batches {
+			b, err := compute.NewBatch(cfg, ab[0], ab[1], nil, rand.New(rand.NewPCG(1, uint64(i))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := free.ForwardBackward(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := bounded.ForwardBackward(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("round %d batch %d: loss %v bounded, %v unbounded", round, i, got, want)
+			}
+			if n := graphs(); n > 2 {
+				t.Fatalf("round %d batch %d: %d graphs held, bound 2", round, i, n)
+			}
+		}
+	}
+	if _, err := (&cpu.Backend{MaxGraphs: -1}).Build(cfg, params); err == nil {
+		t.Error("a negative bound was accepted")
+	}
+}
