@@ -1,0 +1,92 @@
+// Package trainbench is the training-throughput benchmark that the CPU
+// (trainstep) and GPU (trainstep/cuda) benchmarks share, so that both
+// measure the same steps on the same batches.
+package trainbench
+
+import (
+	"bufio"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parastream/parastream/internal/testenv"
+	"github.com/parastream/parastream/trainstep"
+	"github.com/parastream/parastream/trainstep/compute"
+)
+
+// Vocab is the benchmarks' vocabulary size.
+const Vocab = 20000
+
+// Lengths are sentence lengths in tokens: those of the STS 2012 test
+// sentences when ../shared/data is there, else 2,000 lengths drawn
+// uniformly from 4 to 24 (seeded).
+func Lengths(b testing.TB) []int {
+	files, _ := filepath.Glob(filepath.Join(testenv.Root(), "..", "shared", "data", "eval", "sts", "2012", "STS.input.*.txt"))
+	var lens []int
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			for _, s := range strings.Split(sc.Text(), "\t") {
+				if n := len(strings.Fields(s)); n > 0 {
+					lens = append(lens, n)
+				}
+			}
+		}
+		fh.Close()
+	}
+	if len(lens) == 0 {
+		b.Log("../shared/data/eval/sts/2012 absent: synthetic lengths 4-24")
+		rng := rand.New(rand.NewPCG(1, 1))
+		for range 2000 {
+			lens = append(lens, 4+rng.IntN(21))
+		}
+	}
+	return lens
+}
+
+// Run measures Trainer.Step on the backend (nil: the CPU) in pairs/s:
+// eight batches of random word ids with lengths drawn from lens, dimension
+// 300, margin loss with max negatives and Adam (the defaults). Every
+// batch is stepped once first, so that graphs and workspaces are built
+// before the timer starts.
+func Run(b *testing.B, enc string, batch int, backend compute.Backend, lens []int) {
+	rng := rand.New(rand.NewPCG(2, 3))
+	seq := func() []int32 {
+		s := make([]int32, lens[rng.IntN(len(lens))])
+		for i := range s {
+			s[i] = rng.Int32N(Vocab)
+		}
+		return s
+	}
+	pairs := make([]trainstep.Pair, 8*batch)
+	for i := range pairs {
+		pairs[i] = trainstep.Pair{A: seq(), B: seq()}
+	}
+	batches, _ := trainstep.Batches(pairs, batch, 64)
+	tr, err := trainstep.New(trainstep.Config{Encoder: enc, Dim: 300, Vocab: Vocab, BatchSize: batch}, trainstep.Options{Backend: backend})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	for _, bt := range batches {
+		if _, err := tr.Step(bt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		bt := batches[i%len(batches)]
+		if _, err := tr.Step(bt); err != nil { // Step reads the loss back: synchronised on a GPU too
+			b.Fatal(err)
+		}
+		n += len(bt)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "pairs/s")
+}
