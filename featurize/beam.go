@@ -15,7 +15,6 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -27,13 +26,11 @@ import (
 )
 
 // ShardTask is one input shard of a featurize pipeline: its index in the
-// input manifest, its path on disk, and where it sits (corpus, split, file
-// name).
+// input manifest, its path on disk, and its corpus and split.
 type ShardTask struct {
 	Index         int
 	Path          string
 	Corpus, Split string
-	Name          string
 }
 
 // Counts is what the counting pass gathers from training texts: each
@@ -456,9 +453,6 @@ func Receipts(dir string) ([]Receipt, error) {
 	slices.SortFunc(out, func(a, b Receipt) int { return a.Task.Index - b.Task.Index })
 	return out, nil
 }
-
-// TaskName is the file name of a shard path ("corpus/split/part-....parquet").
-func TaskName(p string) string { return p[strings.LastIndex(p, "/")+1:] }
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*ShardTask)(nil)).Elem())

@@ -152,7 +152,7 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	}
 	tasks := make([]featurize.ShardTask, len(m.Files))
 	for i, f := range m.Files {
-		tasks[i] = featurize.ShardTask{Index: i, Path: filepath.Join(cfg.In, filepath.FromSlash(f.Path)), Corpus: f.Corpus, Split: f.Split, Name: path.Base(f.Path)}
+		tasks[i] = featurize.ShardTask{Index: i, Path: filepath.Join(cfg.In, filepath.FromSlash(f.Path)), Corpus: f.Corpus, Split: f.Split}
 	}
 	if cfg.WorkDir == "" {
 		var b [6]byte
@@ -331,6 +331,12 @@ func placeFeaturized(cfg FeaturizeConfig, in *shards.Manifest, receipts []featur
 	for k, v := range in.Stats {
 		out.Stats[k] = v
 	}
+	// Every shard is checked before any replaces its input.
+	for _, rec := range receipts {
+		if f := out.Files[rec.Task.Index]; rec.Shard.Rows != f.Rows {
+			return fmt.Errorf("featurize: shard %s has %d rows, its input %d", f.Path, rec.Shard.Rows, f.Rows)
+		}
+	}
 	keep := map[string]bool{}
 	for _, rec := range receipts {
 		f := &out.Files[rec.Task.Index]
@@ -341,9 +347,6 @@ func placeFeaturized(cfg FeaturizeConfig, in *shards.Manifest, receipts []featur
 		from := filepath.Join(rec.Root, filepath.FromSlash(rec.Shard.Path))
 		if err := renameOrCopy(from, to); err != nil {
 			return fmt.Errorf("moving featurized shard %s into place: %w", from, err)
-		}
-		if rec.Shard.Rows != f.Rows {
-			return fmt.Errorf("featurize: shard %s has %d rows, its input %d", f.Path, rec.Shard.Rows, f.Rows)
 		}
 		f.Bytes, f.SHA256 = rec.Shard.Bytes, rec.Shard.SHA256
 		keep[to] = true
