@@ -21,9 +21,10 @@ type Backend struct {
 	// MaxGraphs bounds the compiled graphs a model keeps, one per batch
 	// shape (rows, padded length), the least recently used going first;
 	// 0 keeps every one. A recurrent model's graph holds its intermediate
-	// values for the whole padded length (gran at the research's sizes:
-	// about 460 MB a graph, 3.7 GB over STS's eight length buckets), so a
-	// bound trades memory for rebuilding graphs when batches change shape.
+	// values for the whole padded length (gran at batch 100, dimension 300,
+	// over eight lengths of 6 to 34 words: a peak RSS of 10.7 GB with every
+	// graph kept, 2.8 GB with one; docs/trainstep.md), so a bound trades
+	// memory for rebuilding graphs when batches change shape.
 	MaxGraphs int
 }
 
