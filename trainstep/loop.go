@@ -84,6 +84,11 @@ type RunConfig struct {
 	// appended, as "<step>\t<epoch>\t<id>" lines, synced after each step:
 	// a debugging aid (see docs/trainstep.md, "Exactly once").
 	TraceIDs string
+	// SaveInitial, for a new run, writes the checkpoint of step 0 (the
+	// initial parameters, at the stream's start) before the first step:
+	// the untrained baseline for eval, and the start a reference trainer
+	// can load (scripts/parity.py --init).
+	SaveInitial bool
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -334,6 +339,11 @@ var errStop = errors.New("stop")
 func (l *loop) run(ctx context.Context) (RunSummary, error) {
 	l.start = time.Now()
 	l.lastLine = l.start
+	if l.cfg.SaveInitial && l.lastStep < 0 {
+		if err := l.checkpoint(ctx, nil, false); err != nil {
+			return l.summary(), err
+		}
+	}
 	readCtx, cancel := ctx, context.CancelFunc(func() {})
 	if l.cfg.Duration > 0 {
 		readCtx, cancel = context.WithTimeout(ctx, l.cfg.Duration)

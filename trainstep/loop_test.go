@@ -289,3 +289,42 @@ func TestWithoutRecords(t *testing.T) {
 		t.Errorf("the input's delivered ranges changed: %v", pos.Delivered)
 	}
 }
+
+// TestRunSavesInitial writes the checkpoint of step 0 before training: the
+// parameters InitParams drew, at the stream's start, announced like any.
+func TestRunSavesInitial(t *testing.T) {
+	cc, vocab := publishPairs(t, 100, true)
+	dir := t.TempDir()
+	model := trainstep.Config{Dim: 8, BatchSize: 10, Seed: 3}
+	sum, err := trainstep.Run(context.Background(), trainstep.RunConfig{
+		Client: cc, Dataset: "para", Run: "initial", Vocab: vocab, Model: model,
+		Epochs: 1, CheckpointDir: dir, SaveInitial: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := trainstep.ReadCheckpoint(filepath.Join(dir, "step-00000000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := trainstep.New(model, trainstep.Options{Vocab: vocab})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	want := fresh.Model().Params()
+	for i, p := range ck.Params {
+		if p.Name != want[i].Name || fmt.Sprint(p.Data) != fmt.Sprint(want[i].Data) {
+			t.Fatalf("step 0's %s differs from the initial parameters", p.Name)
+		}
+	}
+	if ck.State.Step != 0 || sum.TotalSteps != 10 {
+		t.Errorf("step 0 checkpoint at step %d; run of %d steps, want 10", ck.State.Step, sum.TotalSteps)
+	}
+	// Resuming from step 0 trains the whole epoch.
+	res, err := trainstep.Run(context.Background(), trainstep.RunConfig{Client: cc, Dataset: "para", Resume: filepath.Join(dir, "step-00000000"),
+		Epochs: 1, CheckpointDir: t.TempDir()})
+	if err != nil || res.Examples != 100 {
+		t.Errorf("resumed from step 0: %+v, %v; want the epoch's 100 rows", res, err)
+	}
+}

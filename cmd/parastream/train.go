@@ -53,6 +53,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	duration := fs.Duration("duration", 0, "stop after this long, with a checkpoint (0: none)")
 	progressEvery := fs.Duration("progress-every", trainstep.DefaultProgressEvery, "interval of the progress lines")
 	traceIDs := fs.String("trace-ids", "", "debugging aid: append '<step>\\t<epoch>\\t<row id>' for every trained example to this file, synced each step")
+	saveInitial := fs.Bool("save-initial", false, "also write the checkpoint of step 0 (the initial parameters) before training")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	device := addDeviceFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -75,7 +76,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		Backend: backend, Client: cc, Prefix: *prefix, Dataset: *dataset, Split: *split, Run: *run, Model: cfg,
 		Epochs: *epochs, ShuffleBuffer: *buffer, Window: *window, CheckpointDir: *ckDir, CheckpointEvery: *every,
 		Resume: *resume, MaxSteps: *maxSteps, Duration: *duration, ProgressEvery: *progressEvery, TraceIDs: *traceIDs,
-		Logger: logger,
+		SaveInitial: *saveInitial, Logger: logger,
 	}
 	if !*quiet {
 		rc.Progress = e.stderr
