@@ -41,6 +41,11 @@ type RunConfig struct {
 	Prefix  string
 	Dataset string
 	Split   string
+	// Datasets, instead of Dataset, mixes several datasets in one run
+	// (see mix.go for the epochs of a mix): they must have been featurized
+	// together (one vocabulary). Mix weighs them (default: their sizes).
+	Datasets []string
+	Mix      map[string]float64
 	// Run names the training run: it is the consumer group, the run in the
 	// checkpoint events, and is saved in checkpoints. Required for a new
 	// run; a resumed run keeps its checkpoint's unless one is given.
@@ -97,8 +102,20 @@ type RunConfig struct {
 func (c RunConfig) Validate() error {
 	errs := []error{c.Client.Validate()}
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("trainstep: "+format, a...)) }
-	if c.Dataset == "" {
+	switch {
+	case c.Dataset == "" && len(c.Datasets) == 0:
 		bad("no dataset: name the published dataset to train on")
+	case c.Dataset != "" && len(c.Datasets) > 0:
+		bad("both Dataset (%s) and Datasets (%s): give one", c.Dataset, strings.Join(c.Datasets, ","))
+	}
+	for i, d := range c.Datasets {
+		if d == "" || slices.Contains(c.Datasets[:i], d) {
+			bad("datasets %q: each must be named once", c.Datasets)
+			break
+		}
+	}
+	if len(c.Mix) > 0 && len(c.datasets()) < 2 {
+		bad("mix weights given for one dataset: --mix weighs the datasets of a mix (--dataset a,b)")
 	}
 	if c.Resume == "" {
 		if c.Run == "" {
@@ -123,20 +140,34 @@ func (c RunConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
+// datasets lists the run's datasets: Datasets, or Dataset alone.
+func (c RunConfig) datasets() []string {
+	if len(c.Datasets) > 0 {
+		return c.Datasets
+	}
+	return []string{c.Dataset}
+}
+
+// datasetName is the datasets joined by commas, as --dataset takes them.
+func (c RunConfig) datasetName() string { return strings.Join(c.datasets(), ",") }
+
 // RunInfo is run.json in a checkpoint written by Run: the loop's
 // configuration, and how the dataset's texts were tokenised (for embed).
 type RunInfo struct {
-	Run             string   `json:"run"`
-	Dataset         string   `json:"dataset"`
-	Split           string   `json:"split"`
-	Prefix          string   `json:"prefix"`
-	Brokers         []string `json:"brokers"`
-	Epochs          int      `json:"epochs"`
-	ShuffleBuffer   int      `json:"shuffle_buffer"`
-	Window          int      `json:"window"`
-	CheckpointEvery int64    `json:"checkpoint_every"`
-	ResumedFrom     string   `json:"resumed_from,omitempty"`
-	Tokenize        Tokenize `json:"tokenize"`
+	Run     string `json:"run"`
+	Dataset string `json:"dataset"`
+	// Datasets and Mix are those of a mix (RunConfig).
+	Datasets        []string           `json:"datasets,omitempty"`
+	Mix             map[string]float64 `json:"mix,omitempty"`
+	Split           string             `json:"split"`
+	Prefix          string             `json:"prefix"`
+	Brokers         []string           `json:"brokers"`
+	Epochs          int                `json:"epochs"`
+	ShuffleBuffer   int                `json:"shuffle_buffer"`
+	Window          int                `json:"window"`
+	CheckpointEvery int64              `json:"checkpoint_every"`
+	ResumedFrom     string             `json:"resumed_from,omitempty"`
+	Tokenize        Tokenize           `json:"tokenize"`
 }
 
 // Tokenize is how the dataset's texts were tokenised, as seen in its rows:
@@ -148,12 +179,15 @@ type Tokenize struct {
 }
 
 // RunPosition is the position Run saves in checkpoints (trainer.json's
-// position): the run and the consumer's exact stream position.
+// position): the run and the consumer's exact stream position; for a mix of
+// datasets (Dataset then names them, joined by commas), Mix holds each
+// one's and Stream is empty.
 type RunPosition struct {
 	Run     string          `json:"run"`
 	Dataset string          `json:"dataset"`
 	Split   string          `json:"split"`
 	Stream  stream.Position `json:"stream"`
+	Mix     *MixPosition    `json:"mix,omitempty"`
 }
 
 // RunSummary is what Run did.
@@ -209,7 +243,10 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	l := &loop{cfg: cfg, log: cfg.Logger, tokenizeSeen: -1}
-	var start *stream.Position
+	var (
+		start    *stream.Position
+		mixStart *MixPosition
+	)
 	if cfg.Resume != "" {
 		dir, err := LatestCheckpoint(cfg.Resume)
 		if err != nil {
@@ -221,13 +258,13 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		}
 		l.tr = tr
 		var rp RunPosition
-		if err := json.Unmarshal(raw, &rp); err != nil || rp.Stream.Topic == "" {
+		if err := json.Unmarshal(raw, &rp); err != nil || (rp.Stream.Topic == "" && rp.Mix == nil) {
 			tr.Close()
 			return RunSummary{}, fmt.Errorf("resuming %s: the checkpoint holds no stream position (it was not written by a training run)", dir)
 		}
-		if rp.Dataset != cfg.Dataset || rp.Split != cfg.Split {
+		if rp.Dataset != cfg.datasetName() || rp.Split != cfg.Split {
 			tr.Close()
-			return RunSummary{}, fmt.Errorf("resuming %s: it trained on %s/%s, not %s/%s", dir, rp.Dataset, rp.Split, cfg.Dataset, cfg.Split)
+			return RunSummary{}, fmt.Errorf("resuming %s: it trained on %s/%s, not %s/%s", dir, rp.Dataset, rp.Split, cfg.datasetName(), cfg.Split)
 		}
 		if data, err := os.ReadFile(filepath.Join(dir, FileRun)); err == nil {
 			var info RunInfo
@@ -241,7 +278,7 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		if l.cfg.CheckpointDir == "" {
 			l.cfg.CheckpointDir = filepath.Dir(filepath.Clean(dir))
 		}
-		start = &rp.Stream
+		start, mixStart = &rp.Stream, rp.Mix
 		l.lastDir, l.lastStep = dir, tr.Steps()
 		l.info.ResumedFrom = dir
 	} else {
@@ -252,25 +289,30 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		l.tr, l.lastStep = tr, -1
 	}
 	defer l.tr.Close()
-	l.info = RunInfo{Run: l.cfg.Run, Dataset: cfg.Dataset, Split: cfg.Split, Prefix: cfg.Prefix, Brokers: cfg.Client.Brokers,
+	l.info = RunInfo{Run: l.cfg.Run, Dataset: cfg.datasetName(), Split: cfg.Split, Prefix: cfg.Prefix, Brokers: cfg.Client.Brokers,
 		Epochs: cfg.Epochs, ShuffleBuffer: cfg.ShuffleBuffer, Window: cfg.Window, CheckpointEvery: cfg.CheckpointEvery,
 		ResumedFrom: l.info.ResumedFrom, Tokenize: l.info.Tokenize}
 	if l.tokenizeSeen < 0 {
 		l.info.Tokenize = Tokenize{Lower: true}
 	}
 
-	c, err := stream.NewConsumer(ctx, stream.ConsumerConfig{Client: cfg.Client, Prefix: cfg.Prefix, Dataset: cfg.Dataset, Split: cfg.Split,
-		Group: l.cfg.Run, Epochs: cfg.Epochs, Seed: l.tr.Config().Seed, ShuffleBuffer: cfg.ShuffleBuffer, Start: start, Logger: cfg.Logger,
-		// What the loop reads of a row: ids and label to train, id to
-		// trace, tokens to check for featurized rows and the tokenisation.
-		Columns: []string{"id", "label", "tokens_a", "tokens_b", "ids_a", "ids_b"}})
+	if len(cfg.Datasets) > 1 {
+		l.info.Datasets = cfg.Datasets
+	}
+	mx, err := openMixer(ctx, cfg, l.cfg.Run, l.tr.Config().Seed, start, mixStart)
 	if err != nil {
 		return RunSummary{}, err
 	}
-	defer c.Close()
-	l.c = c
-	if c.Manifest().Vocabulary == nil {
-		return RunSummary{}, fmt.Errorf("%w: the manifest of %s names no vocabulary: run `parastream featurize --in SHARDS --out FEATURIZED`, then publish FEATURIZED", ErrNotFeaturized, cfg.Dataset)
+	defer mx.Close()
+	l.c = mx
+	if len(mx.cs) == 1 && mx.cs[0].Manifest().Vocabulary == nil {
+		return RunSummary{}, fmt.Errorf("%w: the manifest of %s names no vocabulary: run `parastream featurize --in SHARDS --out FEATURIZED`, then publish FEATURIZED", ErrNotFeaturized, mx.names[0])
+	}
+	if len(mx.cs) > 1 {
+		l.info.Mix = map[string]float64{}
+		for i, n := range mx.names {
+			l.info.Mix[n] = mx.weights[i]
+		}
 	}
 	if cfg.TraceIDs != "" {
 		if l.trace, err = os.OpenFile(cfg.TraceIDs, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
@@ -312,7 +354,7 @@ func LatestCheckpoint(dir string) (string, error) {
 type loop struct {
 	cfg   RunConfig
 	tr    *Trainer
-	c     *stream.Consumer
+	c     *mixer
 	log   *slog.Logger
 	info  RunInfo
 	trace *os.File
@@ -351,13 +393,13 @@ func (l *loop) run(ctx context.Context) (RunSummary, error) {
 	defer cancel()
 	cfg := l.tr.Config()
 	window := l.cfg.Window * cfg.BatchSize
-	var pool []stream.Record
-	var held *stream.Record // the first row of the next epoch
+	var pool []item
+	var held *item // the first row of the next epoch
 	epoch := 0
 	for {
 		pool = pool[:0]
 		if held != nil {
-			pool, epoch, held = append(pool, *held), held.Epoch, nil
+			pool, epoch, held = append(pool, *held), held.epoch, nil
 		}
 		eof := false
 		var readErr error
@@ -371,24 +413,26 @@ func (l *loop) run(ctx context.Context) (RunSummary, error) {
 				readErr = err
 				break
 			}
-			if err := l.check(rec); err != nil {
+			if err := l.check(rec.Record); err != nil {
 				return l.summary(), err
 			}
 			if epoch == 0 {
-				epoch = rec.Epoch
+				epoch = rec.epoch
 			}
-			if rec.Epoch != epoch {
+			if rec.epoch != epoch {
 				held = &rec
 				break
 			}
 			pool = append(pool, rec)
 		}
-		if readErr != nil {
+		if readErr != nil && l.c.returnable(pool) {
 			// Cancelled or out of time while reading: the pool is not
-			// trained, and the checkpoint leaves it out.
+			// trained, and the checkpoint leaves it out. (A pool holding
+			// rows of a mixed dataset's finished pass, which cannot be
+			// read again, is trained first.)
 			return l.finish(ctx, readErr, pool)
 		}
-		batches, skipped := bucket(pool, cfg.BatchSize, cfg.MaxLen, func(r stream.Record) (int, int) { return len(r.IDsA), len(r.IDsB) })
+		batches, skipped := bucket(pool, cfg.BatchSize, cfg.MaxLen, func(r item) (int, int) { return len(r.IDsA), len(r.IDsB) })
 		l.skipped += int64(skipped)
 		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(l.tr.Steps())))
 		rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
@@ -400,6 +444,9 @@ func (l *loop) run(ctx context.Context) (RunSummary, error) {
 				continue // the consumer is in the next epoch: checkpoints wait for the epoch's end
 			}
 			rest := slices.Concat(batches[i+1:]...)
+			if !l.c.returnable(rest) {
+				continue // rows of a mixed dataset's finished pass: stops and checkpoints wait for them
+			}
 			if err := l.stopping(ctx); err != nil {
 				return l.finish(ctx, err, rest)
 			}
@@ -411,7 +458,7 @@ func (l *loop) run(ctx context.Context) (RunSummary, error) {
 		}
 		if held != nil {
 			l.tr.EndEpoch()
-			untrained := []stream.Record{*held}
+			untrained := []item{*held}
 			if err := l.stopping(ctx); err != nil {
 				return l.finish(ctx, err, untrained)
 			}
@@ -420,6 +467,9 @@ func (l *loop) run(ctx context.Context) (RunSummary, error) {
 					return l.summary(), err
 				}
 			}
+		}
+		if readErr != nil {
+			return l.finish(ctx, readErr, nil)
 		}
 		if eof {
 			l.tr.EndEpoch()
@@ -444,7 +494,7 @@ func (l *loop) stopping(ctx context.Context) error {
 // returns the run's result for why: errStop (or a read that ran out of
 // Duration) ends normally; ctx's error is returned after the checkpoint; any
 // other error is returned as it is, after the checkpoint.
-func (l *loop) finish(ctx context.Context, why error, untrained []stream.Record) (RunSummary, error) {
+func (l *loop) finish(ctx context.Context, why error, untrained []item) (RunSummary, error) {
 	if ctx.Err() == nil && errors.Is(why, context.DeadlineExceeded) && l.cfg.Duration > 0 {
 		why = errStop
 	}
@@ -494,7 +544,7 @@ func (l *loop) check(r stream.Record) error {
 }
 
 // step trains one batch and traces its ids.
-func (l *loop) step(b []stream.Record) error {
+func (l *loop) step(b []item) error {
 	pairs := make([]Pair, len(b))
 	for i, r := range b {
 		pairs[i] = Pair{A: r.IDsA, B: r.IDsB}
@@ -521,7 +571,12 @@ func (l *loop) step(b []stream.Record) error {
 	if l.trace != nil {
 		l.traceBuf.Reset()
 		for _, r := range b {
-			fmt.Fprintf(&l.traceBuf, "%d\t%d\t%s\n", l.tr.Steps(), r.Epoch, r.ID)
+			if len(l.c.names) > 1 {
+				// A mix: the row's dataset, and the dataset's own pass.
+				fmt.Fprintf(&l.traceBuf, "%d\t%d\t%s\t%s\t%d\n", l.tr.Steps(), r.epoch, r.ID, l.c.names[r.ds], r.Record.Epoch)
+			} else {
+				fmt.Fprintf(&l.traceBuf, "%d\t%d\t%s\n", l.tr.Steps(), r.epoch, r.ID)
+			}
 		}
 		if _, err := l.trace.Write(l.traceBuf.Bytes()); err != nil {
 			return fmt.Errorf("writing the ids trace: %w", err)
@@ -546,8 +601,8 @@ func (l *loop) progress(note string) {
 	if l.cfg.Progress != nil {
 		s := l.c.Stats()
 		rate := float64(l.lineExamples) / max(now.Sub(l.lastLine).Seconds(), 1e-9)
-		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %d/%d %.0f examples/s loss %.4f lag %d messages%s\n",
-			l.cfg.Run, l.tr.Steps(), s.Epoch, s.EpochRows, l.c.Manifest().Splits[l.cfg.Dataset+"/"+l.cfg.Split].Rows, rate, l.lastLoss, s.Lag, note)
+		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %s %.0f examples/s loss %.4f lag %d messages%s\n",
+			l.cfg.Run, l.tr.Steps(), s.Epoch, l.c.rows(l.cfg.Split), rate, l.lastLoss, s.Lag, note)
 	}
 	l.lastLine, l.lineExamples, l.lossSum, l.lossN = now, 0, 0, 0
 }
@@ -555,12 +610,16 @@ func (l *loop) progress(note string) {
 // checkpoint writes a checkpoint at the consumer's position less the rows
 // read and not trained, then commits the group's offsets to it and
 // announces it.
-func (l *loop) checkpoint(ctx context.Context, untrained []stream.Record, final bool) error {
+func (l *loop) checkpoint(ctx context.Context, untrained []item, final bool) error {
 	if l.tr.Steps() == l.lastStep {
 		return nil // nothing trained since the checkpoint resumed from or written last
 	}
-	pos := WithoutRecords(l.c.Position(), untrained)
-	raw, err := json.Marshal(RunPosition{Run: l.cfg.Run, Dataset: l.cfg.Dataset, Split: l.cfg.Split, Stream: pos})
+	pos, mix := l.c.positions(untrained)
+	rp := RunPosition{Run: l.cfg.Run, Dataset: l.cfg.datasetName(), Split: l.cfg.Split, Mix: mix}
+	if mix == nil {
+		rp.Stream = pos[0]
+	}
+	raw, err := json.Marshal(rp)
 	if err != nil {
 		return err
 	}
@@ -580,8 +639,12 @@ func (l *loop) checkpoint(ctx context.Context, untrained []stream.Record, final 
 	if err := l.c.Commit(ctx, pos); err != nil {
 		return fmt.Errorf("checkpoint %s is written, but %w", dir, err)
 	}
-	ev := stream.CheckpointEvent{Run: l.cfg.Run, Model: l.tr.Config().Encoder, Dataset: l.cfg.Dataset, Step: l.tr.Steps(),
-		Epoch: pos.Epoch, Dir: dir, Final: final, Time: time.Now().UTC()}
+	epoch := pos[0].Epoch
+	if mix != nil {
+		epoch = mix.Epoch
+	}
+	ev := stream.CheckpointEvent{Run: l.cfg.Run, Model: l.tr.Config().Encoder, Dataset: l.cfg.datasetName(), Step: l.tr.Steps(),
+		Epoch: epoch, Dir: dir, Final: final, Time: time.Now().UTC()}
 	if err := stream.AnnounceCheckpoint(ctx, l.cfg.Client, l.cfg.Prefix, ev); err != nil {
 		return fmt.Errorf("checkpoint %s is written, but %w", dir, err)
 	}

@@ -53,59 +53,84 @@ func publishPairs(t *testing.T, n int, featurized bool) (stream.ClientConfig, []
 // vocabulary file in the manifest (its content does not matter to Run).
 func publishRows(t *testing.T, dataset string, rows []shards.Row, withVocab bool) stream.ClientConfig {
 	t.Helper()
-	ctx := context.Background()
-	root := t.TempDir()
-	w, err := shards.NewWriter(root, dataset, "train", shards.WriterOptions{MaxRows: int64(len(rows)/3 + 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range rows {
-		r := &rows[i]
-		r.Corpus, r.Dataset, r.Split = dataset, dataset, "train"
-		r.A, r.B = strings.Join(r.TokensA, " "), strings.Join(r.TokensB, " ")
-	}
-	if err := w.Write(rows...); err != nil {
-		t.Fatal(err)
-	}
-	infos, err := w.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := shards.NewManifest([]string{"trainstep.test"})
-	m.AddSplit(dataset, "train", infos...)
+	vocab := ""
 	if withVocab {
-		if err := os.MkdirAll(filepath.Join(root, "featurize"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, "featurize", "vocab.tsv"), []byte("#texts\t0\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		a, err := shards.NewArtifact(root, "featurize/vocab.tsv", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m.Vocabulary = &a
+		vocab = "#texts\t0\n"
 	}
-	if err := shards.WriteManifest(root, m); err != nil {
-		t.Fatal(err)
-	}
+	return publishDatasets(t, []testDataset{{dataset, rows, vocab}})
+}
+
+// testDataset is a dataset publishDatasets publishes: its rows, and the
+// content of its vocabulary file ("" for none).
+type testDataset struct {
+	name  string
+	rows  []shards.Row
+	vocab string
+}
+
+// publishDatasets starts an embedded broker and publishes each dataset's
+// rows as its train split, in three shards over two partitions.
+func publishDatasets(t *testing.T, sets []testDataset) stream.ClientConfig {
+	t.Helper()
+	ctx := context.Background()
 	b, err := stream.StartBroker(ctx, stream.BrokerConfig{Listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
 	cc := stream.ClientConfig{Brokers: []string{b.Addr()}}
-	if _, err := stream.Publish(ctx, root, stream.PublishConfig{Client: cc, Partitions: 2, BatchRows: 40}); err != nil {
-		t.Fatal(err)
+	for _, set := range sets {
+		root := t.TempDir()
+		rows, dataset := set.rows, set.name
+		w, err := shards.NewWriter(root, dataset, "train", shards.WriterOptions{MaxRows: int64(len(rows)/3 + 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rows {
+			r := &rows[i]
+			r.Corpus, r.Dataset, r.Split = dataset, dataset, "train"
+			r.A, r.B = strings.Join(r.TokensA, " "), strings.Join(r.TokensB, " ")
+		}
+		if err := w.Write(rows...); err != nil {
+			t.Fatal(err)
+		}
+		infos, err := w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := shards.NewManifest([]string{"trainstep.test"})
+		m.AddSplit(dataset, "train", infos...)
+		if set.vocab != "" {
+			if err := os.MkdirAll(filepath.Join(root, "featurize"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "featurize", "vocab.tsv"), []byte(set.vocab), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			a, err := shards.NewArtifact(root, "featurize/vocab.tsv", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Vocabulary = &a
+		}
+		if err := shards.WriteManifest(root, m); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stream.Publish(ctx, root, stream.PublishConfig{Client: cc, Partitions: 2, BatchRows: 40}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return cc
 }
 
-// traceEntry is a line of the ids trace.
+// traceEntry is a line of the ids trace; a mix's lines also name the
+// row's dataset and that dataset's own pass.
 type traceEntry struct {
-	step  int64
-	epoch int
-	id    string
+	step    int64
+	epoch   int
+	id      string
+	dataset string
+	pass    int
 }
 
 func readTrace(t *testing.T, path string) []traceEntry {
@@ -119,7 +144,7 @@ func readTrace(t *testing.T, path string) []traceEntry {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Split(sc.Text(), "\t")
-		if len(fields) != 3 {
+		if len(fields) != 3 && len(fields) != 5 {
 			t.Fatalf("trace line %q", sc.Text())
 		}
 		step, err1 := strconv.ParseInt(fields[0], 10, 64)
@@ -127,7 +152,15 @@ func readTrace(t *testing.T, path string) []traceEntry {
 		if err1 != nil || err2 != nil {
 			t.Fatalf("trace line %q", sc.Text())
 		}
-		out = append(out, traceEntry{step, epoch, fields[2]})
+		e := traceEntry{step: step, epoch: epoch, id: fields[2]}
+		if len(fields) == 5 {
+			pass, err := strconv.Atoi(fields[4])
+			if err != nil {
+				t.Fatalf("trace line %q", sc.Text())
+			}
+			e.dataset, e.pass = fields[3], pass
+		}
+		out = append(out, e)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/parastream/parastream/featurize"
@@ -19,7 +20,8 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "train", trainUsage)
 	client := clientFlags(fs)
 	prefix := fs.String("topic-prefix", stream.DefaultPrefix, "prefix of the topic names")
-	dataset := fs.String("dataset", "", "dataset (corpus) to train on, as published (required)")
+	dataset := fs.String("dataset", "", "dataset (corpus) to train on, as published (required); several, comma-separated, are mixed in one run (featurized together: one vocabulary)")
+	mix := fs.String("mix", "", "weights of a mix of datasets, as ppdb=2,quora=1 (default: their sizes, so an epoch is one pass over each)")
 	split := fs.String("split", stream.DefaultSplit, "split to train on")
 	run := fs.String("run", "", "name of the run: its consumer group and the name in checkpoint events (default: <dataset>-<model>-<UTC time>; when resuming, the checkpoint's)")
 	var cfg trainstep.Config
@@ -73,22 +75,32 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	}
 	defer release()
 	rc := trainstep.RunConfig{
-		Backend: backend, Client: cc, Prefix: *prefix, Dataset: *dataset, Split: *split, Run: *run, Model: cfg,
+		Backend: backend, Client: cc, Prefix: *prefix, Split: *split, Run: *run, Model: cfg,
 		Epochs: *epochs, ShuffleBuffer: *buffer, Window: *window, CheckpointDir: *ckDir, CheckpointEvery: *every,
 		Resume: *resume, MaxSteps: *maxSteps, Duration: *duration, ProgressEvery: *progressEvery, TraceIDs: *traceIDs,
 		SaveInitial: *saveInitial, Logger: logger,
+	}
+	if names := splitList(*dataset); len(names) > 1 {
+		rc.Datasets = names
+	} else {
+		rc.Dataset = *dataset
+	}
+	if *mix != "" {
+		if rc.Mix, err = trainstep.ParseMix(*mix); err != nil {
+			return fmt.Errorf("%w: --%v", errUsage, err)
+		}
 	}
 	if !*quiet {
 		rc.Progress = e.stderr
 	}
 	if *resume == "" {
 		if rc.Run == "" {
-			rc.Run = fmt.Sprintf("%s-%s-%s", *dataset, cfg.Encoder, time.Now().UTC().Format("20060102-150405"))
+			rc.Run = fmt.Sprintf("%s-%s-%s", strings.Join(splitList(*dataset), "+"), cfg.Encoder, time.Now().UTC().Format("20060102-150405"))
 		}
 		if rc.CheckpointDir == "" {
 			rc.CheckpointDir = filepath.Join("checkpoints", rc.Run)
 		}
-		if rc.Vocab, err = fetchVocabulary(ctx, cc, *prefix, *dataset); err != nil {
+		if rc.Vocab, err = fetchVocabulary(ctx, cc, *prefix, splitList(*dataset)[0]); err != nil {
 			return err
 		}
 		if *vectors != "" {

@@ -24,6 +24,13 @@ import (
 // tokens and ids over a vocabulary of 400 words, the vocabulary file and
 // the manifest naming it, under a new directory; it returns the directory.
 func writeFeaturized(t *testing.T, n int) string {
+	return writeFeaturizedCorpora(t, []string{"para"}, []int{n})
+}
+
+// writeFeaturizedCorpora writes, for each corpus, n rows of its train split
+// (ids "<corpus><i>") featurized with one vocabulary of 400 words, as one
+// featurize run over them all would.
+func writeFeaturizedCorpora(t *testing.T, corpora []string, ns []int) string {
 	t.Helper()
 	root := t.TempDir()
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -31,7 +38,7 @@ func writeFeaturized(t *testing.T, n int) string {
 	for i := range 400 {
 		counts = append(counts, featurize.TokenCount{Token: fmt.Sprint("w", i), Count: int64(1000 - i), Docs: int64(1000 - i)})
 	}
-	v, err := featurize.BuildVocabulary(counts, int64(2*n), featurize.VocabConfig{})
+	v, err := featurize.BuildVocabulary(counts, 1000, featurize.VocabConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,22 +50,30 @@ func writeFeaturized(t *testing.T, n int) string {
 		ids, _ := v.AppendIDs(nil, toks)
 		return toks, ids
 	}
-	w, err := shards.NewWriter(root, "para", "train", shards.WriterOptions{MaxRows: int64(n/2 + 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		r := shards.Row{ID: fmt.Sprint("row", i), Corpus: "para", Dataset: "para", Split: "train"}
-		r.TokensA, r.IDsA = side()
-		r.TokensB, r.IDsB = side()
-		r.A, r.B = strings.Join(r.TokensA, " "), strings.Join(r.TokensB, " ")
-		if err := w.Write(r); err != nil {
+	m := shards.NewManifest([]string{"train_test"})
+	for c, corpus := range corpora {
+		n := ns[c]
+		w, err := shards.NewWriter(root, corpus, "train", shards.WriterOptions{MaxRows: int64(n/2 + 1)})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	infos, err := w.Close()
-	if err != nil {
-		t.Fatal(err)
+		for i := range n {
+			r := shards.Row{ID: fmt.Sprint(corpus, i), Corpus: corpus, Dataset: corpus, Split: "train"}
+			if corpus == "para" {
+				r.ID = fmt.Sprint("row", i)
+			}
+			r.TokensA, r.IDsA = side()
+			r.TokensB, r.IDsB = side()
+			r.A, r.B = strings.Join(r.TokensA, " "), strings.Join(r.TokensB, " ")
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		infos, err := w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.AddSplit(corpus, "train", infos...)
 	}
 	var buf bytes.Buffer
 	if _, err := v.WriteTo(&buf); err != nil {
@@ -70,8 +85,6 @@ func writeFeaturized(t *testing.T, n int) string {
 	if err := os.WriteFile(filepath.Join(root, "featurize", "vocab.tsv"), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m := shards.NewManifest([]string{"train_test"})
-	m.AddSplit("para", "train", infos...)
 	a, err := shards.NewArtifact(root, "featurize/vocab.tsv", int64(v.Len()))
 	if err != nil {
 		t.Fatal(err)
@@ -114,59 +127,9 @@ func TestTrainKilledAndResumedExactlyOnce(t *testing.T) {
 	}
 
 	dir, trace := filepath.Join(t.TempDir(), "ck"), filepath.Join(t.TempDir(), "ids.tsv")
-	train := exec.CommandContext(ctx, bin, "train", "--brokers", b.addr, "--dataset", "para", "--run", "crash",
+	before, resumedAt := trainAndKill(ctx, t, bin, dir, trace, rows/20, "train", "--brokers", b.addr, "--dataset", "para", "--run", "crash",
 		"--model", "avg", "--dim", "32", "--batch", "20", "--epochs", "1", "--checkpoint-dir", dir, "--checkpoint-every", "20",
 		"--window", "4", "--shuffle-buffer", "500", "--trace-ids", trace)
-	train.Stderr = os.Stderr
-	if err := train.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- train.Wait() }()
-	var ckStep int64 = -1
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-wait:
-	for {
-		select {
-		case err := <-done:
-			t.Fatalf("the trainer ended (%v) before it could be killed after a checkpoint", err)
-		case <-tick.C:
-			if ck, err := trainstep.LatestCheckpoint(dir); err == nil && ckStep < 0 {
-				ckStep, _ = strconv.ParseInt(strings.TrimPrefix(filepath.Base(ck), "step-"), 10, 64)
-			}
-			if ckStep > 0 && lastTracedStep(trace) >= ckStep+7 {
-				train.Process.Signal(syscall.SIGKILL)
-				break wait
-			}
-		}
-	}
-	<-done
-	if ws, ok := train.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("trainer: %v, want killed by SIGKILL", train.ProcessState)
-	}
-	before, err := os.ReadFile(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before = before[:bytes.LastIndexByte(before, '\n')+1] // a line cut by the kill is of lost work
-	last, err := trainstep.LatestCheckpoint(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck, err := trainstep.ReadCheckpoint(last)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resumedAt := ck.State.Step
-	killedAt := lastTracedStep(trace)
-	t.Logf("killed at step %d; resuming from %s (step %d): steps %d to %d are lost work", killedAt, last, resumedAt, resumedAt+1, killedAt)
-	if killedAt >= rows/20 {
-		t.Fatalf("killed at step %d: the epoch (%d steps) was over", killedAt, rows/20)
-	}
-	if err := os.WriteFile(trace, before, 0o644); err != nil {
-		t.Fatal(err)
-	}
 
 	out, err := exec.CommandContext(ctx, bin, "train", "--brokers", b.addr, "--dataset", "para", "--resume", dir,
 		"--epochs", "1", "--checkpoint-every", "20", "--window", "4", "--shuffle-buffer", "500", "--trace-ids", trace, "--quiet").CombinedOutput()
@@ -241,4 +204,128 @@ wait:
 	if ts, meta, err := trainstep.ReadSafetensors(data); err != nil || len(ts) != 1 || ts[0].Name != "embeddings" || !strings.Contains(meta["vocab"], `"w399"`) {
 		t.Errorf("exported safetensors: %v, %d tensors, metadata keys %d", err, len(ts), len(meta))
 	}
+}
+
+// trainAndKill runs `parastream train` with args, SIGKILLs it once it has
+// written a checkpoint in dir and traced 7 steps past it (before step
+// epochSteps, the end of its epoch), and cuts the trace back to whole lines.
+// It returns the trace as the killed process left it and the step of the
+// checkpoint to resume from: the trace's lines of later steps are lost work.
+func trainAndKill(ctx context.Context, t *testing.T, bin, dir, trace string, epochSteps int64, args ...string) (before []byte, resumedAt int64) {
+	t.Helper()
+	train := exec.CommandContext(ctx, bin, args...)
+	train.Stderr = os.Stderr
+	if err := train.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- train.Wait() }()
+	var ckStep int64 = -1
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("the trainer ended (%v) before it could be killed after a checkpoint", err)
+		case <-tick.C:
+			if ck, err := trainstep.LatestCheckpoint(dir); err == nil && ckStep < 0 {
+				ckStep, _ = strconv.ParseInt(strings.TrimPrefix(filepath.Base(ck), "step-"), 10, 64)
+			}
+			if ckStep > 0 && lastTracedStep(trace) >= ckStep+7 {
+				train.Process.Signal(syscall.SIGKILL)
+				break wait
+			}
+		}
+	}
+	<-done
+	if ws, ok := train.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("trainer: %v, want killed by SIGKILL", train.ProcessState)
+	}
+	before, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = before[:bytes.LastIndexByte(before, '\n')+1] // a line cut by the kill is of lost work
+	last, err := trainstep.LatestCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := trainstep.ReadCheckpoint(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumedAt = ck.State.Step
+	killedAt := lastTracedStep(trace)
+	t.Logf("killed at step %d; resuming from %s (step %d): steps %d to %d are lost work", killedAt, last, resumedAt, resumedAt+1, killedAt)
+	if killedAt >= epochSteps {
+		t.Fatalf("killed at step %d: the epoch (%d steps) was over", killedAt, epochSteps)
+	}
+	if err := os.WriteFile(trace, before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return before, resumedAt
+}
+
+// TestTrainMixKilledAndResumedExactlyOnce mixes two datasets featurized
+// together in one `parastream train --dataset alpha,beta` run, SIGKILLs it
+// mid-epoch after a checkpoint, and resumes it: every row of each dataset
+// is trained exactly once in the epoch, and the trace names each row's
+// dataset.
+func TestTrainMixKilledAndResumedExactlyOnce(t *testing.T) {
+	bin := binary(t)
+	const na, nb = 3000, 1500
+	root := writeFeaturizedCorpora(t, []string{"alpha", "beta"}, []int{na, nb})
+	b := startBrokerProc(t, bin, "127.0.0.1:0", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "100", "--quiet").CombinedOutput(); err != nil {
+		t.Fatalf("publish: %v\n%s", err, out)
+	}
+	dir, trace := filepath.Join(t.TempDir(), "ck"), filepath.Join(t.TempDir(), "ids.tsv")
+	flags := []string{"--brokers", b.addr, "--dataset", "alpha,beta", "--epochs", "1", "--checkpoint-every", "20", "--window", "4",
+		"--shuffle-buffer", "500", "--trace-ids", trace}
+	before, resumedAt := trainAndKill(ctx, t, bin, dir, trace, (na+nb)/20,
+		append([]string{"train", "--run", "mix", "--model", "avg", "--dim", "16", "--batch", "20", "--checkpoint-dir", dir}, flags...)...)
+	out, err := exec.CommandContext(ctx, bin, append([]string{"train", "--resume", dir, "--quiet"}, flags...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("resumed train: %v\n%s", err, out)
+	}
+	t.Logf("resumed: %s", out)
+	all, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]map[string]int{}
+	lost := 0
+	sc := bufio.NewScanner(bytes.NewReader(all))
+	for at := 0; sc.Scan(); at += len(sc.Bytes()) + 1 {
+		f := strings.Split(sc.Text(), "\t")
+		step, err := strconv.ParseInt(f[0], 10, 64)
+		if len(f) != 5 || err != nil || f[1] != "1" || f[4] != "1" || !strings.HasPrefix(f[2], f[3]) {
+			t.Fatalf("trace line %q: want step, epoch 1, id, its dataset, pass 1", sc.Text())
+		}
+		if at < len(before) && step > resumedAt {
+			lost++
+			continue
+		}
+		if count[f[3]] == nil {
+			count[f[3]] = map[string]int{}
+		}
+		count[f[3]][f[2]]++
+	}
+	if lost == 0 {
+		t.Errorf("no lost work: the kill came right at a checkpoint, the test proves less than it should")
+	}
+	for ds, n := range map[string]int{"alpha": na, "beta": nb} {
+		if len(count[ds]) != n {
+			t.Errorf("%s: %d rows trained, want %d", ds, len(count[ds]), n)
+		}
+		for id, k := range count[ds] {
+			if k != 1 {
+				t.Errorf("%s: row %s trained %d times", ds, id, k)
+			}
+		}
+	}
+	t.Logf("alpha %d and beta %d rows trained exactly once across the crash; %d lines of lost work dropped", len(count["alpha"]), len(count["beta"]), lost)
 }

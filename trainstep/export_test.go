@@ -1,0 +1,4 @@
+package trainstep
+
+// MixQuotas exposes mixQuotas to the external tests.
+var MixQuotas = mixQuotas
