@@ -24,6 +24,11 @@ const (
 	FileVocab     = "vocab.txt"             // one word per line, line i is id i (absent without a vocabulary)
 	FileTrainer   = "trainer.json"          // TrainerState
 	FileRun       = "run.json"              // the training loop's configuration (absent outside a Run)
+	// DirFeaturize holds the featurize model the data was featurized with
+	// (vocab.tsv, topics.safetensors, featurize.json), in checkpoints of a
+	// model with a topic context: evaluation computes the topic vectors of
+	// new sentences with it.
+	DirFeaturize = "featurize"
 )
 
 // CheckpointVersion is the layout version written to trainer.json.
@@ -46,11 +51,12 @@ type TrainerState struct {
 // The directory appears complete or not at all: it is written under a
 // temporary sibling name, synced, and renamed; an existing dir is replaced.
 func (t *Trainer) Save(dir string, position json.RawMessage) error {
-	return t.save(dir, position, nil)
+	return t.save(dir, position, nil, nil)
 }
 
-// save writes a checkpoint; run, when set, is written as FileRun.
-func (t *Trainer) save(dir string, position, run json.RawMessage) error {
+// save writes a checkpoint; run, when set, is written as FileRun, and each
+// of extra under its name (relative to dir; "featurize/vocab.tsv").
+func (t *Trainer) save(dir string, position, run json.RawMessage, extra map[string][]byte) error {
 	rng, err := t.pcg.MarshalBinary()
 	if err != nil {
 		return err
@@ -69,6 +75,9 @@ func (t *Trainer) save(dir string, position, run json.RawMessage) error {
 	}
 	if run != nil {
 		files[FileRun] = func(b *bytes.Buffer) error { _, err := b.Write(run); return err }
+	}
+	for name, data := range extra {
+		files[name] = func(b *bytes.Buffer) error { _, err := b.Write(data); return err }
 	}
 	if t.vocab != nil {
 		files[FileVocab] = func(b *bytes.Buffer) error {
@@ -115,6 +124,11 @@ func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error) erro
 		if err := write(&buf); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+		if sub := filepath.Dir(name); sub != "." {
+			if err := os.MkdirAll(filepath.Join(tmp, sub), 0o755); err != nil {
+				return err
+			}
+		}
 		f, err := os.Create(filepath.Join(tmp, name))
 		if err != nil {
 			return err
@@ -128,6 +142,13 @@ func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error) erro
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	for name := range files {
+		if sub := filepath.Dir(name); sub != "." {
+			if err := atomicfile.SyncDir(filepath.Join(tmp, sub)); err != nil {
+				return err
+			}
 		}
 	}
 	if err := atomicfile.SyncDir(tmp); err != nil {
@@ -255,4 +276,28 @@ func LoadModel(dir string, backend compute.Backend) (compute.Model, *Checkpoint,
 		return nil, nil, fmt.Errorf("loading %s: %w", dir, err)
 	}
 	return m, ck, nil
+}
+
+// ReadFeaturizeFiles reads the featurize model saved in checkpoint dir
+// (DirFeaturize), by file name; nil when it has none.
+func ReadFeaturizeFiles(dir string) (map[string][]byte, error) {
+	entries, err := os.ReadDir(filepath.Join(dir, DirFeaturize))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, DirFeaturize, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out[e.Name()] = data
+	}
+	return out, nil
 }

@@ -89,6 +89,13 @@ type RunConfig struct {
 	// appended, as "<step>\t<epoch>\t<id>" lines, synced after each step:
 	// a debugging aid (see docs/trainstep.md, "Exactly once").
 	TraceIDs string
+	// Featurize are the files of the featurize model the data was
+	// featurized with, by name (vocab.tsv, topics.safetensors,
+	// featurize.json, as the artifacts topic carries them). A model with a
+	// topic context (Config.Context) needs them: its checkpoints keep them
+	// in DirFeaturize, so that evaluation computes the topic vectors of new
+	// sentences as featurize did. A resumed run keeps its checkpoint's.
+	Featurize map[string][]byte
 	// SaveInitial, for a new run, writes the checkpoint of step 0 (the
 	// initial parameters, at the stream's start) before the first step:
 	// the untrained baseline for eval, and the start a reference trainer
@@ -275,6 +282,12 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		if l.cfg.Run == "" {
 			l.cfg.Run = rp.Run
 		}
+		if l.cfg.Featurize == nil {
+			if l.cfg.Featurize, err = ReadFeaturizeFiles(dir); err != nil {
+				tr.Close()
+				return RunSummary{}, fmt.Errorf("resuming %s: %w", dir, err)
+			}
+		}
 		if l.cfg.CheckpointDir == "" {
 			l.cfg.CheckpointDir = filepath.Dir(filepath.Clean(dir))
 		}
@@ -285,6 +298,10 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		tr, err := New(cfg.Model, Options{Backend: cfg.Backend, Vocab: cfg.Vocab, Vectors: cfg.Vectors})
 		if err != nil {
 			return RunSummary{}, err
+		}
+		if tr.Config().Context != "" && len(cfg.Featurize) == 0 {
+			tr.Close()
+			return RunSummary{}, fmt.Errorf("trainstep: a model with the %s context needs the featurize model its data was featurized with (RunConfig.Featurize): its checkpoints keep it for evaluation", tr.Config().Context)
 		}
 		l.tr, l.lastStep = tr, -1
 	}
@@ -299,7 +316,7 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 	if len(cfg.Datasets) > 1 {
 		l.info.Datasets = cfg.Datasets
 	}
-	mx, err := openMixer(ctx, cfg, l.cfg.Run, l.tr.Config().Seed, start, mixStart)
+	mx, err := openMixer(ctx, l.cfg, l.tr.Config(), l.tr.Config().Seed, start, mixStart)
 	if err != nil {
 		return RunSummary{}, err
 	}
@@ -547,7 +564,7 @@ func (l *loop) check(r stream.Record) error {
 func (l *loop) step(b []item) error {
 	pairs := make([]Pair, len(b))
 	for i, r := range b {
-		pairs[i] = Pair{A: r.IDsA, B: r.IDsB}
+		pairs[i] = Pair{A: r.IDsA, B: r.IDsB, CtxA: r.TopicsA, CtxB: r.TopicsB}
 		if r.Label != nil {
 			pairs[i].Label = float32(*r.Label)
 		}
@@ -631,7 +648,14 @@ func (l *loop) checkpoint(ctx context.Context, untrained []item, final bool) err
 	if err != nil {
 		return err
 	}
-	if err := l.tr.save(dir, raw, append(info, '\n')); err != nil {
+	var extra map[string][]byte
+	if l.tr.Config().Context != "" {
+		extra = map[string][]byte{}
+		for name, data := range l.cfg.Featurize {
+			extra[filepath.Join(DirFeaturize, name)] = data
+		}
+	}
+	if err := l.tr.save(dir, raw, append(info, '\n'), extra); err != nil {
 		return err
 	}
 	l.lastDir, l.lastStep = dir, l.tr.Steps()

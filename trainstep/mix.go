@@ -14,6 +14,7 @@ import (
 
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/stream"
+	"github.com/parastream/parastream/trainstep/compute"
 )
 
 // A run reads one dataset, or several mixed (RunConfig.Datasets). A mix is
@@ -147,14 +148,17 @@ func passes(epochs int, quota, size int64) int {
 // openMixer opens one consumer per dataset of cfg, at the positions of
 // start when resuming (start nil: a new run, or a single dataset resumed at
 // single).
-func openMixer(ctx context.Context, cfg RunConfig, group string, seed uint64, single *stream.Position, start *MixPosition) (*mixer, error) {
+func openMixer(ctx context.Context, cfg RunConfig, model Config, seed uint64, single *stream.Position, start *MixPosition) (*mixer, error) {
 	names := cfg.datasets()
 	mx := &mixer{names: names, seed: seed, log: cfg.Logger, epochs: cfg.Epochs}
-	cc := stream.ConsumerConfig{Client: cfg.Client, Prefix: cfg.Prefix, Split: cfg.Split, Group: group, Epochs: cfg.Epochs,
+	cc := stream.ConsumerConfig{Client: cfg.Client, Prefix: cfg.Prefix, Split: cfg.Split, Group: cfg.Run, Epochs: cfg.Epochs,
 		Seed: seed, ShuffleBuffer: cfg.ShuffleBuffer, Logger: cfg.Logger,
 		// What the loop reads of a row: ids and label to train, id to
 		// trace, tokens to check for featurized rows and the tokenisation.
 		Columns: []string{"id", "label", "tokens_a", "tokens_b", "ids_a", "ids_b"}}
+	if model.Context == compute.ContextTopics {
+		cc.Columns = append(cc.Columns, "topics_a", "topics_b")
+	}
 	if len(names) == 1 {
 		cc.Dataset, cc.Start = names[0], single
 		c, err := stream.NewConsumer(ctx, cc)

@@ -25,6 +25,9 @@ var ErrNonFinite = compute.ErrNonFinite
 type Pair struct {
 	A, B  []int32
 	Label float32
+	// CtxA and CtxB are the sides' topic vectors (shards.Row's TopicsA and
+	// TopicsB), read by a model with Config.Context topics.
+	CtxA, CtxB []float32
 }
 
 // Options are the parts of a new trainer that are not configuration.
@@ -125,13 +128,20 @@ func (t *Trainer) Step(pairs []Pair) (float64, error) {
 	if t.cfg.Loss == compute.LossSim {
 		labels = make([]float32, len(pairs))
 	}
+	var ctxA, ctxB [][]float32
+	if t.cfg.Context != "" {
+		ctxA, ctxB = make([][]float32, len(pairs)), make([][]float32, len(pairs))
+	}
 	for i, p := range pairs {
 		a[i], b[i] = p.A, p.B
 		if labels != nil {
 			labels[i] = p.Label
 		}
+		if ctxA != nil {
+			ctxA[i], ctxB[i] = p.CtxA, p.CtxB
+		}
 	}
-	bt, err := compute.NewBatch(t.cfg, a, b, labels, t.rng)
+	bt, err := compute.NewContextBatch(t.cfg, a, b, labels, ctxA, ctxB, t.rng)
 	if err != nil {
 		return 0, fmt.Errorf("step %d: %w", t.step+1, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/parastream/parastream/featurize"
 	"github.com/parastream/parastream/stream"
 	"github.com/parastream/parastream/trainstep"
+	"github.com/parastream/parastream/trainstep/compute"
 )
 
 const trainUsage = "parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [--device cpu|cuda[:N]|auto] [--cuda-lib-dir DIR] [--max-graphs N] [TLS and SASL flags]"
@@ -31,6 +32,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	fs.Float64Var(&cfg.Margin, "margin", 0, "δ of the margin or hinge loss (0: 0.4 margin, 1 hinge)")
 	fs.IntVar(&cfg.HingeK, "hinge-k", 0, "hinge loss: random negatives per side (0: 1)")
 	fs.IntVar(&cfg.Dim, "dim", 300, "word embedding size")
+	fs.StringVar(&cfg.EmbedInit, "embed-init", "", "distribution of the initial embeddings: uniform:A (±A) or normal:S (default "+compute.DefaultEmbedInit+")")
 	fs.IntVar(&cfg.Hidden, "hidden", 0, "LSTM state size (0: --dim)")
 	fs.IntVar(&cfg.BatchSize, "batch", 100, "pairs per batch")
 	fs.IntVar(&cfg.MaxLen, "max-len", 0, "longer sentences are truncated (0: 64)")

@@ -38,3 +38,11 @@ type Model interface {
 	// Close releases device resources.
 	Close() error
 }
+
+// ContextEmbedder is a Model whose sentences take a context
+// (Config.Context): EmbedContext embeds seqs[i] with its topic vector
+// ctx[i] (Config.Topics values; empty means zeros). Embed refuses such a
+// model's sentences, which would silently lack their context.
+type ContextEmbedder interface {
+	EmbedContext(seqs [][]int32, ctx [][]float32) ([][]float32, error)
+}

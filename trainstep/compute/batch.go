@@ -16,6 +16,9 @@ type Batch struct {
 	Len    int       // padded length: a multiple of Config.BucketWidth, at least every len(A[i]), len(B[i])
 	A, B   [][]int32 // token ids, after truncation and scrambling; none empty
 	Labels []float32 // gold scores (loss "sim"); nil otherwise
+	// CtxA and CtxB are the sides' topic vectors (Config.Context topics:
+	// Config.Topics values each); nil otherwise.
+	CtxA, CtxB [][]float32
 
 	// DropA and DropB multiply the word embedding units, laid out
 	// [pair][t][unit] (n·Len·Dim); 0 drops a unit (dropout) or a whole word
@@ -51,6 +54,13 @@ func BucketLen(n, width int) int {
 // in that order (scrambling comes before negatives, as in Wieting & Gimpel
 // 2017 §4.2). The ids are copied. labels is needed for the sim loss.
 func NewBatch(cfg Config, a, b [][]int32, labels []float32, rng *rand.Rand) (*Batch, error) {
+	return NewContextBatch(cfg, a, b, labels, nil, nil, rng)
+}
+
+// NewContextBatch is NewBatch with the sides' topic vectors (Config.Context
+// topics); each is copied, and a missing one (a text featurize found no
+// known word in) is zeros.
+func NewContextBatch(cfg Config, a, b [][]int32, labels []float32, ctxA, ctxB [][]float32, rng *rand.Rand) (*Batch, error) {
 	n := len(a)
 	if n != len(b) {
 		return nil, fmt.Errorf("batch: %d A sides, %d B sides", len(a), len(b))
@@ -60,6 +70,9 @@ func NewBatch(cfg Config, a, b [][]int32, labels []float32, rng *rand.Rand) (*Ba
 	}
 	if cfg.Loss == LossSim && len(labels) != n {
 		return nil, fmt.Errorf("batch: loss sim needs %d labels, got %d", n, len(labels))
+	}
+	if cfg.Context == ContextTopics && (len(ctxA) != n || len(ctxB) != n) {
+		return nil, fmt.Errorf("batch: context topics needs %d topic vectors per side, got %d and %d", n, len(ctxA), len(ctxB))
 	}
 	if cfg.Loss == LossHinge && cfg.HingeK >= n {
 		return nil, fmt.Errorf("batch: %d pairs cannot give %d hinge negatives each", n, cfg.HingeK)
@@ -89,6 +102,14 @@ func NewBatch(cfg Config, a, b [][]int32, labels []float32, rng *rand.Rand) (*Ba
 		}
 	}
 	bt.Len = BucketLen(longest, cfg.BucketWidth)
+	if cfg.Context == ContextTopics {
+		bt.CtxA, bt.CtxB = copyContexts(ctxA, cfg.Topics), copyContexts(ctxB, cfg.Topics)
+		for i := range n {
+			if bt.CtxA[i] == nil || bt.CtxB[i] == nil {
+				return nil, fmt.Errorf("batch: pair %d: a topic vector of %d values, want %d (featurized with another topic model?)", i, max(len(ctxA[i]), len(ctxB[i])), cfg.Topics)
+			}
+		}
+	}
 	if labels != nil {
 		bt.Labels = append([]float32(nil), labels...)
 	}
@@ -128,6 +149,21 @@ func NewBatch(cfg Config, a, b [][]int32, labels []float32, rng *rand.Rand) (*Ba
 		bt.HingeNegB = drawOthers(n, cfg.HingeK, rng)
 	}
 	return bt, nil
+}
+
+// copyContexts copies topic vectors of k values; an empty one is zeros, one
+// of another size is nil.
+func copyContexts(vs [][]float32, k int) [][]float32 {
+	out := make([][]float32, len(vs))
+	for i, v := range vs {
+		switch len(v) {
+		case 0:
+			out[i] = make([]float32, k)
+		case k:
+			out[i] = append([]float32(nil), v...)
+		}
+	}
+	return out
 }
 
 // dropMask draws the unit multipliers for one side.
@@ -183,6 +219,16 @@ func (b *Batch) Check(cfg Config) error {
 		}
 		if len(b.A[i]) > b.Len || len(b.B[i]) > b.Len {
 			return fmt.Errorf("batch: pair %d longer than the padded length %d", i, b.Len)
+		}
+	}
+	if cfg.Context == ContextTopics {
+		if len(b.CtxA) != n || len(b.CtxB) != n {
+			return fmt.Errorf("batch: context topics needs %d topic vectors per side", n)
+		}
+		for i := range n {
+			if len(b.CtxA[i]) != cfg.Topics || len(b.CtxB[i]) != cfg.Topics {
+				return fmt.Errorf("batch: pair %d: topic vectors of %d and %d values, want %d", i, len(b.CtxA[i]), len(b.CtxB[i]), cfg.Topics)
+			}
 		}
 	}
 	if b.DropA != nil && (len(b.DropA) != n*b.Len*cfg.Dim || len(b.DropB) != len(b.DropA)) {

@@ -1,8 +1,11 @@
 package compute
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -19,6 +22,15 @@ const (
 	EncGRAN5     = "gran5"     // a_t = x_t ⊙ g1 + h_t ⊙ g2, averaged
 	EncBiGRAN    = "bigran"    // forward and backward gran, added
 	EncDAN       = "dan"       // (Σ words + Σ bigrams)/sqrt(n), feed-forward tanh stack (Yang et al. 2018)
+)
+
+// Context kinds (Config.Context).
+const (
+	// ContextTopics adds each sentence's NMF topic vector θ (featurize's
+	// topics_a/topics_b) to its embedding through a learned projection:
+	// g(s) = enc(s) + tanh(θ·W_θ + b_θ), W_θ starting at zero, after the
+	// context layer of Amiri et al. (2016) Eq. 1 and 4.
+	ContextTopics = "topics"
 )
 
 // Loss names (Config.Loss).
@@ -60,6 +72,16 @@ type Config struct {
 	// Vocab is the number of word embeddings (rows of "embeddings"); set by
 	// the trainer from the vocabulary; required.
 	Vocab int `json:"vocab"`
+	// Context is "" (none) or ContextTopics; Topics is then the size k of
+	// the topic vectors (the featurize model's topics), set by the trainer
+	// from the data.
+	Context string `json:"context,omitempty"`
+	Topics  int    `json:"topics,omitempty"`
+	// EmbedInit is the distribution the word (and bigram) embeddings are
+	// drawn from: "uniform:A" (uniform in ±A) or "normal:S" (mean 0,
+	// standard deviation S, PyTorch's nn.Embedding default at S = 1).
+	// Default "uniform:0.1". Pretrained vectors replace their words' rows.
+	EmbedInit string `json:"embed_init,omitempty"`
 
 	// Loss.
 	Loss      string  `json:"loss"`      // default "margin"
@@ -118,6 +140,9 @@ func (c Config) Defaults() Config {
 		if c.BigramBuckets == 0 {
 			c.BigramBuckets = 100003
 		}
+	}
+	if c.EmbedInit == "" {
+		c.EmbedInit = DefaultEmbedInit
 	}
 	if c.Loss == "" {
 		c.Loss = LossMargin
@@ -226,6 +251,18 @@ func (c Config) Validate() error {
 	if c.Vocab <= 0 {
 		bad("vocab %d: set it to the vocabulary size", c.Vocab)
 	}
+	switch c.Context {
+	case "":
+	case ContextTopics:
+		if c.Topics <= 0 {
+			bad("context topics needs topics, the size of the topic vectors, > 0 (got %d): train on featurized data", c.Topics)
+		}
+	default:
+		bad("context %q: use topics, or none", c.Context)
+	}
+	if _, _, err := ParseEmbedInit(cmp.Or(c.EmbedInit, DefaultEmbedInit)); err != nil {
+		errs = append(errs, err)
+	}
 	switch c.Loss {
 	case LossMargin:
 		switch c.Negatives {
@@ -292,6 +329,20 @@ func (c Config) Validate() error {
 		return fmt.Errorf("invalid trainstep config: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// DefaultEmbedInit is Config.EmbedInit's default.
+const DefaultEmbedInit = "uniform:0.1"
+
+// ParseEmbedInit reads Config.EmbedInit: its kind ("uniform" or "normal")
+// and scale (the half-width or the standard deviation, positive).
+func ParseEmbedInit(s string) (kind string, scale float64, err error) {
+	kind, v, ok := strings.Cut(s, ":")
+	scale, perr := strconv.ParseFloat(v, 64)
+	if !ok || (kind != "uniform" && kind != "normal") || perr != nil || !(scale > 0) || math.IsInf(scale, 0) {
+		return "", 0, fmt.Errorf("embed_init %q: use uniform:A (uniform in ±A) or normal:S (standard deviation S), as uniform:0.1 or normal:1", s)
+	}
+	return kind, scale, nil
 }
 
 // Encoders lists the encoder names.

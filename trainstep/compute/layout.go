@@ -10,13 +10,15 @@ import (
 const (
 	ParamEmbeddings = "embeddings" // (Vocab, Dim) word embeddings W_w
 	ParamBigrams    = "bigrams"    // (BigramBuckets, Dim) DAN bigram embeddings
+	ParamContextW   = "ctx.w"      // (Topics, EmbedDim) W_θ of the topic context
+	ParamContextB   = "ctx.b"      // (EmbedDim) b_θ of the topic context
 )
 
 // Init says how a parameter starts.
 type Init int
 
 const (
-	InitEmbedding Init = iota // uniform in ±0.1 (or pretrained vectors)
+	InitEmbedding Init = iota // Config.EmbedInit (or pretrained vectors)
 	InitGlorot                // uniform in ±sqrt(6/(fan_in+fan_out))
 	InitZero
 	InitOne
@@ -89,6 +91,10 @@ func Layout(cfg Config) []ParamSpec {
 			in = n
 		}
 	}
+	if cfg.Context == ContextTopics {
+		add(ParamContextW, InitZero, cfg.Topics, e)
+		add(ParamContextB, InitZero, e)
+	}
 	switch cfg.Loss {
 	case LossSoftmax:
 		in := e
@@ -115,12 +121,20 @@ func Layout(cfg Config) []ParamSpec {
 func InitParams(cfg Config, rng *rand.Rand) []Tensor {
 	specs := Layout(cfg)
 	out := make([]Tensor, len(specs))
+	kind, scale, err := ParseEmbedInit(cfg.Defaults().EmbedInit)
+	if err != nil {
+		panic("compute: " + err.Error()) // Validate refuses it first
+	}
 	for i, s := range specs {
 		t := NewTensor(s.Name, s.Shape...)
 		switch s.Init {
 		case InitEmbedding:
 			for j := range t.Data {
-				t.Data[j] = float32(0.2*rng.Float64() - 0.1)
+				if kind == "normal" {
+					t.Data[j] = float32(scale * rng.NormFloat64())
+				} else {
+					t.Data[j] = float32(scale * (2*rng.Float64() - 1))
+				}
 			}
 		case InitGlorot:
 			a := math.Sqrt(6 / float64(s.Shape[0]+s.Shape[1]))

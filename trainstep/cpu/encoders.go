@@ -16,6 +16,7 @@ type encoderGraph struct {
 	T, R   int
 	params map[string]*G.Node
 	x, xb  *G.Node         // (T, R, Dim) gathered words; DAN bigrams
+	ctx    *G.Node         // (R, Topics) topic vectors (Config.Context topics)
 	masks  map[int]*G.Node // (T, R, dim): 1 where t < len
 	invs   map[int]*G.Node // (R, dim): 1/len (DAN: 1/sqrt(len))
 }
@@ -147,8 +148,18 @@ func (e *encoderGraph) gran(prefix string, backward bool) *G.Node {
 	return e.average(as, e.cfg.Dim)
 }
 
-// encode builds g(s) for the R rows: (R, EmbedDim).
+// encode builds g(s) for the R rows: (R, EmbedDim), with the topic
+// context added when the model has one: tanh(θ·W_θ + b_θ).
 func (e *encoderGraph) encode() *G.Node {
+	g := e.encodeWords()
+	if e.ctx == nil {
+		return g
+	}
+	return e.add(g, e.tanh(e.linear(e.ctx, e.p(compute.ParamContextW), e.p(compute.ParamContextB))))
+}
+
+// encodeWords is the encoder of the words alone.
+func (e *encoderGraph) encodeWords() *G.Node {
 	cfg := e.cfg
 	d := cfg.Dim
 	switch cfg.Encoder {

@@ -36,7 +36,20 @@ func tinyBatch(t *testing.T, cfg compute.Config, seed uint64) *compute.Batch {
 		a, b = append(a, sa), append(b, sb)
 		labels = append(labels, float32(1+4*rng.Float64()))
 	}
-	bt, err := compute.NewBatch(cfg, a, b, labels, rng)
+	var ctxA, ctxB [][]float32
+	if cfg.Context != "" {
+		for i := range 4 {
+			ca, cb := make([]float32, cfg.Topics), make([]float32, cfg.Topics)
+			for j := range ca {
+				ca[j], cb[j] = float32(rng.Float64()), float32(rng.Float64())
+			}
+			if i == 3 {
+				cb = nil // a text with no known word: zeros
+			}
+			ctxA, ctxB = append(ctxA, ca), append(ctxB, cb)
+		}
+	}
+	bt, err := compute.NewContextBatch(cfg, a, b, labels, ctxA, ctxB, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,5 +176,25 @@ func TestGradientLosses(t *testing.T) {
 				gradCheck(t, m, tinyBatch(t, cfg, 5))
 			})
 		}
+	}
+}
+
+// TestGradientContext checks the topic context's projection and its effect
+// on the word parameters, under the margin loss.
+func TestGradientContext(t *testing.T) {
+	for _, enc := range []string{compute.EncAvg, compute.EncLSTMAvg, compute.EncGRAN, compute.EncDAN} {
+		t.Run(enc, func(t *testing.T) {
+			cfg := tinyConfig(enc, compute.LossMargin)
+			cfg.Margin, cfg.Context, cfg.Topics = 1.5, compute.ContextTopics, 3
+			m := buildF64(t, cfg)
+			// W_θ and b_θ start at zero: move them off it.
+			rng := rand.New(rand.NewPCG(9, 9))
+			for _, name := range []string{compute.ParamContextW, compute.ParamContextB} {
+				for i := range m.w[name] {
+					m.w[name][i] = rng.Float64() - 0.5
+				}
+			}
+			gradCheck(t, m, tinyBatch(t, cfg, 11))
+		})
 	}
 }

@@ -145,6 +145,9 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 	if m.cfg.Encoder == compute.EncDAN {
 		e.xb = o.input("xb", k.T, k.rows, m.cfg.Dim)
 	}
+	if m.cfg.Context == compute.ContextTopics {
+		e.ctx = o.input("ctx", k.rows, m.cfg.Topics)
+	}
 	gr = &graph{enc: e, emb: e.encode()}
 	if k.train {
 		n := k.rows / 2
@@ -208,9 +211,26 @@ func (m *model[T]) graphFor(k graphKey) (*graph, error) {
 func (m *model[T]) Graphs() int { return len(m.graphs) }
 
 // feed binds the encoder inputs for seqs (R rows, padded to T) with the
-// dropout multipliers drop (row-major [row][t][unit], nil for none).
-func (m *model[T]) feed(gr *graph, seqs [][]int32, drop func(r int) []float32) error {
+// dropout multipliers drop (row-major [row][t][unit], nil for none) and,
+// for a model with a topic context, the rows' topic vectors ctx (empty:
+// zeros).
+func (m *model[T]) feed(gr *graph, seqs [][]int32, drop func(r int) []float32, ctx [][]float32) error {
 	e := gr.enc
+	if e.ctx != nil {
+		k := m.cfg.Topics
+		v := make([]T, e.R*k)
+		for r, c := range ctx {
+			if len(c) != 0 && len(c) != k {
+				return fmt.Errorf("row %d: a topic vector of %d values, the model takes %d", r, len(c), k)
+			}
+			for j, x := range c {
+				v[r*k+j] = T(x)
+			}
+		}
+		if err := G.Let(e.ctx, tensor.New(tensor.WithShape(e.R, k), tensor.WithBacking(v))); err != nil {
+			return err
+		}
+	}
 	L, R, d := e.T, e.R, m.cfg.Dim
 	emb := m.w[compute.ParamEmbeddings]
 	x := make([]T, L*R*d)
@@ -412,7 +432,7 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 		sz := b.Len * m.cfg.Dim
 		return src[i*sz : (i+1)*sz]
 	}
-	if err := m.feed(gr, seqs, drop); err != nil {
+	if err := m.feed(gr, seqs, drop, append(append([][]float32(nil), b.CtxA...), b.CtxB...)); err != nil {
 		return 0, err
 	}
 	konst, err := m.feedLoss(gr, b)
@@ -546,12 +566,30 @@ func (m *model[T]) Update(step int64, lr float64) error {
 // rows (the last chunk padded with copies), each padded to its bucket
 // length; an empty sequence is an error.
 func (m *model[T]) Embed(seqs [][]int32) ([][]float32, error) {
+	if m.cfg.Context != "" {
+		return nil, fmt.Errorf("the %s model takes a %s context with each sentence: embed with EmbedContext", m.cfg.Encoder, m.cfg.Context)
+	}
+	return m.EmbedContext(seqs, nil)
+}
+
+// EmbedContext implements compute.ContextEmbedder.
+func (m *model[T]) EmbedContext(seqs [][]int32, ctx [][]float32) ([][]float32, error) {
 	const chunk = 64
+	if m.cfg.Context != "" && len(ctx) != len(seqs) {
+		return nil, fmt.Errorf("embedding %d sequences with %d topic vectors", len(seqs), len(ctx))
+	}
 	out := make([][]float32, 0, len(seqs))
 	for lo := 0; lo < len(seqs); lo += chunk {
 		part := seqs[lo:min(lo+chunk, len(seqs))]
 		longest := 0
 		rows := make([][]int32, chunk)
+		var rowCtx [][]float32
+		if m.cfg.Context != "" {
+			rowCtx = make([][]float32, chunk)
+			for i := range rowCtx {
+				rowCtx[i] = ctx[lo+min(i, len(part)-1)]
+			}
+		}
 		for i := range rows {
 			s := part[min(i, len(part)-1)]
 			if len(s) == 0 {
@@ -572,7 +610,7 @@ func (m *model[T]) Embed(seqs [][]int32) ([][]float32, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := m.feed(gr, rows, func(int) []float32 { return nil }); err != nil {
+		if err := m.feed(gr, rows, func(int) []float32 { return nil }, rowCtx); err != nil {
 			return nil, err
 		}
 		if err := run(gr); err != nil {

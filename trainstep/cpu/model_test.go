@@ -142,3 +142,60 @@ func TestMaxGraphs(t *testing.T) {
 		t.Error("a negative bound was accepted")
 	}
 }
+
+// TestContextEmbed: a model with the topic context embeds a sentence as its
+// encoder does plus tanh(θ·W_θ + b_θ): with W_θ and b_θ at zero (their
+// start) exactly as the plain model, otherwise differently for different θ;
+// Embed, which has no θ, refuses it.
+func TestContextEmbed(t *testing.T) {
+	seqs := [][]int32{{1, 2}, {3}, {4, 5, 6}}
+	ctx := [][]float32{{1, 0, 0}, {0, 0.5, 0.5}, nil}
+	for _, enc := range []string{compute.EncAvg, compute.EncGRAN} {
+		t.Run(enc, func(t *testing.T) {
+			plainCfg := compute.Config{Encoder: enc, Dim: 5, Vocab: 10}.Defaults()
+			cfg := plainCfg
+			cfg.Context, cfg.Topics = compute.ContextTopics, 3
+			params := compute.InitParams(cfg, rand.New(rand.NewPCG(1, 2)))
+			var plainParams []compute.Tensor
+			for _, p := range params {
+				if p.Name != compute.ParamContextW && p.Name != compute.ParamContextB {
+					plainParams = append(plainParams, p)
+				}
+			}
+			plain := build(t, plainCfg, plainParams)
+			m := build(t, cfg, params)
+			if _, err := m.Embed(seqs); err == nil {
+				t.Fatal("Embed of a context model without its topic vectors: no error")
+			}
+			want, err := plain.Embed(seqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.(compute.ContextEmbedder).EmbedContext(seqs, ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				for u := range want[i] {
+					if math.Abs(float64(want[i][u]-got[i][u])) > 1e-6 {
+						t.Fatalf("W_θ = 0: sentence %d unit %d: %v, the plain model %v", i, u, got[i][u], want[i][u])
+					}
+				}
+			}
+			w := compute.NewTensor(compute.ParamContextW, 3, cfg.EmbedDim())
+			for j := range w.Data {
+				w.Data[j] = float32(j%7) / 7
+			}
+			if err := m.SetParams([]compute.Tensor{w}); err != nil {
+				t.Fatal(err)
+			}
+			a, err := m.(compute.ContextEmbedder).EmbedContext([][]int32{{1, 2}, {1, 2}, {1, 2}}, ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.Equal(a[0], a[1]) || !slices.Equal(a[2], want[0]) {
+				t.Errorf("one sentence with three contexts: %v; want the first two to differ and the third (θ = 0) to be the plain %v", a, want[0])
+			}
+		})
+	}
+}

@@ -48,6 +48,9 @@ func Supports(cfg compute.Config) error {
 	if !slices.Contains(losses, cfg.Loss) {
 		missing = append(missing, fmt.Sprintf("loss %s (it has %s)", cfg.Loss, strings.Join(losses, ", ")))
 	}
+	if cfg.Context != "" {
+		missing = append(missing, fmt.Sprintf("context %s", cfg.Context))
+	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%s: %w; train it with --device cpu", strings.Join(missing, " and "), ErrUnsupported)
 	}
