@@ -96,6 +96,11 @@ type RunConfig struct {
 	// in DirFeaturize, so that evaluation computes the topic vectors of new
 	// sentences as featurize did. A resumed run keeps its checkpoint's.
 	Featurize map[string][]byte
+	// MinLabel, when set, trains only the rows whose label is at least
+	// *MinLabel (Quora's is_duplicate: 1 keeps the duplicate pairs, the
+	// paraphrases); rows without a label are trained. The rows left out
+	// are counted (RunSummary.Filtered).
+	MinLabel *float64
 	// SaveInitial, for a new run, writes the checkpoint of step 0 (the
 	// initial parameters, at the stream's start) before the first step:
 	// the untrained baseline for eval, and the start a reference trainer
@@ -204,8 +209,9 @@ type RunSummary struct {
 	// from the start of training, across resumes.
 	Steps, TotalSteps, Examples int64
 	// Skipped counts rows that could not be trained (an empty side, or a
-	// lone row at the end of an epoch, which has no in-batch negative).
-	Skipped int64
+	// lone row at the end of an epoch, which has no in-batch negative);
+	// Filtered those left out by MinLabel.
+	Skipped, Filtered int64
 	// Epoch is the consumer's epoch at the end.
 	Epoch int
 	// Checkpoint is the last checkpoint written (or resumed from).
@@ -385,6 +391,7 @@ type loop struct {
 	start, lastLine time.Time
 	steps, examples int64
 	skipped         int64
+	filtered        int64
 	lossSum         float64
 	lossN           int
 	lineExamples    int64
@@ -432,6 +439,10 @@ func (l *loop) run(ctx context.Context) (RunSummary, error) {
 			}
 			if err := l.check(rec.Record); err != nil {
 				return l.summary(), err
+			}
+			if l.cfg.MinLabel != nil && rec.Label != nil && *rec.Label < *l.cfg.MinLabel {
+				l.filtered++ // handed out and done with: the position covers it
+				continue
 			}
 			if epoch == 0 {
 				epoch = rec.epoch
@@ -677,7 +688,7 @@ func (l *loop) checkpoint(ctx context.Context, untrained []item, final bool) err
 }
 
 func (l *loop) summary() RunSummary {
-	return RunSummary{Run: l.cfg.Run, Steps: l.steps, TotalSteps: l.tr.Steps(), Examples: l.examples, Skipped: l.skipped,
+	return RunSummary{Run: l.cfg.Run, Steps: l.steps, TotalSteps: l.tr.Steps(), Examples: l.examples, Skipped: l.skipped, Filtered: l.filtered,
 		Epoch: l.c.Stats().Epoch, Checkpoint: l.lastDir, Loss: l.lastLoss, Elapsed: time.Since(l.start), Stream: l.c.Stats()}
 }
 

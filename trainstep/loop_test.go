@@ -361,3 +361,33 @@ func TestRunSavesInitial(t *testing.T) {
 		t.Errorf("resumed from step 0: %+v, %v; want the epoch's 100 rows", res, err)
 	}
 }
+
+// TestRunMinLabel trains only the rows labelled at least MinLabel (and the
+// unlabelled ones), counting the others.
+func TestRunMinLabel(t *testing.T) {
+	rows := mixRows("r", 300, 4)
+	for i := range rows {
+		if i%3 != 2 {
+			v := float64(i % 3) // labels 0, 1; every third row has none
+			rows[i].Label = &v
+		}
+	}
+	cc := publishRows(t, "para", rows, true)
+	trace := filepath.Join(t.TempDir(), "ids.tsv")
+	one := 1.0
+	sum, err := trainstep.Run(context.Background(), trainstep.RunConfig{Client: cc, Dataset: "para", Run: "dups", Vocab: mixVocab(),
+		Model: trainstep.Config{Dim: 8, BatchSize: 10}, Epochs: 1, CheckpointDir: t.TempDir(), MinLabel: &one, TraceIDs: trace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Filtered != 100 || sum.Examples != 200 {
+		t.Errorf("filtered %d, trained %d; want 100 and 200", sum.Filtered, sum.Examples)
+	}
+	for _, e := range readTrace(t, trace) {
+		var i int
+		fmt.Sscanf(e.id, "r%d", &i)
+		if i%3 == 0 {
+			t.Fatalf("row %s, labelled 0, was trained", e.id)
+		}
+	}
+}

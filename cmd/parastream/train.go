@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,6 +58,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	duration := fs.Duration("duration", 0, "stop after this long, with a checkpoint (0: none)")
 	progressEvery := fs.Duration("progress-every", trainstep.DefaultProgressEvery, "interval of the progress lines")
 	traceIDs := fs.String("trace-ids", "", "debugging aid: append '<step>\\t<epoch>\\t<row id>' for every trained example to this file, synced each step")
+	minLabel := fs.String("min-label", "", "train only rows whose label is at least this (Quora: 1 keeps the duplicates); rows without a label are trained")
 	saveInitial := fs.Bool("save-initial", false, "also write the checkpoint of step 0 (the initial parameters) before training")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	device := addDeviceFlags(fs)
@@ -92,6 +94,13 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("%w: --%v", errUsage, err)
 		}
 	}
+	if *minLabel != "" {
+		v, err := strconv.ParseFloat(*minLabel, 64)
+		if err != nil {
+			return fmt.Errorf("%w: --min-label %q is not a number", errUsage, *minLabel)
+		}
+		rc.MinLabel = &v
+	}
 	if !*quiet {
 		rc.Progress = e.stderr
 	}
@@ -115,8 +124,8 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	}
 	sum, err := trainstep.Run(ctx, rc)
 	if sum.Run != "" {
-		fmt.Fprintf(e.stdout, "run %s: %d steps (%d in all), %d examples, %d skipped, epoch %d, loss %.4f, %.0f examples/s; last checkpoint %s\n",
-			sum.Run, sum.Steps, sum.TotalSteps, sum.Examples, sum.Skipped, sum.Epoch, sum.Loss,
+		fmt.Fprintf(e.stdout, "run %s: %d steps (%d in all), %d examples, %d skipped, %d filtered, epoch %d, loss %.4f, %.0f examples/s; last checkpoint %s\n",
+			sum.Run, sum.Steps, sum.TotalSteps, sum.Examples, sum.Skipped, sum.Filtered, sum.Epoch, sum.Loss,
 			float64(sum.Examples)/max(sum.Elapsed.Seconds(), 1e-9), sum.Checkpoint)
 	}
 	return err
