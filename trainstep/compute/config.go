@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/parastream/parastream/featurize/lexicon"
 )
 
 // Encoder names (Config.Encoder).
@@ -57,9 +59,20 @@ type Config struct {
 	// BigramBuckets is the number of hashed bigram embeddings of the DAN;
 	// default 100003.
 	BigramBuckets int `json:"bigram_buckets,omitempty"`
-	// Vocab is the number of word embeddings (rows of "embeddings"); set by
-	// the trainer from the vocabulary; required.
+	// Vocab is the number of word embeddings (rows of "embeddings"): the
+	// vocabulary's words, then OOVBuckets rows; set by the trainer from the
+	// vocabulary (words + OOVBuckets); required.
 	Vocab int `json:"vocab"`
+	// OOVBuckets is the number of hashed out-of-vocabulary buckets of the
+	// data the model trains on (featurize's oov_buckets): with V words, a
+	// token outside the vocabulary has the id V + lexicon.Bucket(token,
+	// OOVBuckets), and inference maps tokens the same way
+	// (lexicon.Lexicon). 0, and a configuration written before the buckets
+	// existed, maps such tokens to the vocabulary's <unk>.
+	OOVBuckets int `json:"oov_buckets,omitempty"`
+	// OOVHash names the hash of the buckets; lexicon.Hash ("crc32-ieee"),
+	// the only one, is the default when OOVBuckets > 0.
+	OOVHash string `json:"oov_hash,omitempty"`
 
 	// Loss.
 	Loss      string  `json:"loss"`      // default "margin"
@@ -104,6 +117,9 @@ type Config struct {
 func (c Config) Defaults() Config {
 	if c.Encoder == "" {
 		c.Encoder = EncAvg
+	}
+	if c.OOVBuckets > 0 && c.OOVHash == "" {
+		c.OOVHash = lexicon.Hash
 	}
 	if c.Dim == 0 {
 		c.Dim = 300
@@ -225,6 +241,11 @@ func (c Config) Validate() error {
 	}
 	if c.Vocab <= 0 {
 		bad("vocab %d: set it to the vocabulary size", c.Vocab)
+	}
+	if err := lexicon.CheckHash(c.OOVHash, c.OOVBuckets); err != nil {
+		bad("%v", err)
+	} else if c.OOVBuckets > 0 && c.Vocab <= c.OOVBuckets {
+		bad("vocab %d, oov_buckets %d: vocab counts the rows of the words and then of the buckets, so it must exceed oov_buckets", c.Vocab, c.OOVBuckets)
 	}
 	switch c.Loss {
 	case LossMargin:
