@@ -178,3 +178,27 @@ func ExampleLexicon_ID() {
 	// zyzzyva 51563 false
 	// 100006
 }
+
+// FuzzLexiconID: any token gets an id in [0, V+N) with buckets, its
+// word's index when it is a word, and the same id every time.
+func FuzzLexiconID(f *testing.F) {
+	for _, s := range []string{"", "the", "zyzzyva", "東京", "<unk>", "\xff\xfe", "a b"} {
+		f.Add(s, 1000)
+	}
+	words := []string{"<pad>", "<unk>", "<s>", "</s>", "the", "cat"}
+	f.Fuzz(func(t *testing.T, tok string, n int) {
+		n = 1 + int(uint(n)%1_000_000)
+		l, err := lexicon.New(words, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, known := l.ID(tok)
+		again, _ := l.ID(tok)
+		if id != again || id < 0 || int(id) >= l.Rows() {
+			t.Fatalf("ID(%q) = %d then %d, rows %d", tok, id, again, l.Rows())
+		}
+		if known != (int(id) < len(words)) || (known && words[id] != tok) || (!known && id != int32(len(words))+lexicon.Bucket(tok, n)) {
+			t.Fatalf("ID(%q) = %d, known %v", tok, id, known)
+		}
+	})
+}
