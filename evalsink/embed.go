@@ -6,67 +6,52 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/parastream/parastream/featurize/lexicon"
 	"github.com/parastream/parastream/trainstep/compute"
 )
 
 // embedChunk is how many texts go to the model at once.
 const embedChunk = 256
 
-// UnknownToken is the vocabulary entry unknown tokens map to, when the
-// checkpoint's vocabulary has it (featurize's vocabularies do, at id 1).
-const UnknownToken = "<unk>"
-
 // Embedder embeds tokenised texts with a checkpoint's model, mapping tokens
-// to ids through the checkpoint's own vocabulary (not the ids stored in
-// the shards, which may come from another featurize run). A token not in
-// the vocabulary maps to UnknownToken where the vocabulary has it and is
-// dropped otherwise; a text left with no ids embeds as the zero vector
-// (whose cosine with anything is 0). Identical texts are embedded once.
+// to ids through the checkpoint's own lexicon (trainstep.Checkpoint.Lexicon:
+// its vocabulary and out-of-vocabulary buckets), not the ids stored in the
+// shards, which may come from another featurize run. A token not in the
+// vocabulary gets its hashed bucket when the checkpoint has buckets (the
+// id the same token had in the training data), else the vocabulary's
+// "<unk>" where it has one, and is dropped otherwise; a text left with no
+// ids embeds as the zero vector (whose cosine with anything is 0).
+// Identical texts are embedded once.
 //
 // An Embedder is not safe for concurrent use.
 type Embedder struct {
 	model compute.Model
-	ids   map[string]int32
-	unk   int32
+	lex   *lexicon.Lexicon
 	dim   int
 	cache map[string][]float32
 	// Tokens counts the tokens mapped, Unknown those not in the
-	// vocabulary, Empty the texts that embedded as the zero vector.
-	Tokens, Unknown, Empty int64
+	// vocabulary, Bucketed those of them that got a bucket's id (all of
+	// them with buckets, none without), Empty the texts that embedded as
+	// the zero vector.
+	Tokens, Unknown, Bucketed, Empty int64
 }
 
 // NewEmbedder returns an embedder of model m, whose sentence embeddings
-// have dim components and whose token ids index vocab.
-func NewEmbedder(m compute.Model, vocab []string, dim int) (*Embedder, error) {
-	if len(vocab) == 0 {
+// have dim components and whose token ids are lex's.
+func NewEmbedder(m compute.Model, lex *lexicon.Lexicon, dim int) (*Embedder, error) {
+	if lex == nil || lex.Words() == 0 {
 		return nil, errors.New("evalsink: the checkpoint has no vocabulary (vocab.txt): its token ids cannot be mapped")
 	}
-	e := &Embedder{model: m, ids: make(map[string]int32, len(vocab)), unk: -1, dim: dim, cache: map[string][]float32{}}
-	for i, w := range vocab {
-		if _, dup := e.ids[w]; !dup {
-			e.ids[w] = int32(i)
-		}
-	}
-	if id, ok := e.ids[UnknownToken]; ok {
-		e.unk = id
-	}
-	return e, nil
+	return &Embedder{model: m, lex: lex, dim: dim, cache: map[string][]float32{}}, nil
 }
 
-// IDs maps tokens to the vocabulary's ids.
+// IDs maps tokens to the checkpoint's ids.
 func (e *Embedder) IDs(tokens []string) []int32 {
-	ids := make([]int32, 0, len(tokens))
-	for _, t := range tokens {
-		e.Tokens++
-		id, ok := e.ids[t]
-		if !ok {
-			e.Unknown++
-			if e.unk < 0 {
-				continue
-			}
-			id = e.unk
-		}
-		ids = append(ids, id)
+	ids, unknown := e.lex.AppendIDs(make([]int32, 0, len(tokens)), tokens)
+	e.Tokens += int64(len(tokens))
+	e.Unknown += int64(unknown)
+	if e.lex.Buckets() > 0 {
+		e.Bucketed += int64(unknown)
 	}
 	return ids
 }

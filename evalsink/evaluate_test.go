@@ -157,7 +157,7 @@ func TestRetrieval(t *testing.T) {
 		overlap.Pairs = append(overlap.Pairs, evalsink.Pair{ID: strconv.Itoa(i), A: []string{w, u}, B: []string{w, v}})
 		none.Pairs = append(none.Pairs, evalsink.Pair{ID: strconv.Itoa(i), A: []string{u}, B: []string{v}})
 	}
-	emb, err := evalsink.NewEmbedder(fakeModel{dim: len(vocab)}, vocab, len(vocab))
+	emb, err := evalsink.NewEmbedder(fakeModel{dim: len(vocab)}, newLexicon(t, vocab, 0), len(vocab))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestRetrieval(t *testing.T) {
 		{ID: "4", A: []string{"p"}, B: []string{"z"}, Gold: 1},
 	}}
 	qv := []string{"q", "r", "x", "p", "y", "z"}
-	emb, err = evalsink.NewEmbedder(fakeModel{dim: len(qv)}, qv, len(qv))
+	emb, err = evalsink.NewEmbedder(fakeModel{dim: len(qv)}, newLexicon(t, qv, 0), len(qv))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,9 +108,12 @@ type Summary struct {
 	Report string
 	// Plots are the PNG files written.
 	Plots []string
-	// Embedder counts (when the model ran): tokens, unknown tokens,
-	// texts that embedded as the zero vector.
-	Tokens, Unknown, Empty int64
+	// Embedder counts (when the model ran): tokens, unknown tokens (not in
+	// the checkpoint's vocabulary), those of them mapped to the
+	// checkpoint's out-of-vocabulary buckets (Buckets of them), texts that
+	// embedded as the zero vector.
+	Tokens, Unknown, Bucketed, Empty int64
+	Buckets                          int
 }
 
 // Evaluator evaluates checkpoints on a loaded set of evaluation data and
@@ -280,7 +283,11 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 		return nil, nil, err
 	}
 	defer m.Close()
-	emb, err := NewEmbedder(m, ckpt.Vocab, ckpt.Config.EmbedDim())
+	lex, err := ckpt.Lexicon()
+	if err != nil {
+		return nil, nil, fmt.Errorf("evaluating %s: %w", ck.dir, err)
+	}
+	emb, err := NewEmbedder(m, lex, ckpt.Config.EmbedDim())
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluating %s: %w", ck.dir, err)
 	}
@@ -331,9 +338,9 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 			rows = append(rows, r)
 		}
 	}
-	sum.Tokens, sum.Unknown, sum.Empty = emb.Tokens, emb.Unknown, emb.Empty
+	sum.Tokens, sum.Unknown, sum.Bucketed, sum.Empty, sum.Buckets = emb.Tokens, emb.Unknown, emb.Bucketed, emb.Empty, lex.Buckets()
 	ev.log.Info("evaluated checkpoint", "checkpoint", ck.dir, "run", base.Run, "step", ck.step, "rows", len(rows),
-		"tokens", emb.Tokens, "unknown", emb.Unknown, "empty_texts", emb.Empty, "elapsed", time.Since(start).Round(time.Millisecond))
+		"tokens", emb.Tokens, "unknown", emb.Unknown, "bucketed", emb.Bucketed, "empty_texts", emb.Empty, "elapsed", time.Since(start).Round(time.Millisecond))
 	return scored, rows, nil
 }
 

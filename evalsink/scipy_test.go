@@ -48,7 +48,11 @@ func TestAgainstScipy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	emb, err := evalsink.NewEmbedder(m, ck.Vocab, ck.Config.EmbedDim())
+	lex, err := ck.Lexicon()
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := evalsink.NewEmbedder(m, lex, ck.Config.EmbedDim())
 	if err != nil {
 		t.Fatal(err)
 	}

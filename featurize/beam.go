@@ -355,7 +355,8 @@ func (fn *featurizeFn) ProcessElement(ctx context.Context, task ShardTask, model
 		return err
 	}
 	for name, v := range map[string]int64{"featurized_rows": rec.Shard.Rows, "featurized_texts": rec.Stats.Texts,
-		"featurized_tokens": rec.Stats.Tokens, "featurized_unknown_tokens": rec.Stats.Unknown, "featurized_empty_texts": rec.Stats.Empty} {
+		"featurized_tokens": rec.Stats.Tokens, "featurized_unknown_tokens": rec.Stats.Unknown, "featurized_bucketed_tokens": rec.Stats.Bucketed,
+		"featurized_empty_texts": rec.Stats.Empty} {
 		beam.NewCounter(transforms.CounterNamespace, name).Inc(ctx, v)
 	}
 	emit(rec)

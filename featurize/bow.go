@@ -40,9 +40,11 @@ func (w Weighting) Validate() error {
 }
 
 // BoW turns the token ids of a text into its sparse bag-of-words vector over
-// the vocabulary. The special tokens (padding, unknown, sentence tags) and
-// tokens without a letter or digit (punctuation: ",", "?", "...") get no
-// weight: they say nothing of a text's topic. A BoW is safe for concurrent use; Vector takes the scratch.
+// the vocabulary. The special tokens (padding, unknown, sentence tags),
+// tokens without a letter or digit (punctuation: ",", "?", "...") and ids
+// beyond the vocabulary (the out-of-vocabulary buckets, see
+// lexicon.Lexicon) get no weight: they say nothing of a text's topic. A BoW
+// is safe for concurrent use; Vector takes the scratch.
 type BoW struct {
 	Weighting Weighting
 	idf       []float32 // by id; nil for Count
@@ -83,7 +85,8 @@ type BoWScratch struct {
 
 // Vector computes the vector of a text from its token ids into sc.Indices
 // (increasing) and sc.Values, and returns them; they alias sc until the
-// next call. A text with no known word has an empty vector.
+// next call. A text with no known word has an empty vector. Ids outside
+// [0, Terms()) are ignored.
 func (b *BoW) Vector(sc *BoWScratch, ids []int32) ([]int32, []float32) {
 	sc.ids = append(sc.ids[:0], ids...)
 	slices.Sort(sc.ids)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parastream/parastream/featurize/lexicon"
 	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/shards"
 )
@@ -35,6 +36,13 @@ type Info struct {
 	// corpora whose training splits were counted.
 	Vocabulary VocabConfig `json:"vocabulary"`
 	Corpora    []string    `json:"corpora"`
+	// OOVBuckets is N, the number of out-of-vocabulary buckets: a token
+	// outside the V entries of the vocabulary gets the id
+	// V + lexicon.Bucket(token, N), hashed by OOVHash (lexicon.Hash). 0
+	// maps every such token to UnkID; a featurize.json written before the
+	// buckets existed has no field and reads as 0.
+	OOVBuckets int    `json:"oov_buckets"`
+	OOVHash    string `json:"oov_hash,omitempty"`
 	// Topics is k; L1 is λ. FitTexts is the number of training texts the
 	// model was fitted on (a seeded sample of Sample texts where there were
 	// more); Seed seeds both the sample and the fit.
@@ -56,26 +64,37 @@ type Info struct {
 const infoFormat = "parastream-featurize"
 
 // Model is what featurize fits and applies: the vocabulary, the
-// bag-of-words weighting and the NMF topics.
+// out-of-vocabulary buckets, the bag-of-words weighting and the NMF topics.
 type Model struct {
 	Vocab *Vocabulary
-	BoW   *BoW
-	NMF   *NMF
-	Info  Info
+	// Lex maps tokens to ids: the vocabulary's, then Info.OOVBuckets
+	// buckets.
+	Lex  *lexicon.Lexicon
+	BoW  *BoW
+	NMF  *NMF
+	Info Info
 }
 
-// NewModel assembles a model and checks that its parts agree.
+// NewModel assembles a model and checks that its parts agree. With
+// info.OOVBuckets > 0, info.OOVHash must be lexicon.Hash.
 func NewModel(v *Vocabulary, nmf *NMF, info Info) (*Model, error) {
 	info.Format, info.Version = infoFormat, 1
 	if nmf.Terms != v.Len() {
 		return nil, fmt.Errorf("featurize: the topic model has %d terms and the vocabulary %d entries", nmf.Terms, v.Len())
+	}
+	if err := lexicon.CheckHash(info.OOVHash, info.OOVBuckets); err != nil {
+		return nil, fmt.Errorf("featurize: %w", err)
+	}
+	lex, err := v.Lexicon(info.OOVBuckets)
+	if err != nil {
+		return nil, fmt.Errorf("featurize: %w", err)
 	}
 	bow, err := NewBoW(v, info.Weighting)
 	if err != nil {
 		return nil, err
 	}
 	info.Topics = nmf.K
-	return &Model{Vocab: v, BoW: bow, NMF: nmf, Info: info}, nil
+	return &Model{Vocab: v, Lex: lex, BoW: bow, NMF: nmf, Info: info}, nil
 }
 
 // Save writes the model's files into dir, each under a temporary name
@@ -213,7 +232,10 @@ func (m *Model) NewFeaturizer() *Featurizer {
 
 // TextStats counts what Apply saw.
 type TextStats struct {
-	Texts, Tokens, Unknown int64
+	// Tokens counts the tokens of the Texts; Unknown those outside the
+	// vocabulary, and Bucketed those of them that got a bucket's id (all
+	// of them in a model with buckets, none without: they got UnkID).
+	Texts, Tokens, Unknown, Bucketed int64
 	// Empty counts texts with no known word, whose topic vector is zero.
 	Empty int64
 }
@@ -223,12 +245,14 @@ func (s *TextStats) Add(o TextStats) {
 	s.Texts += o.Texts
 	s.Tokens += o.Tokens
 	s.Unknown += o.Unknown
+	s.Bucketed += o.Bucketed
 	s.Empty += o.Empty
 }
 
 // Apply sets the row's token ids (IDsA, IDsB) and topic vectors (TopicsA,
 // TopicsB) from its tokens, replacing earlier ones. Side B is left empty
-// for a row without a second text.
+// for a row without a second text. The ids are in [0, V+N) (the model's
+// Lex); the topic vectors weigh the vocabulary's words only.
 func (f *Featurizer) Apply(r *shards.Row, st *TextStats) {
 	r.IDsA, r.TopicsA = f.text(r.IDsA, r.TopicsA, r.TokensA, st)
 	if len(r.TokensB) == 0 && r.B == "" {
@@ -239,12 +263,15 @@ func (f *Featurizer) Apply(r *shards.Row, st *TextStats) {
 }
 
 func (f *Featurizer) text(ids []int32, topics []float32, tokens []string, st *TextStats) ([]int32, []float32) {
-	ids, unknown := f.m.Vocab.AppendIDs(ids[:0], tokens)
+	ids, unknown := f.m.Lex.AppendIDs(ids[:0], tokens)
 	idx, val := f.m.BoW.Vector(&f.sc, ids)
 	topics = f.t.Transform(topics[:0], idx, val)
 	st.Texts++
 	st.Tokens += int64(len(tokens))
 	st.Unknown += int64(unknown)
+	if f.m.Lex.Buckets() > 0 {
+		st.Bucketed += int64(unknown)
+	}
 	if len(idx) == 0 {
 		st.Empty++
 	}

@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/parastream/parastream/featurize/lexicon"
 	"github.com/parastream/parastream/transforms"
 )
 
@@ -21,7 +22,7 @@ import (
 // tagged there get their ids here.
 const (
 	PadToken   = "<pad>"
-	UnkToken   = "<unk>"
+	UnkToken   = lexicon.UnknownToken
 	StartToken = transforms.StartToken
 	EndToken   = transforms.EndToken
 )
@@ -76,7 +77,7 @@ type TokenCount struct {
 // keeps each entry's counts, which the bag-of-words weighting uses.
 type Vocabulary struct {
 	entries []TokenCount
-	index   map[string]int32
+	lex     *lexicon.Lexicon // the words, no buckets
 	// Texts is the number of texts counted.
 	Texts int64
 }
@@ -119,14 +120,33 @@ func BuildVocabulary(counts []TokenCount, texts int64, cfg VocabConfig) (*Vocabu
 }
 
 func (v *Vocabulary) buildIndex() error {
-	v.index = make(map[string]int32, len(v.entries))
-	for i, e := range v.entries {
-		if _, dup := v.index[e.Token]; dup {
+	seen := make(map[string]bool, len(v.entries))
+	for _, e := range v.entries {
+		if seen[e.Token] {
 			return fmt.Errorf("%w: token %q appears twice", ErrBadVocabulary, e.Token)
 		}
-		v.index[e.Token] = int32(i)
+		seen[e.Token] = true
 	}
-	return nil
+	var err error
+	v.lex, err = lexicon.New(v.Words(), 0)
+	return err
+}
+
+// Words returns the entries' tokens, id = index.
+func (v *Vocabulary) Words() []string {
+	words := make([]string, len(v.entries))
+	for i, e := range v.entries {
+		words[i] = e.Token
+	}
+	return words
+}
+
+// Lexicon returns the mapping of tokens to ids with buckets
+// out-of-vocabulary buckets (see lexicon.Lexicon.ID): the vocabulary's ids
+// for its entries, then V + lexicon.Bucket(tok, buckets) for any other
+// token, or UnkID with no buckets.
+func (v *Vocabulary) Lexicon(buckets int) (*lexicon.Lexicon, error) {
+	return v.lex.WithBuckets(buckets)
 }
 
 // Len is the number of entries, special tokens included.
@@ -137,24 +157,15 @@ func (v *Vocabulary) Entry(id int32) TokenCount { return v.entries[id] }
 
 // ID returns the id of tok, UnkID for a token not in the vocabulary.
 func (v *Vocabulary) ID(tok string) int32 {
-	if id, ok := v.index[tok]; ok {
-		return id
-	}
-	return UnkID
+	id, _ := v.lex.ID(tok)
+	return id
 }
 
 // AppendIDs appends the ids of tokens to dst and returns it, with the
-// number of tokens that were unknown.
+// number of tokens that were unknown (each given UnkID). Featurizing with
+// out-of-vocabulary buckets maps through Lexicon instead.
 func (v *Vocabulary) AppendIDs(dst []int32, tokens []string) ([]int32, int) {
-	unknown := 0
-	for _, t := range tokens {
-		id := v.ID(t)
-		if id == UnkID {
-			unknown++
-		}
-		dst = append(dst, id)
-	}
-	return dst, unknown
+	return v.lex.AppendIDs(dst, tokens)
 }
 
 // The vocabulary file is UTF-8 text, one entry a line, the line's position

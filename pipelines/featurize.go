@@ -16,6 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/parastream/parastream/featurize"
+	"github.com/parastream/parastream/featurize/lexicon"
 	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/shards"
 )
@@ -41,8 +42,15 @@ type FeaturizeConfig struct {
 	// Corpora are the corpora whose training splits the vocabulary and the
 	// topics are fitted on; empty means every corpus of In.
 	Corpora []string
-	// Vocab bounds the vocabulary.
+	// Vocab bounds the vocabulary. Every corpus of Corpora shares it: the
+	// vocabulary is counted on all their training splits together.
 	Vocab featurize.VocabConfig
+	// OOVBuckets is N, the number of hashed out-of-vocabulary buckets of a
+	// fitted model: a token outside the V entries of the vocabulary gets
+	// the id V + lexicon.Bucket(token, N) instead of featurize.UnkID, so
+	// that unseen words do not all share one embedding. 0 keeps the single
+	// <unk>. A saved model (Model) brings its own.
+	OOVBuckets int
 	// Weighting is the bag-of-words weighting (default tf-idf).
 	Weighting featurize.Weighting
 	// Topics is k; 0 chooses k among Candidates by reconstruction error
@@ -63,13 +71,19 @@ type FeaturizeConfig struct {
 	Command []string
 }
 
+// DefaultOOVBuckets is the number of out-of-vocabulary buckets of
+// NewFeaturizeConfig.
+const DefaultOOVBuckets = 100_000
+
 // NewFeaturizeConfig returns the defaults: words seen at least twice,
-// tf-idf, 50 topics (candidates 10, 20, 50, 100, 200 for auto), λ = 0.01,
-// a sample of 50,000 texts, seed 1, at most 200 iterations.
+// 100,000 out-of-vocabulary buckets, tf-idf, 50 topics (candidates 10, 20,
+// 50, 100, 200 for auto), λ = 0.01, a sample of 50,000 texts, seed 1, at
+// most 200 iterations.
 func NewFeaturizeConfig(in, out string) FeaturizeConfig {
 	return FeaturizeConfig{
 		In: in, Out: out,
 		Vocab:      featurize.VocabConfig{MinCount: 2},
+		OOVBuckets: DefaultOOVBuckets,
 		Weighting:  featurize.TFIDF,
 		Topics:     50,
 		Candidates: []int{10, 20, 50, 100, 200},
@@ -92,6 +106,8 @@ func (c FeaturizeConfig) Validate() error {
 		return fmt.Errorf("featurize: --sample %d is negative; use 0 for every text", c.Sample)
 	case c.Topics < 0:
 		return fmt.Errorf("featurize: --topics %d is negative; use a count or auto", c.Topics)
+	case c.OOVBuckets < 0:
+		return fmt.Errorf("featurize: --oov-buckets %d is negative; use 0 to map unseen words to the single <unk>", c.OOVBuckets)
 	case c.Topics == 0 && c.Model == "" && len(c.Candidates) == 0:
 		return errors.New("featurize: --topics auto needs candidate values of k")
 	}
@@ -169,7 +185,7 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 		if sum.Model, err = featurize.LoadModel(cfg.Model); err != nil {
 			return nil, err
 		}
-		logf("featurize: applying the model of %s (%d words, %d topics)", cfg.Model, sum.Model.Vocab.Len(), sum.Model.NMF.K)
+		logf("featurize: applying the model of %s (%d words, %d out-of-vocabulary buckets, %d topics)", cfg.Model, sum.Model.Vocab.Len(), sum.Model.Lex.Buckets(), sum.Model.NMF.K)
 	} else {
 		if sum.Model, err = fitModel(ctx, cfg, m, tasks, opts.Runner, logf); err != nil {
 			return nil, err
@@ -189,7 +205,7 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	logf("featurize: writing ids and topic vectors into %d shards", len(tasks))
 	p, s := beam.NewPipelineWithRoot()
 	featurize.Apply(s, beam.Reshuffle(s, beam.CreateList(s, tasks)), beam.Create(s, enc), cfg.WorkDir)
-	stop := watchReceipts(cfg.WorkDir, len(tasks), opts, logf)
+	stop := watchReceipts(cfg.WorkDir, len(tasks), sum.Model.Lex.Buckets(), opts, logf)
 	_, err = beam.Run(ctx, runnerOrPrism(opts.Runner), p)
 	stop()
 	if err != nil {
@@ -209,13 +225,35 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	return sum, nil
 }
 
-// watchReceipts prints how many shards are done, from the receipts the
-// featurizing DoFn leaves, every ProgressEvery (default 5 s).
-func watchReceipts(dir string, total int, opts RunOptions, logf func(string, ...any)) (stop func()) {
+// watchReceipts prints how many shards are done and the share of their
+// tokens outside the vocabulary (bucketed, or <unk> without buckets), from
+// the receipts the featurizing DoFn leaves, every ProgressEvery (default
+// 5 s).
+func watchReceipts(dir string, total, buckets int, opts RunOptions, logf func(string, ...any)) (stop func()) {
 	return everyTick(opts, 5*time.Second, func(elapsed time.Duration) {
-		n, _ := filepath.Glob(filepath.Join(dir, "receipts", "*.json"))
-		logf("  %6s  featurized %d of %d shards", elapsed.Round(time.Second), len(n), total)
+		recs, _ := featurize.Receipts(dir)
+		var st featurize.TextStats
+		for _, r := range recs {
+			st.Add(r.Stats)
+		}
+		logf("  %6s  featurized %d of %d shards: %d tokens, %s", elapsed.Round(time.Second), len(recs), total, st.Tokens, OOVShare(st, buckets))
 	})
+}
+
+// OOVShare says which share of the tokens of st fell outside the
+// vocabulary, and where they went: "9.70% of tokens to the 100000
+// out-of-vocabulary buckets", or "9.70% of tokens to <unk>" without
+// buckets.
+func OOVShare(st featurize.TextStats, buckets int) string {
+	share := 0.0
+	if st.Tokens > 0 {
+		share = 100 * float64(st.Unknown) / float64(st.Tokens)
+	}
+	to := featurize.UnkToken
+	if buckets > 0 {
+		to = fmt.Sprintf("the %d out-of-vocabulary buckets", buckets)
+	}
+	return fmt.Sprintf("%.2f%% of tokens to %s", share, to)
 }
 
 func runnerOrPrism(r string) string {
@@ -264,7 +302,8 @@ func fitModel(ctx context.Context, cfg FeaturizeConfig, m *shards.Manifest, task
 	if err != nil {
 		return nil, err
 	}
-	logf("featurize: %d texts, %d distinct tokens, vocabulary of %d entries (min count %d)", counts.Texts, len(counts.Tokens), vocab.Len(), cfg.Vocab.MinCount)
+	logf("featurize: %d texts, %d distinct tokens, vocabulary of %d entries (min count %d) shared by %v, %d out-of-vocabulary buckets",
+		counts.Texts, len(counts.Tokens), vocab.Len(), cfg.Vocab.MinCount, corpora, cfg.OOVBuckets)
 	bow, err := featurize.NewBoW(vocab, cfg.Weighting)
 	if err != nil {
 		return nil, err
@@ -287,7 +326,10 @@ func fitModel(ctx context.Context, cfg FeaturizeConfig, m *shards.Manifest, task
 	}
 	info := featurize.Info{
 		Weighting: cfg.Weighting, Vocabulary: cfg.Vocab, Corpora: corpora, L1: cfg.L1, Sample: cfg.Sample,
-		FitTexts: X.Rows, Seed: cfg.Seed, MaxIter: cfg.MaxIter, Tol: cfg.Tol,
+		FitTexts: X.Rows, Seed: cfg.Seed, MaxIter: cfg.MaxIter, Tol: cfg.Tol, OOVBuckets: cfg.OOVBuckets,
+	}
+	if cfg.OOVBuckets > 0 {
+		info.OOVHash = lexicon.Hash
 	}
 	k := cfg.Topics
 	if k == 0 {
@@ -399,7 +441,8 @@ func placeFeaturized(cfg FeaturizeConfig, in *shards.Manifest, receipts []featur
 			out.Featurize = &a
 		}
 	}
-	for k, v := range map[string]int64{"texts": sum.Stats.Texts, "tokens": sum.Stats.Tokens, "unknown_tokens": sum.Stats.Unknown, "empty_texts": sum.Stats.Empty} {
+	for k, v := range map[string]int64{"texts": sum.Stats.Texts, "tokens": sum.Stats.Tokens, "unknown_tokens": sum.Stats.Unknown,
+		"bucketed_tokens": sum.Stats.Bucketed, "empty_texts": sum.Stats.Empty} {
 		out.Stats["featurize/"+k] = v
 	}
 	return shards.WriteManifest(cfg.Out, &out)

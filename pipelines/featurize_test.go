@@ -117,8 +117,9 @@ func TestFeaturizeEndToEnd(t *testing.T) {
 					t.Fatalf("%s: row %s: %d ids for %d tokens, %d topics", f.Path, row.ID, len(side.ids), len(side.tokens), len(side.topics))
 				}
 				for j, id := range side.ids {
-					if id != featurize.UnkID && model.Vocab.Entry(id).Token != side.tokens[j] {
-						t.Fatalf("row %s: token %q got id %d (%q)", row.ID, side.tokens[j], id, model.Vocab.Entry(id).Token)
+					want, known := model.Lex.ID(side.tokens[j])
+					if id != want || (known && model.Vocab.Entry(id).Token != side.tokens[j]) || (!known && int(id) < model.Vocab.Len()) {
+						t.Fatalf("row %s: token %q got id %d, want %d (known %v)", row.ID, side.tokens[j], id, want, known)
 					}
 				}
 				for _, v := range side.topics {
@@ -136,6 +137,12 @@ func TestFeaturizeEndToEnd(t *testing.T) {
 	if rows != sum.Rows || texts != sum.Stats.Texts {
 		t.Errorf("read %d rows and %d texts, the summary says %d and %d", rows, texts, sum.Rows, sum.Stats.Texts)
 	}
+	// Unseen words (the STS Benchmark's test split, min count 2) fall to
+	// the default 100,000 buckets; the manifest counts them.
+	if st := sum.Stats; model.Info.OOVBuckets != pipelines.DefaultOOVBuckets || st.Unknown == 0 || st.Bucketed != st.Unknown ||
+		m.Stats["featurize/bucketed_tokens"] != st.Bucketed || m.Stats["featurize/unknown_tokens"] != st.Unknown {
+		t.Errorf("buckets %d, stats %+v, manifest %v", model.Info.OOVBuckets, st, m.Stats)
+	}
 
 	// The same input and settings give the same bytes.
 	again := filepath.Join(t.TempDir(), "again")
@@ -146,10 +153,12 @@ func TestFeaturizeEndToEnd(t *testing.T) {
 
 	// Applying the saved model to the same shards gives the same shards;
 	// featurizing in place gives them too.
+	// The saved model's buckets apply, whatever OOVBuckets says.
 	reuse := smallFeaturize(in, filepath.Join(t.TempDir(), "reuse"))
 	reuse.Model = filepath.Join(out, "featurize")
-	if s := runFeaturize(t, reuse); s.Fitted {
-		t.Error("a run given --model fitted a model")
+	reuse.OOVBuckets = 7
+	if s := runFeaturize(t, reuse); s.Fitted || s.Model.Lex.Buckets() != pipelines.DefaultOOVBuckets {
+		t.Errorf("a run given --model fitted a model (%v) or has %d buckets", s.Fitted, s.Model.Lex.Buckets())
 	}
 	inPlace := filepath.Join(t.TempDir(), "inplace")
 	if err := os.CopyFS(inPlace, os.DirFS(in)); err != nil {
@@ -162,6 +171,69 @@ func TestFeaturizeEndToEnd(t *testing.T) {
 			t.Errorf("%s: the shards differ from the first run's", dir)
 		}
 	}
+}
+
+// TestFeaturizeWithoutBuckets: --oov-buckets 0 maps every unseen word to
+// <unk>, as before the buckets, and records 0 buckets; the ids of known
+// words and the topic vectors are those of a run with buckets.
+func TestFeaturizeWithoutBuckets(t *testing.T) {
+	in := featurizeInput(t)
+	bucketsDir, unkDir := filepath.Join(t.TempDir(), "buckets"), filepath.Join(t.TempDir(), "unk")
+	withB := runFeaturize(t, smallFeaturize(in, bucketsDir))
+	c := smallFeaturize(in, unkDir)
+	c.OOVBuckets = 0
+	sum := runFeaturize(t, c)
+	if sum.Model.Info.OOVBuckets != 0 || sum.Model.Info.OOVHash != "" || sum.Stats.Bucketed != 0 || sum.Stats.Unknown != withB.Stats.Unknown {
+		t.Fatalf("info %+v, stats %+v (with buckets %+v)", sum.Model.Info, sum.Stats, withB.Stats)
+	}
+	m, _ := readManifestFiles(t, unkDir)
+	unknown := 0
+	for _, f := range m.Files {
+		plain, bucketed := readRows(t, filepath.Join(unkDir, f.Path)), readRows(t, filepath.Join(bucketsDir, f.Path))
+		if len(plain) != len(bucketed) {
+			t.Fatalf("%s: %d rows, with buckets %d", f.Path, len(plain), len(bucketed))
+		}
+		for j, r := range plain {
+			b := bucketed[j]
+			if !slices.Equal(r.TopicsA, b.TopicsA) || !slices.Equal(r.TopicsB, b.TopicsB) {
+				t.Fatalf("row %s: topic vectors differ with buckets", r.ID)
+			}
+			for k, id := range r.IDsA {
+				_, known := withB.Model.Lex.ID(r.TokensA[k])
+				if !known {
+					unknown++
+				}
+				if (!known && (id != featurize.UnkID || int(b.IDsA[k]) < withB.Model.Vocab.Len())) || (known && id != b.IDsA[k]) {
+					t.Fatalf("row %s: token %q got %d, with buckets %d", r.ID, r.TokensA[k], id, b.IDsA[k])
+				}
+			}
+		}
+	}
+	if unknown == 0 {
+		t.Error("no unseen word: the test checks nothing")
+	}
+}
+
+// readRows reads every row of a shard (copied: the reader reuses its
+// buffers).
+func readRows(t *testing.T, path string) []shards.Row {
+	t.Helper()
+	r, err := shards.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var rows []shards.Row
+	for row, err := range r.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		row.TokensA, row.TokensB = slices.Clone(row.TokensA), slices.Clone(row.TokensB)
+		row.IDsA, row.IDsB = slices.Clone(row.IDsA), slices.Clone(row.IDsB)
+		row.TopicsA, row.TopicsB = slices.Clone(row.TopicsA), slices.Clone(row.TopicsB)
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 func TestFeaturizeChoosesK(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/parastream/parastream/featurize/lexicon"
 	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/trainstep/compute"
 	"github.com/parastream/parastream/trainstep/cpu"
@@ -178,6 +179,26 @@ type Checkpoint struct {
 	// Run is run.json, the training loop's configuration (RunInfo), when
 	// the checkpoint was written by Run.
 	Run *RunInfo
+}
+
+// Lexicon maps tokens to the ids of the checkpoint's embedding table, as
+// featurize mapped the tokens of its training data: the vocabulary's words
+// (vocab.txt), then Config.OOVBuckets hashed buckets. A checkpoint without
+// buckets (one written before they existed included) maps tokens outside
+// the vocabulary to its "<unk>", or leaves them out when the vocabulary has
+// none. It fails when the checkpoint has no vocabulary or its words and
+// buckets do not fit the embedding table.
+func (ck *Checkpoint) Lexicon() (*lexicon.Lexicon, error) {
+	if ck.Vocab == nil {
+		return nil, fmt.Errorf("the checkpoint holds no vocabulary (%s): tokens cannot be mapped to ids", FileVocab)
+	}
+	if err := lexicon.CheckHash(ck.Config.OOVHash, ck.Config.OOVBuckets); err != nil {
+		return nil, err
+	}
+	if n := len(ck.Vocab) + ck.Config.OOVBuckets; n > ck.Config.Vocab {
+		return nil, fmt.Errorf("the checkpoint's %d words and %d out-of-vocabulary buckets need %d embeddings; it has %d", len(ck.Vocab), ck.Config.OOVBuckets, n, ck.Config.Vocab)
+	}
+	return lexicon.New(ck.Vocab, ck.Config.OOVBuckets)
 }
 
 // ReadCheckpoint reads and checks every file of a checkpoint directory.

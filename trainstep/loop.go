@@ -51,7 +51,9 @@ type RunConfig struct {
 	// run; a resumed run keeps its checkpoint's unless one is given.
 	Run string
 	// Model is the model, loss and optimiser configuration of a new run
-	// (Vocab is set from Vocab). A resumed run keeps its checkpoint's.
+	// (Vocab is set from Vocab and Model.OOVBuckets, which must be the
+	// dataset's featurize oov_buckets: its ids reach V + OOVBuckets). A
+	// resumed run keeps its checkpoint's.
 	Model Config
 	// Vocab are the dataset's words (id = index); required for a new run.
 	Vocab []string

@@ -35,7 +35,8 @@ type Options struct {
 	// Backend computes; nil means the gorgonia CPU backend.
 	Backend compute.Backend
 	// Vocab are the words of the token ids (id = index), written to
-	// checkpoints; optional. Its length sets Config.Vocab when that is 0.
+	// checkpoints; optional. When Config.Vocab is 0 it becomes
+	// len(Vocab) + Config.OOVBuckets: the words' rows, then the buckets'.
 	Vocab []string
 	// Vectors initialise the embeddings of the vocabulary's words.
 	Vectors *Vectors
@@ -60,17 +61,18 @@ type Trainer struct {
 
 // New makes a trainer for cfg: defaults are filled, the configuration is
 // validated, and parameters are drawn from cfg.Seed (then overwritten by
-// opts.Vectors where they have a word).
+// opts.Vectors where they have a word; the out-of-vocabulary buckets' rows
+// keep their random start, as words without a vector do).
 func New(cfg Config, opts Options) (*Trainer, error) {
-	if cfg.Vocab == 0 {
-		cfg.Vocab = len(opts.Vocab)
+	if cfg.Vocab == 0 && len(opts.Vocab) > 0 {
+		cfg.Vocab = len(opts.Vocab) + cfg.OOVBuckets
 	}
 	cfg = cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.Vocab != nil && len(opts.Vocab) > cfg.Vocab {
-		return nil, fmt.Errorf("vocabulary of %d words does not fit vocab %d", len(opts.Vocab), cfg.Vocab)
+	if opts.Vocab != nil && len(opts.Vocab)+cfg.OOVBuckets > cfg.Vocab {
+		return nil, fmt.Errorf("vocabulary of %d words and %d out-of-vocabulary buckets does not fit vocab %d", len(opts.Vocab), cfg.OOVBuckets, cfg.Vocab)
 	}
 	t := &Trainer{cfg: cfg, backend: opts.Backend, vocab: opts.Vocab}
 	if t.backend == nil {

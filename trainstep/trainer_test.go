@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parastream/parastream/featurize/lexicon"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
 )
@@ -212,6 +213,10 @@ func TestConfigValidate(t *testing.T) {
 		{"hingek", func(c *trainstep.Config) { c.Loss = "hinge"; c.HingeK = 100 }, "hinge_k 100"},
 		{"optimizer", func(c *trainstep.Config) { c.Optimizer = "adagrad" }, `optimizer "adagrad"`},
 		{"decay", func(c *trainstep.Config) { c.Decay = 2 }, "decay 2"},
+		{"negative buckets", func(c *trainstep.Config) { c.OOVBuckets = -1 }, "oov_buckets -1"},
+		{"unknown hash", func(c *trainstep.Config) { c.OOVBuckets = 5; c.OOVHash = "fnv1a" }, `oov_hash "fnv1a"`},
+		{"no hash", func(c *trainstep.Config) { c.OOVBuckets = 5 }, `oov_hash ""`},
+		{"buckets beyond vocab", func(c *trainstep.Config) { c.OOVBuckets = 10; c.OOVHash = lexicon.Hash }, "vocab 10, oov_buckets 10"},
 	} {
 		c := ok
 		tc.edit(&c)

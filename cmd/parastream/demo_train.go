@@ -52,7 +52,7 @@ func demoTrain(ctx context.Context, e *env, brokerAddr, dataset string, out stri
 	fmt.Fprintf(e.stdout, "\nparastream demo: training a small avg model on %s from the broker at %s for up to %s, checkpoints in %s\n\n",
 		dataset, brokerAddr, demoTrainFor, out)
 	cc := stream.ClientConfig{Brokers: []string{brokerAddr}}
-	vocab, err := fetchVocabulary(ctx, cc, "", dataset)
+	v, err := fetchVocabulary(ctx, cc, "", dataset)
 	if err != nil {
 		return err
 	}
@@ -61,8 +61,8 @@ func demoTrain(ctx context.Context, e *env, brokerAddr, dataset string, out stri
 		return err
 	}
 	sum, err := trainstep.Run(ctx, trainstep.RunConfig{
-		Client: cc, Dataset: dataset, Run: "demo-" + dataset, Vocab: vocab,
-		Model:  trainstep.Config{Encoder: "avg", Dim: 50, BatchSize: 10, LR: 0.01},
+		Client: cc, Dataset: dataset, Run: "demo-" + dataset, Vocab: v.Words,
+		Model:  trainstep.Config{Encoder: "avg", Dim: 50, BatchSize: 10, LR: 0.01, OOVBuckets: v.OOVBuckets, OOVHash: v.OOVHash},
 		Epochs: 300, Duration: demoTrainFor, CheckpointDir: out, CheckpointEvery: 200, ShuffleBuffer: 1000,
 		Progress: e.stdout, ProgressEvery: time.Second,
 		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),

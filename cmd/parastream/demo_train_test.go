@@ -11,7 +11,7 @@ import (
 )
 
 func TestDemoTrain(t *testing.T) {
-	root := writeFeaturized(t, 300)
+	root := writeFeaturized(t, 300, 20)
 	out := filepath.Join(t.TempDir(), "checkpoints")
 	var stdout, stderr bytes.Buffer
 	if err := demoTrainStream(context.Background(), &env{stdout: &stdout, stderr: &stderr}, root, out); err != nil {
@@ -25,7 +25,8 @@ func TestDemoTrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ck.State.Step == 0 || ck.Run == nil || ck.Run.Dataset != "para" || !strings.Contains(stdout.String(), "last checkpoint "+last) {
-		t.Errorf("checkpoint %s at step %d, run %+v; output:\n%s", last, ck.State.Step, ck.Run, stdout.String())
+	if ck.State.Step == 0 || ck.Run == nil || ck.Run.Dataset != "para" || ck.Config.OOVBuckets != 20 || ck.Config.Vocab != 424 ||
+		!strings.Contains(stdout.String(), "last checkpoint "+last) {
+		t.Errorf("checkpoint %s at step %d, run %+v, %d buckets, vocab %d; output:\n%s", last, ck.State.Step, ck.Run, ck.Config.OOVBuckets, ck.Config.Vocab, stdout.String())
 	}
 }

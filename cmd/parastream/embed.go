@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/parastream/parastream/featurize"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/transforms"
 )
@@ -45,8 +44,9 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer m.Close()
-	if ck.Vocab == nil {
-		return fmt.Errorf("checkpoint %s holds no vocabulary (%s): sentences cannot be mapped to ids", ckDir, trainstep.FileVocab)
+	lex, err := ck.Lexicon()
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", ckDir, err)
 	}
 	opts := transforms.TokenizeOptions{Lower: true}
 	if ck.Run != nil {
@@ -54,14 +54,6 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 	}
 	lower.apply(&opts.Lower)
 	startEnd.apply(&opts.StartEnd)
-	ids := make(map[string]int32, len(ck.Vocab))
-	for i, w := range ck.Vocab {
-		ids[w] = int32(i)
-	}
-	unk := int32(-1)
-	if id, ok := ids[featurize.UnkToken]; ok {
-		unk = id
-	}
 
 	out := bufio.NewWriter(e.stdout)
 	defer out.Flush()
@@ -103,18 +95,8 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		text := sc.Text()
-		var seq []int32
-		for _, tok := range transforms.Tokenize(text, opts) {
-			id, ok := ids[tok]
-			if !ok {
-				unknown++
-				if unk < 0 {
-					continue
-				}
-				id = unk
-			}
-			seq = append(seq, id)
-		}
+		seq, n := lex.AppendIDs(nil, transforms.Tokenize(text, opts))
+		unknown += n
 		if len(seq) == 0 {
 			empty++
 		}
@@ -132,8 +114,12 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 	if err := flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "embed: %d sentences with %s (%s, dim %d), %d unknown tokens, %d sentences without a known token (zero vectors)\n",
-		sentences, ckDir, ck.Config.Encoder, ck.Config.EmbedDim(), unknown, empty)
+	to := ""
+	if lex.Buckets() > 0 {
+		to = fmt.Sprintf(" (mapped to its %d out-of-vocabulary buckets)", lex.Buckets())
+	}
+	fmt.Fprintf(e.stderr, "embed: %d sentences with %s (%s, dim %d), %d tokens not in its vocabulary%s, %d sentences without a token id (zero vectors)\n",
+		sentences, ckDir, ck.Config.Encoder, ck.Config.EmbedDim(), unknown, to, empty)
 	return nil
 }
 

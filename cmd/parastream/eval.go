@@ -92,7 +92,11 @@ func printEvalSummary(e *env, sum *evalsink.Summary) {
 	}
 	fmt.Fprintf(e.stdout, "%s: %s (%d rows, part %s)", sum.Rows[0].Checkpoint, what, len(sum.Rows), sum.Part)
 	if sum.Added {
-		fmt.Fprintf(e.stdout, "; %d tokens, %d not in the checkpoint's vocabulary, %d texts with no known token", sum.Tokens, sum.Unknown, sum.Empty)
+		fmt.Fprintf(e.stdout, "; %d tokens, %d not in the checkpoint's vocabulary", sum.Tokens, sum.Unknown)
+		if sum.Buckets > 0 {
+			fmt.Fprintf(e.stdout, " (mapped to its %d out-of-vocabulary buckets)", sum.Buckets)
+		}
+		fmt.Fprintf(e.stdout, ", %d texts with no token id (zero vectors)", sum.Empty)
 	}
 	fmt.Fprintf(e.stdout, "; SQL rows added: %d\nreport %s; plots: %d\n", sum.SQLInserted, sum.Report, len(sum.Plots))
 }

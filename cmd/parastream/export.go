@@ -17,7 +17,7 @@ const exportUsage = "parastream export --checkpoint DIR --format glove|safetenso
 func runExport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "export", exportUsage)
 	dir := fs.String("checkpoint", "", "checkpoint directory, or a checkpoint directory's parent for its latest (required)")
-	format := fs.String("format", "glove", "glove: the word embeddings as GloVe text (word v1 ... vd); safetensors: every parameter, with the configuration and vocabulary in the metadata")
+	format := fs.String("format", "glove", "glove: the word embeddings as GloVe text (word v1 ... vd; the vocabulary's words, not the out-of-vocabulary buckets); safetensors: every parameter, with the configuration and vocabulary in the metadata")
 	out := fs.String("out", "", "file to write (default: stdout)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -76,7 +76,10 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	return f.Commit()
 }
 
-// writeGloVe writes the word embeddings of a checkpoint as GloVe text.
+// writeGloVe writes the word embeddings of a checkpoint as GloVe text: the
+// rows of the vocabulary's words only. The out-of-vocabulary buckets' rows
+// after them are no words (each is shared by every unseen token of its
+// hash) and are left out; the safetensors export keeps the whole table.
 func writeGloVe(ctx context.Context, w io.Writer, ck *trainstep.Checkpoint) error {
 	if ck.Vocab == nil {
 		return fmt.Errorf("the checkpoint holds no vocabulary (%s): GloVe text needs the words", trainstep.FileVocab)

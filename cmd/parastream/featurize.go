@@ -15,7 +15,7 @@ import (
 	"github.com/parastream/parastream/pipelines"
 )
 
-const featurizeUsage = "parastream featurize --in SHARDS --out SHARDS [--topics K|auto] [--l1 λ] [--sample N] [--model DIR]\n" +
+const featurizeUsage = "parastream featurize --in SHARDS --out SHARDS [--oov-buckets N] [--topics K|auto] [--l1 λ] [--sample N] [--model DIR]\n" +
 	"       parastream featurize topics --model DIR [--words N]"
 
 func runFeaturize(ctx context.Context, e *env, args []string) error {
@@ -32,6 +32,7 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	corpora := fs.String("corpora", "", "comma-separated corpora whose training splits the vocabulary and topics are fitted on (default: all)")
 	fs.Int64Var(&cfg.Vocab.MinCount, "min-count", def.Vocab.MinCount, "drop words seen fewer times in the training texts")
 	fs.IntVar(&cfg.Vocab.MaxSize, "max-vocab", 0, "most vocabulary entries, the 4 special tokens included (0: no bound)")
+	fs.IntVar(&cfg.OOVBuckets, "oov-buckets", def.OOVBuckets, "hashed buckets for tokens outside the vocabulary: id V + crc32(token) mod N (0: all map to <unk>; with --model, the model's own)")
 	weighting := fs.String("weighting", string(def.Weighting), "bag-of-words weighting: tfidf (unit-length tf-idf) or count")
 	topics := fs.String("topics", strconv.Itoa(def.Topics), "number of topics k, or auto to choose among --candidates by reconstruction error")
 	candidates := fs.String("candidates", joinInts(def.Candidates), "candidate values of k for --topics auto")
@@ -98,8 +99,8 @@ func printFeaturizeSummary(e *env, sum *pipelines.FeaturizeSummary, out string, 
 	fmt.Fprintf(w, "  model %s: vocabulary %d entries, %d topics (λ %g, %s), relative reconstruction error %.4f on %d texts\n",
 		verb, m.Vocab.Len(), m.NMF.K, m.NMF.L1, m.Info.Weighting, m.Info.RelError, m.Info.FitTexts)
 	if st.Tokens > 0 {
-		fmt.Fprintf(w, "  texts %d, tokens %d, unknown %d (%.2f%%), texts with no known word %d\n",
-			st.Texts, st.Tokens, st.Unknown, 100*float64(st.Unknown)/float64(st.Tokens), st.Empty)
+		fmt.Fprintf(w, "  texts %d, tokens %d, unknown %d: %s; texts with no known word %d\n",
+			st.Texts, st.Tokens, st.Unknown, pipelines.OOVShare(st, m.Lex.Buckets()), st.Empty)
 	}
 	fmt.Fprintf(w, "  -> %s (model in %s/featurize/)\n", out, out)
 	printTopics(e, m, topics, words)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parastream/parastream/featurize"
+	"github.com/parastream/parastream/featurize/lexicon"
 	"github.com/parastream/parastream/stream"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
@@ -111,9 +113,11 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		if rc.CheckpointDir == "" {
 			rc.CheckpointDir = filepath.Join("checkpoints", rc.Run)
 		}
-		if rc.Vocab, err = fetchVocabulary(ctx, cc, *prefix, splitList(*dataset)[0]); err != nil {
+		v, err := fetchVocabulary(ctx, cc, *prefix, splitList(*dataset)[0])
+		if err != nil {
 			return err
 		}
+		rc.Vocab, rc.Model.OOVBuckets, rc.Model.OOVHash = v.Words, v.OOVBuckets, v.OOVHash
 		if *vectors != "" {
 			if rc.Vectors, err = trainstep.LoadVectors(*vectors); err != nil {
 				return fmt.Errorf("reading vectors %s: %w", *vectors, err)
@@ -131,28 +135,50 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-// fetchVocabulary reads the dataset's vocabulary from the artifacts topic:
-// a trainer needs only the brokers.
-func fetchVocabulary(ctx context.Context, cc stream.ClientConfig, prefix, dataset string) ([]string, error) {
+// datasetVocab is what a new run takes from the dataset's featurize
+// model: the words of the ids (id = index) and the out-of-vocabulary
+// buckets after them.
+type datasetVocab struct {
+	Words      []string
+	OOVBuckets int
+	OOVHash    string
+}
+
+// fetchVocabulary reads the dataset's vocabulary and the buckets of its
+// featurize.json from the artifacts topic: a trainer needs only the
+// brokers. A manifest that lists no featurize.json (shards featurized
+// before it was published) means no buckets.
+func fetchVocabulary(ctx context.Context, cc stream.ClientConfig, prefix, dataset string) (datasetVocab, error) {
 	m, err := stream.ReadManifest(ctx, cc, prefix, dataset)
 	if err != nil {
-		return nil, err
+		return datasetVocab{}, err
 	}
 	if m.Vocabulary == nil {
-		return nil, fmt.Errorf("%w: the manifest of %s names no vocabulary: run `parastream featurize --in SHARDS --out FEATURIZED`, then publish FEATURIZED",
+		return datasetVocab{}, fmt.Errorf("%w: the manifest of %s names no vocabulary: run `parastream featurize --in SHARDS --out FEATURIZED`, then publish FEATURIZED",
 			trainstep.ErrNotFeaturized, dataset)
 	}
 	data, err := stream.ReadArtifact(ctx, cc, prefix, dataset, m.Vocabulary.Path)
 	if err != nil {
-		return nil, err
+		return datasetVocab{}, err
 	}
 	v, err := featurize.ReadVocabulary(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("reading the vocabulary of %s: %w", dataset, err)
+		return datasetVocab{}, fmt.Errorf("reading the vocabulary of %s: %w", dataset, err)
 	}
-	words := make([]string, v.Len())
-	for i := range words {
-		words[i] = v.Entry(int32(i)).Token
+	out := datasetVocab{Words: v.Words()}
+	if m.Featurize == nil {
+		return out, nil
 	}
-	return words, nil
+	if data, err = stream.ReadArtifact(ctx, cc, prefix, dataset, m.Featurize.Path); err != nil {
+		return datasetVocab{}, err
+	}
+	var info featurize.Info
+	if err := json.Unmarshal(data, &info); err != nil {
+		return datasetVocab{}, fmt.Errorf("reading %s of %s: %w", m.Featurize.Path, dataset, err)
+	}
+	if err := lexicon.CheckHash(info.OOVHash, info.OOVBuckets); err != nil {
+		return datasetVocab{}, fmt.Errorf("reading %s of %s: %w", m.Featurize.Path, dataset, err)
+	}
+	out.OOVBuckets, out.OOVHash = info.OOVBuckets, info.OOVHash
+	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,21 +17,25 @@ import (
 	"time"
 
 	"github.com/parastream/parastream/featurize"
+	"github.com/parastream/parastream/featurize/lexicon"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/trainstep"
 )
 
 // writeFeaturized writes n rows of corpus "para", split "train", with
-// tokens and ids over a vocabulary of 400 words, the vocabulary file and
-// the manifest naming it, under a new directory; it returns the directory.
-func writeFeaturized(t *testing.T, n int) string {
-	return writeFeaturizedCorpora(t, []string{"para"}, []int{n})
+// tokens and ids over a vocabulary of 400 words (404 entries), the
+// vocabulary file and the manifest naming it, under a new directory; it
+// returns the directory. With buckets > 0, one token in ten is an unseen
+// word ("u0" to "u99") with its bucket's id, and a featurize.json records
+// the buckets.
+func writeFeaturized(t *testing.T, n, buckets int) string {
+	return writeFeaturizedCorpora(t, []string{"para"}, []int{n}, buckets)
 }
 
 // writeFeaturizedCorpora writes, for each corpus, n rows of its train split
-// (ids "<corpus><i>") featurized with one vocabulary of 400 words, as one
-// featurize run over them all would.
-func writeFeaturizedCorpora(t *testing.T, corpora []string, ns []int) string {
+// (ids "<corpus><i>") featurized with one vocabulary and buckets, as one
+// featurize run over them all would (see writeFeaturized).
+func writeFeaturizedCorpora(t *testing.T, corpora []string, ns []int, buckets int) string {
 	t.Helper()
 	root := t.TempDir()
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -42,12 +47,19 @@ func writeFeaturizedCorpora(t *testing.T, corpora []string, ns []int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	lex, err := v.Lexicon(buckets)
+	if err != nil {
+		t.Fatal(err)
+	}
 	side := func() ([]string, []int32) {
 		toks := make([]string, 2+rng.IntN(12))
 		for i := range toks {
 			toks[i] = fmt.Sprint("w", rng.IntN(400))
+			if buckets > 0 && rng.IntN(10) == 0 {
+				toks[i] = fmt.Sprint("u", rng.IntN(100))
+			}
 		}
-		ids, _ := v.AppendIDs(nil, toks)
+		ids, _ := lex.AppendIDs(nil, toks)
 		return toks, ids
 	}
 	m := shards.NewManifest([]string{"train_test"})
@@ -90,6 +102,17 @@ func writeFeaturizedCorpora(t *testing.T, corpora []string, ns []int) string {
 		t.Fatal(err)
 	}
 	m.Vocabulary = &a
+	if buckets > 0 {
+		info := fmt.Sprintf(`{"format": "parastream-featurize", "version": 1, "oov_buckets": %d, "oov_hash": %q}`, buckets, lexicon.Hash)
+		if err := os.WriteFile(filepath.Join(root, "featurize", "featurize.json"), []byte(info), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		a, err := shards.NewArtifact(root, "featurize/featurize.json", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Featurize = &a
+	}
 	if err := shards.WriteManifest(root, m); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +141,7 @@ func lastTracedStep(path string) int64 {
 func TestTrainKilledAndResumedExactlyOnce(t *testing.T) {
 	bin := binary(t)
 	const rows = 6000
-	root := writeFeaturized(t, rows)
+	root := writeFeaturized(t, rows, 50)
 	b := startBrokerProc(t, bin, "127.0.0.1:0", t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -175,15 +198,20 @@ func TestTrainKilledAndResumedExactlyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The new run took the buckets from the published featurize.json; the
+	// resumed run kept them.
+	if ck, err := trainstep.ReadCheckpoint(final); err != nil || ck.Config.OOVBuckets != 50 || ck.Config.Vocab != 454 {
+		t.Fatalf("final checkpoint: %v; want 50 buckets after the 404 words", err)
+	}
 	embed := exec.CommandContext(ctx, bin, "embed", "--checkpoint", dir)
-	embed.Stdin = strings.NewReader("w1 w2 w3\nW5 unknownword\n\n")
+	embed.Stdin = strings.NewReader("w1 w2 w3\nW5 unknownword\n\nW5 u7\n")
 	vecs, err := embed.Output()
 	if err != nil {
 		t.Fatalf("embed: %v", err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(vecs), "\n"), "\n")
-	if len(lines) != 3 || len(strings.Fields(lines[0])) != 32 || lines[0] == lines[1] {
-		t.Errorf("embed wrote %q, want 3 lines of 32 numbers, the first two different", vecs)
+	if len(lines) != 4 || len(strings.Fields(lines[0])) != 32 || lines[0] == lines[1] || lines[1] == lines[3] {
+		t.Errorf("embed wrote %q, want 4 lines of 32 numbers, the first two and the second and fourth different", vecs)
 	}
 	glove := filepath.Join(t.TempDir(), "vectors.txt")
 	if out, err := exec.CommandContext(ctx, bin, "export", "--checkpoint", final, "--format", "glove", "--out", glove).CombinedOutput(); err != nil {
@@ -201,7 +229,10 @@ func TestTrainKilledAndResumedExactlyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ts, meta, err := trainstep.ReadSafetensors(data); err != nil || len(ts) != 1 || ts[0].Name != "embeddings" || !strings.Contains(meta["vocab"], `"w399"`) {
+	// The GloVe text holds the 404 words (above); safetensors the whole
+	// table, buckets included.
+	if ts, meta, err := trainstep.ReadSafetensors(data); err != nil || len(ts) != 1 || ts[0].Name != "embeddings" || !slices.Equal(ts[0].Shape, []int{454, 32}) ||
+		!strings.Contains(meta["vocab"], `"w399"`) || !strings.Contains(meta["config"], `"oov_buckets":50`) {
 		t.Errorf("exported safetensors: %v, %d tensors, metadata keys %d", err, len(ts), len(meta))
 	}
 }
@@ -275,7 +306,7 @@ wait:
 func TestTrainMixKilledAndResumedExactlyOnce(t *testing.T) {
 	bin := binary(t)
 	const na, nb = 3000, 1500
-	root := writeFeaturizedCorpora(t, []string{"alpha", "beta"}, []int{na, nb})
+	root := writeFeaturizedCorpora(t, []string{"alpha", "beta"}, []int{na, nb}, 0)
 	b := startBrokerProc(t, bin, "127.0.0.1:0", t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

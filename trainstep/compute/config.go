@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/parastream/parastream/featurize/lexicon"
 )
 
 // Encoder names (Config.Encoder).
@@ -69,8 +71,9 @@ type Config struct {
 	// BigramBuckets is the number of hashed bigram embeddings of the DAN;
 	// default 100003.
 	BigramBuckets int `json:"bigram_buckets,omitempty"`
-	// Vocab is the number of word embeddings (rows of "embeddings"); set by
-	// the trainer from the vocabulary; required.
+	// Vocab is the number of word embeddings (rows of "embeddings"): the
+	// vocabulary's words, then OOVBuckets rows; set by the trainer from the
+	// vocabulary (words + OOVBuckets); required.
 	Vocab int `json:"vocab"`
 	// Context is "" (none) or ContextTopics; Topics is then the size k of
 	// the topic vectors (the featurize model's topics), set by the trainer
@@ -82,6 +85,16 @@ type Config struct {
 	// standard deviation S, PyTorch's nn.Embedding default at S = 1).
 	// Default "uniform:0.1". Pretrained vectors replace their words' rows.
 	EmbedInit string `json:"embed_init,omitempty"`
+	// OOVBuckets is the number of hashed out-of-vocabulary buckets of the
+	// data the model trains on (featurize's oov_buckets): with V words, a
+	// token outside the vocabulary has the id V + lexicon.Bucket(token,
+	// OOVBuckets), and inference maps tokens the same way
+	// (lexicon.Lexicon). 0, and a configuration written before the buckets
+	// existed, maps such tokens to the vocabulary's <unk>.
+	OOVBuckets int `json:"oov_buckets,omitempty"`
+	// OOVHash names the hash of the buckets; lexicon.Hash ("crc32-ieee"),
+	// the only one, is the default when OOVBuckets > 0.
+	OOVHash string `json:"oov_hash,omitempty"`
 
 	// Loss.
 	Loss      string  `json:"loss"`      // default "margin"
@@ -126,6 +139,9 @@ type Config struct {
 func (c Config) Defaults() Config {
 	if c.Encoder == "" {
 		c.Encoder = EncAvg
+	}
+	if c.OOVBuckets > 0 && c.OOVHash == "" {
+		c.OOVHash = lexicon.Hash
 	}
 	if c.Dim == 0 {
 		c.Dim = 300
@@ -262,6 +278,11 @@ func (c Config) Validate() error {
 	}
 	if _, _, err := ParseEmbedInit(cmp.Or(c.EmbedInit, DefaultEmbedInit)); err != nil {
 		errs = append(errs, err)
+	}
+	if err := lexicon.CheckHash(c.OOVHash, c.OOVBuckets); err != nil {
+		bad("%v", err)
+	} else if c.OOVBuckets > 0 && c.Vocab <= c.OOVBuckets {
+		bad("vocab %d, oov_buckets %d: vocab counts the rows of the words and then of the buckets, so it must exceed oov_buckets", c.Vocab, c.OOVBuckets)
 	}
 	switch c.Loss {
 	case LossMargin:

@@ -17,10 +17,12 @@ import (
 // 2 steps on the CUDA backend (emulated), resumes the checkpoint on the
 // CPU backend for 2 more, then that checkpoint on the CUDA backend for 2
 // more: the parameters must match 6 steps straight on the CPU, the files
-// must be the same set, and each trainer.json names its backend.
+// must be the same set, and each trainer.json names its backend. The
+// embedding table has 13 words and 4 out-of-vocabulary buckets (17 rows),
+// and the batches use the buckets' ids too.
 func TestCheckpointsAcrossBackends(t *testing.T) {
-	cfg := compute.Config{Encoder: compute.EncLSTMAvg, Dim: 6, Hidden: 5, BatchSize: 4, BucketWidth: 4, Dropout: 0.1, Seed: 5}
-	vocab := make([]string, 17)
+	cfg := compute.Config{Encoder: compute.EncLSTMAvg, Dim: 6, Hidden: 5, BatchSize: 4, BucketWidth: 4, Dropout: 0.1, Seed: 5, OOVBuckets: 4}
+	vocab := make([]string, 13)
 	for i := range vocab {
 		vocab[i] = string(rune('a' + i))
 	}
@@ -85,6 +87,9 @@ func TestCheckpointsAcrossBackends(t *testing.T) {
 	}
 	defer back.Close()
 	train(back, steps[4:])
+	if c := back.Config(); c.Vocab != 17 || c.OOVBuckets != 4 {
+		t.Errorf("resumed on the CUDA backend with vocab %d, %d buckets; want 17, 4", c.Vocab, c.OOVBuckets)
+	}
 	want, got := straight.Model().Params(), back.Model().Params()
 	for i := range want {
 		if j, d, ok := closeTo(got[i].Data, want[i].Data); !ok {
