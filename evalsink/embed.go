@@ -29,6 +29,9 @@ type Embedder struct {
 	lex   *lexicon.Lexicon
 	dim   int
 	cache map[string][]float32
+	// context gives a text's topic vector, for a model with a topic
+	// context (SetContext); nil otherwise.
+	context func(tokens []string) []float32
 	// Tokens counts the tokens mapped, Unknown those not in the
 	// vocabulary, Bucketed those of them that got a bucket's id (all of
 	// them with buckets, none without), Empty the texts that embedded as
@@ -43,6 +46,17 @@ func NewEmbedder(m compute.Model, lex *lexicon.Lexicon, dim int) (*Embedder, err
 		return nil, errors.New("evalsink: the checkpoint has no vocabulary (vocab.txt): its token ids cannot be mapped")
 	}
 	return &Embedder{model: m, lex: lex, dim: dim, cache: map[string][]float32{}}, nil
+}
+
+// SetContext makes the embedder give each text the topic vector f
+// computes to a model with a topic context (compute.Config.Context): the
+// model must implement compute.ContextEmbedder.
+func (e *Embedder) SetContext(f func(tokens []string) []float32) error {
+	if _, ok := e.model.(compute.ContextEmbedder); !ok {
+		return errors.New("evalsink: the model takes no context")
+	}
+	e.context = f
+	return nil
 }
 
 // IDs maps tokens to the checkpoint's ids.
@@ -62,6 +76,7 @@ func (e *Embedder) Embed(ctx context.Context, texts [][]string) ([][]float32, er
 	var (
 		pending []int // indexes in texts of the unique texts to embed
 		seqs    [][]int32
+		ctxs    [][]float32
 		keys    []string
 	)
 	first := map[string]int{}
@@ -83,13 +98,22 @@ func (e *Embedder) Embed(ctx context.Context, texts [][]string) ([][]float32, er
 			continue
 		}
 		pending, seqs, keys = append(pending, i), append(seqs, ids), append(keys, key)
+		if e.context != nil {
+			ctxs = append(ctxs, e.context(t))
+		}
 	}
 	for lo := 0; lo < len(seqs); lo += embedChunk {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		hi := min(lo+embedChunk, len(seqs))
-		vecs, err := e.model.Embed(seqs[lo:hi])
+		var vecs [][]float32
+		var err error
+		if e.context != nil {
+			vecs, err = e.model.(compute.ContextEmbedder).EmbedContext(seqs[lo:hi], ctxs[lo:hi])
+		} else {
+			vecs, err = e.model.Embed(seqs[lo:hi])
+		}
 		if err != nil {
 			return nil, fmt.Errorf("embedding: %w", err)
 		}

@@ -50,6 +50,12 @@ type Config struct {
 	// plotted; "" means DefaultScatter, or the first similarity set when
 	// there is no such set.
 	Scatter string
+	// ContextFor gives, for a checkpoint of a model with a topic context
+	// (compute.Config.Context), the function computing a text's topic
+	// vector with the featurize model the checkpoint keeps
+	// (trainstep.DirFeaturize). The command line sets it (from package
+	// featurize); without it such checkpoints cannot be evaluated.
+	ContextFor func(checkpointDir string) (func(tokens []string) []float32, error)
 	// SQLDSN, when set, also writes the rows to PostgreSQL (a pgx
 	// connection string or URL), creating the table when missing.
 	SQLDSN string
@@ -290,6 +296,18 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 	emb, err := NewEmbedder(m, lex, ckpt.Config.EmbedDim())
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluating %s: %w", ck.dir, err)
+	}
+	if ckpt.Config.Context != "" {
+		if ev.cfg.ContextFor == nil {
+			return nil, nil, fmt.Errorf("evaluating %s: its model takes a %s context, and the evaluator was given no Config.ContextFor to compute it", ck.dir, ckpt.Config.Context)
+		}
+		f, err := ev.cfg.ContextFor(ck.dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("evaluating %s: %w", ck.dir, err)
+		}
+		if err := emb.SetContext(f); err != nil {
+			return nil, nil, fmt.Errorf("evaluating %s: %w", ck.dir, err)
+		}
 	}
 	version, _ := shards.BuildInfo()
 	base := Result{

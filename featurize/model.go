@@ -262,6 +262,15 @@ func (f *Featurizer) Apply(r *shards.Row, st *TextStats) {
 	r.IDsB, r.TopicsB = f.text(r.IDsB, r.TopicsB, r.TokensB, st)
 }
 
+// Topics appends the topic vector θ of a tokenised text to dst, as Apply
+// computes it for a row's side: for a model with a topic context, the
+// context of a sentence featurize never saw.
+func (f *Featurizer) Topics(dst []float32, tokens []string) []float32 {
+	var st TextStats
+	_, dst = f.text(nil, dst, tokens, &st)
+	return dst
+}
+
 func (f *Featurizer) text(ids []int32, topics []float32, tokens []string, st *TextStats) ([]int32, []float32) {
 	ids, unknown := f.m.Lex.AppendIDs(ids[:0], tokens)
 	idx, val := f.m.BoW.Vector(&f.sc, ids)

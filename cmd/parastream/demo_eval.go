@@ -13,7 +13,7 @@ import (
 // result tables under out and prints the report.
 func demoEval(ctx context.Context, e *env, checkpointDir, evalShards, out string) error {
 	fmt.Fprintf(e.stdout, "\nparastream demo: evaluating %s on the evaluation sets of %s into %s\n\n", checkpointDir, evalShards, out)
-	ev, err := evalsink.NewEvaluator(ctx, evalsink.Config{Eval: evalShards, Out: out})
+	ev, err := evalsink.NewEvaluator(ctx, evalsink.Config{Eval: evalShards, Out: out, ContextFor: topicContext})
 	if err != nil {
 		return fmt.Errorf("evaluating the demo checkpoint: %w", err)
 	}

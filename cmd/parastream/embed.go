@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/transforms"
 )
@@ -48,6 +49,19 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", ckDir, err)
 	}
+	emb, err := evalsink.NewEmbedder(m, lex, ck.Config.EmbedDim())
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", ckDir, err)
+	}
+	if ck.Config.Context != "" {
+		f, err := topicContext(ckDir)
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: %w", ckDir, err)
+		}
+		if err := emb.SetContext(f); err != nil {
+			return fmt.Errorf("checkpoint %s: %w", ckDir, err)
+		}
+	}
 	opts := transforms.TokenizeOptions{Lower: true}
 	if ck.Run != nil {
 		opts = transforms.TokenizeOptions{Lower: ck.Run.Tokenize.Lower, StartEnd: ck.Run.Tokenize.StartEnd}
@@ -57,35 +71,23 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 
 	out := bufio.NewWriter(e.stdout)
 	defer out.Flush()
-	var texts []string
-	var seqs [][]int32
-	var sentences, empty, unknown int
+	var lines []string
+	var texts [][]string
+	sentences := 0
 	flush := func() error {
 		if len(texts) == 0 {
 			return nil
 		}
-		var nonEmpty [][]int32
-		for _, s := range seqs {
-			if len(s) > 0 {
-				nonEmpty = append(nonEmpty, s)
-			}
-		}
-		vecs, err := m.Embed(nonEmpty)
+		vecs, err := emb.Embed(ctx, texts)
 		if err != nil {
 			return err
 		}
-		k := 0
-		for i, text := range texts {
-			vec := make([]float32, ck.Config.EmbedDim())
-			if len(seqs[i]) > 0 {
-				vec = vecs[k]
-				k++
-			}
-			if err := writeVector(out, *format, text, vec); err != nil {
+		for i, line := range lines {
+			if err := writeVector(out, *format, line, vecs[i]); err != nil {
 				return err
 			}
 		}
-		texts, seqs = texts[:0], seqs[:0]
+		lines, texts = lines[:0], texts[:0]
 		return nil
 	}
 	sc := bufio.NewScanner(os.Stdin)
@@ -94,13 +96,8 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		text := sc.Text()
-		seq, n := lex.AppendIDs(nil, transforms.Tokenize(text, opts))
-		unknown += n
-		if len(seq) == 0 {
-			empty++
-		}
-		texts, seqs = append(texts, text), append(seqs, seq)
+		lines = append(lines, sc.Text())
+		texts = append(texts, transforms.Tokenize(sc.Text(), opts))
 		sentences++
 		if len(texts) == embedChunk {
 			if err := flush(); err != nil {
@@ -118,8 +115,8 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 	if lex.Buckets() > 0 {
 		to = fmt.Sprintf(" (mapped to its %d out-of-vocabulary buckets)", lex.Buckets())
 	}
-	fmt.Fprintf(e.stderr, "embed: %d sentences with %s (%s, dim %d), %d tokens not in its vocabulary%s, %d sentences without a token id (zero vectors)\n",
-		sentences, ckDir, ck.Config.Encoder, ck.Config.EmbedDim(), unknown, to, empty)
+	fmt.Fprintf(e.stderr, "embed: %d sentences with %s (%s, dim %d), %d tokens not in its vocabulary%s, %d distinct sentences without a token id (zero vectors)\n",
+		sentences, ckDir, ck.Config.Encoder, ck.Config.EmbedDim(), emb.Unknown, to, emb.Empty)
 	return nil
 }
 

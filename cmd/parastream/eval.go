@@ -51,7 +51,7 @@ func evalFlags(e *env, fs *flag.FlagSet) (cfg func() evalsink.Config, verbose *b
 			level = slog.LevelInfo
 		}
 		return evalsink.Config{Eval: *eval, Out: *out, Run: *run, Model: *model, Scale: *scale, Scatter: *scatter,
-			Candidates: *candidates, Seed: *seed, SQLDSN: *dsn,
+			Candidates: *candidates, Seed: *seed, SQLDSN: *dsn, ContextFor: topicContext,
 			Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))}
 	}, verbose
 }

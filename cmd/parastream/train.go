@@ -35,6 +35,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	fs.Float64Var(&cfg.Margin, "margin", 0, "δ of the margin or hinge loss (0: 0.4 margin, 1 hinge)")
 	fs.IntVar(&cfg.HingeK, "hinge-k", 0, "hinge loss: random negatives per side (0: 1)")
 	fs.IntVar(&cfg.Dim, "dim", 300, "word embedding size")
+	fs.StringVar(&cfg.Context, "context", "", "topics: add each sentence's NMF topic vector to its embedding through a learned projection (Amiri et al. 2016); evaluation computes it with the featurize model kept in the checkpoint")
 	fs.StringVar(&cfg.EmbedInit, "embed-init", "", "distribution of the initial embeddings: uniform:A (±A) or normal:S (default "+compute.DefaultEmbedInit+")")
 	fs.IntVar(&cfg.Hidden, "hidden", 0, "LSTM state size (0: --dim)")
 	fs.IntVar(&cfg.BatchSize, "batch", 100, "pairs per batch")
@@ -113,11 +114,14 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		if rc.CheckpointDir == "" {
 			rc.CheckpointDir = filepath.Join("checkpoints", rc.Run)
 		}
-		v, err := fetchVocabulary(ctx, cc, *prefix, splitList(*dataset)[0])
+		v, err := fetchVocabulary(ctx, cc, *prefix, splitList(*dataset)[0], cfg.Context != "")
 		if err != nil {
 			return err
 		}
 		rc.Vocab, rc.Model.OOVBuckets, rc.Model.OOVHash = v.Words, v.OOVBuckets, v.OOVHash
+		if cfg.Context != "" {
+			rc.Model.Topics, rc.Featurize = v.Topics, v.Files
+		}
 		if *vectors != "" {
 			if rc.Vectors, err = trainstep.LoadVectors(*vectors); err != nil {
 				return fmt.Errorf("reading vectors %s: %w", *vectors, err)
@@ -142,13 +146,21 @@ type datasetVocab struct {
 	Words      []string
 	OOVBuckets int
 	OOVHash    string
+	// Topics is the size of the topic vectors (featurize.json's topics; 0
+	// when it is not published).
+	Topics int
+	// Files are the featurize model's files by name (vocab.tsv,
+	// featurize.json, topics.safetensors), when asked for.
+	Files map[string][]byte
 }
 
 // fetchVocabulary reads the dataset's vocabulary and the buckets of its
 // featurize.json from the artifacts topic: a trainer needs only the
 // brokers. A manifest that lists no featurize.json (shards featurized
-// before it was published) means no buckets.
-func fetchVocabulary(ctx context.Context, cc stream.ClientConfig, prefix, dataset string) (datasetVocab, error) {
+// before it was published) means no buckets. withFiles also reads the
+// topic model and keeps the three files (a model with the topic context
+// keeps them in its checkpoints).
+func fetchVocabulary(ctx context.Context, cc stream.ClientConfig, prefix, dataset string, withFiles bool) (datasetVocab, error) {
 	m, err := stream.ReadManifest(ctx, cc, prefix, dataset)
 	if err != nil {
 		return datasetVocab{}, err
@@ -166,6 +178,17 @@ func fetchVocabulary(ctx context.Context, cc stream.ClientConfig, prefix, datase
 		return datasetVocab{}, fmt.Errorf("reading the vocabulary of %s: %w", dataset, err)
 	}
 	out := datasetVocab{Words: v.Words()}
+	if withFiles {
+		if m.Featurize == nil || m.Topics == nil {
+			return datasetVocab{}, fmt.Errorf("%w: the manifest of %s lists no topic model (featurize.json and topics.safetensors): featurize it with this version and publish it again", trainstep.ErrNotFeaturized, dataset)
+		}
+		out.Files = map[string][]byte{filepath.Base(m.Vocabulary.Path): data}
+		topics, err := stream.ReadArtifact(ctx, cc, prefix, dataset, m.Topics.Path)
+		if err != nil {
+			return datasetVocab{}, err
+		}
+		out.Files[filepath.Base(m.Topics.Path)] = topics
+	}
 	if m.Featurize == nil {
 		return out, nil
 	}
@@ -179,6 +202,9 @@ func fetchVocabulary(ctx context.Context, cc stream.ClientConfig, prefix, datase
 	if err := lexicon.CheckHash(info.OOVHash, info.OOVBuckets); err != nil {
 		return datasetVocab{}, fmt.Errorf("reading %s of %s: %w", m.Featurize.Path, dataset, err)
 	}
-	out.OOVBuckets, out.OOVHash = info.OOVBuckets, info.OOVHash
+	out.OOVBuckets, out.OOVHash, out.Topics = info.OOVBuckets, info.OOVHash, info.Topics
+	if withFiles {
+		out.Files[filepath.Base(m.Featurize.Path)] = data
+	}
 	return out, nil
 }
