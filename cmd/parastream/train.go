@@ -42,6 +42,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&cfg.MaxLen, "max-len", 0, "longer sentences are truncated (0: 64)")
 	fs.IntVar(&cfg.BucketWidth, "bucket-width", 0, "padded lengths are multiples of this (0: 8)")
 	fs.StringVar(&cfg.Optimizer, "optimizer", "adam", "adam, sgd or rmsprop")
+	fs.StringVar(&cfg.EmbeddingUpdate, "embedding-update", "", "sparse: a step updates only the embedding rows of its batch's words (lazy, as PyTorch's SparseAdam; the default); dense: every row")
 	fs.Float64Var(&cfg.LR, "lr", 0, "learning rate (0: 0.001 adam, 0.01 sgd and rmsprop)")
 	fs.Float64Var(&cfg.Decay, "decay", 0, "learning rate multiplier per finished epoch (0: none)")
 	fs.Float64Var(&cfg.Dropout, "dropout", 0, "dropout on word embedding units")

@@ -50,6 +50,14 @@ const (
 	NegRand = "rand" // a uniformly random non-partner
 )
 
+// Embedding updates (Config.EmbeddingUpdate).
+const (
+	UpdateSparse = "sparse"
+	UpdateDense  = "dense"
+	// DefaultEmbeddingUpdate is Config.EmbeddingUpdate's default.
+	DefaultEmbeddingUpdate = UpdateSparse
+)
+
 // Optimisers (Config.Optimizer).
 const (
 	OptAdam    = "adam"
@@ -118,8 +126,17 @@ type Config struct {
 	LambdaW     float64 `json:"lambda_w"`     // L2 of word embeddings back to their initial values
 
 	// Optimiser.
-	Optimizer string  `json:"optimizer"` // default adam
-	LR        float64 `json:"lr"`        // default 0.001 (adam), 0.01 (sgd, rmsprop)
+	Optimizer string `json:"optimizer"` // default adam
+	// EmbeddingUpdate says which rows of the word (and bigram) embeddings
+	// a step updates: "sparse" (the default) only the rows of the batch's
+	// words, with the lazy semantics of PyTorch's SparseAdam (a row's
+	// moments and its λw pull move only when it is in a batch), so a step
+	// costs the same whatever the vocabulary; "dense" every row, as a
+	// dense optimiser does (rows outside the batch keep moving on their
+	// momentum). A configuration written before the field existed
+	// trained dense.
+	EmbeddingUpdate string  `json:"embedding_update,omitempty"`
+	LR              float64 `json:"lr"` // default 0.001 (adam), 0.01 (sgd, rmsprop)
 	// Decay multiplies the learning rate once per finished epoch
 	// (lr_e = LR·Decay^e); 0 means 1 (no decay).
 	Decay float64 `json:"decay"`
@@ -187,6 +204,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.Optimizer == "" {
 		c.Optimizer = OptAdam
+	}
+	if c.EmbeddingUpdate == "" {
+		c.EmbeddingUpdate = DefaultEmbeddingUpdate
 	}
 	if c.LR == 0 {
 		c.LR = 0.001
@@ -333,6 +353,11 @@ func (c Config) Validate() error {
 	case OptAdam, OptSGD, OptRMSProp:
 	default:
 		bad("optimizer %q: use adam, sgd or rmsprop", c.Optimizer)
+	}
+	switch c.EmbeddingUpdate {
+	case "", UpdateSparse, UpdateDense:
+	default:
+		bad("embedding_update %q: use sparse or dense", c.EmbeddingUpdate)
 	}
 	if c.LR <= 0 || c.Decay <= 0 || c.Decay > 1 {
 		bad("lr %g, decay %g: lr must be positive and decay in (0, 1]", c.LR, c.Decay)

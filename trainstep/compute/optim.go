@@ -48,8 +48,41 @@ func NewOptimizer(cfg Config, specs []ParamSpec) *Optimizer {
 	return o
 }
 
+// StepRows updates only the given rows of w (a row-major table of rows of
+// width values) from g, leaving the others and their state as they are:
+// the lazy update of PyTorch's SparseAdam (Adam's bias correction still
+// counts every step of the parameter). rows must be distinct.
+func (o *Optimizer) StepRows(name string, w, g []float32, rows []int32, width int, step int64, lr float64) {
+	sub := func(v []float32, r int32) []float32 { return v[int(r)*width : int(r+1)*width] }
+	for _, r := range rows {
+		switch o.kind {
+		case OptSGD:
+			o.step(name, sub(w, r), sub(g, r), nil, nil, step, lr)
+		case OptRMSProp:
+			o.step(name, sub(w, r), sub(g, r), nil, sub(o.state["rmsprop.v/"+name], r), step, lr)
+		case OptAdam:
+			o.step(name, sub(w, r), sub(g, r), sub(o.state["adam.m/"+name], r), sub(o.state["adam.v/"+name], r), step, lr)
+		default:
+			panic("compute: unknown optimizer " + o.kind)
+		}
+	}
+}
+
 // Step updates w (parameter name) in place from g.
 func (o *Optimizer) Step(name string, w, g []float32, step int64, lr float64) {
+	switch o.kind {
+	case OptRMSProp:
+		o.step(name, w, g, nil, o.state["rmsprop.v/"+name], step, lr)
+	case OptAdam:
+		o.step(name, w, g, o.state["adam.m/"+name], o.state["adam.v/"+name], step, lr)
+	default:
+		o.step(name, w, g, nil, nil, step, lr)
+	}
+}
+
+// step applies the rule to w from g with the moments m and v (those the
+// rule has) of the same span.
+func (o *Optimizer) step(name string, w, g, m, v []float32, step int64, lr float64) {
 	switch o.kind {
 	case OptSGD:
 		a := float32(lr)
@@ -57,7 +90,6 @@ func (o *Optimizer) Step(name string, w, g []float32, step int64, lr float64) {
 			w[i] -= a * g[i]
 		}
 	case OptRMSProp:
-		v := o.state["rmsprop.v/"+name]
 		rho, eps := float32(o.rho), float32(o.eps)
 		a := float32(lr)
 		for i := range w {
@@ -65,7 +97,6 @@ func (o *Optimizer) Step(name string, w, g []float32, step int64, lr float64) {
 			w[i] -= a * g[i] / (float32(math.Sqrt(float64(v[i]))) + eps)
 		}
 	case OptAdam:
-		m, v := o.state["adam.m/"+name], o.state["adam.v/"+name]
 		b1, b2 := float32(o.beta1), float32(o.beta2)
 		c1 := float32(1 / (1 - math.Pow(o.beta1, float64(step))))
 		c2 := float32(1 / (1 - math.Pow(o.beta2, float64(step))))

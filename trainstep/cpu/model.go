@@ -91,11 +91,19 @@ type model[T float] struct {
 	// maxGraphs bounds them (0: no bound).
 	recent    []graphKey
 	maxGraphs int
+	// rows are, per table (embeddings, bigrams), the distinct rows the
+	// last batch touched, sorted; dirty the rows of the table's gradient
+	// buffer that hold values (all: dirtyAll), zeroed before the next
+	// scatter. A sparse update steps only rows.
+	rows     map[string][]int32
+	dirty    map[string][]int32
+	dirtyAll map[string]bool
 }
 
 func newModel[T float](cfg compute.Config, params []compute.Tensor, dt tensor.Dtype) *model[T] {
 	m := &model[T]{cfg: cfg, dt: dt, specs: compute.Layout(cfg), w: map[string][]T{},
-		dense: map[string]*tensor.Dense{}, grad: map[string][]T{}, graphs: map[graphKey]*graph{}}
+		dense: map[string]*tensor.Dense{}, grad: map[string][]T{}, graphs: map[graphKey]*graph{},
+		rows: map[string][]int32{}, dirty: map[string][]int32{}, dirtyAll: map[string]bool{}}
 	byName := map[string]compute.Tensor{}
 	for _, p := range params {
 		byName[p.Name] = p
@@ -452,8 +460,11 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 	}
 	d := m.cfg.Dim
 	R := 2 * n
-	ge := m.grad[compute.ParamEmbeddings]
-	clear(ge)
+	ge := m.clearTable(compute.ParamEmbeddings, distinctRows(seqs, func(s []int32, yield func(int32)) {
+		for _, id := range s {
+			yield(id)
+		}
+	}))
 	gx := values[T](gr.grads["x"])
 	for r, s := range seqs {
 		dr := drop(r)
@@ -470,8 +481,11 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 		}
 	}
 	if node, ok := gr.grads["xb"]; ok {
-		gb := m.grad[compute.ParamBigrams]
-		clear(gb)
+		gb := m.clearTable(compute.ParamBigrams, distinctRows(seqs, func(s []int32, yield func(int32)) {
+			for t := 0; t+1 < len(s); t++ {
+				yield(compute.BigramID(s[t], s[t+1], m.cfg.BigramBuckets))
+			}
+		}))
 		gxb := values[T](node)
 		for r, s := range seqs {
 			for t := 0; t+1 < len(s); t++ {
@@ -497,6 +511,39 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 		}
 	}
 	return loss, nil
+}
+
+// distinctRows lists, sorted, the distinct rows each sequence yields.
+func distinctRows(seqs [][]int32, each func(s []int32, yield func(int32))) []int32 {
+	seen := map[int32]bool{}
+	var out []int32
+	for _, s := range seqs {
+		each(s, func(id int32) {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		})
+	}
+	slices.Sort(out)
+	return out
+}
+
+// clearTable zeroes the rows of the table's gradient that hold values from
+// the last step (all of it after a dense regularisation), records rows as
+// the batch's, and returns the gradient buffer.
+func (m *model[T]) clearTable(name string, rows []int32) []T {
+	g := m.grad[name]
+	d := m.cfg.Dim
+	if m.dirtyAll[name] {
+		clear(g)
+	} else {
+		for _, r := range m.dirty[name] {
+			clear(g[int(r)*d : int(r+1)*d])
+		}
+	}
+	m.rows[name], m.dirty[name], m.dirtyAll[name] = rows, rows, false
+	return g
 }
 
 func finite[T float](vs []T) bool {
@@ -528,10 +575,24 @@ func (m *model[T]) regularise() float64 {
 	if lw := m.cfg.LambdaW; lw > 0 {
 		w, g := m.w[compute.ParamEmbeddings], m.grad[compute.ParamEmbeddings]
 		var ss float64
-		for i, v := range w {
-			dv := float64(v) - float64(m.init[i])
-			ss += dv * dv
-			g[i] += T(2 * lw * dv)
+		pull := func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				dv := float64(w[i]) - float64(m.init[i])
+				ss += dv * dv
+				g[i] += T(2 * lw * dv)
+			}
+		}
+		if m.cfg.EmbeddingUpdate == compute.UpdateDense {
+			// Every row is pulled back, and every row's gradient holds
+			// the pull.
+			pull(0, len(w))
+			m.dirtyAll[compute.ParamEmbeddings] = true
+		} else {
+			// Lazy: the rows of the batch, those the update steps.
+			d := m.cfg.Dim
+			for _, r := range m.rows[compute.ParamEmbeddings] {
+				pull(int(r)*d, int(r+1)*d)
+			}
 		}
 		loss += lw * ss
 	}
@@ -545,15 +606,24 @@ func (m *model[T]) Update(step int64, lr float64) error {
 	}
 	for _, s := range m.specs {
 		w, g := m.w[s.Name], m.grad[s.Name]
+		rows, sparse := m.rows[s.Name]
+		sparse = sparse && m.cfg.EmbeddingUpdate != compute.UpdateDense
+		update := func(w, g []float32) {
+			if sparse {
+				m.opt.StepRows(s.Name, w, g, rows, m.cfg.Dim, step, lr)
+			} else {
+				m.opt.Step(s.Name, w, g, step, lr)
+			}
+		}
 		switch ws := any(w).(type) {
 		case []float32:
-			m.opt.Step(s.Name, ws, any(g).([]float32), step, lr)
+			update(ws, any(g).([]float32))
 		default:
 			w32, g32 := make([]float32, len(w)), make([]float32, len(g))
 			for i := range w {
 				w32[i], g32[i] = float32(w[i]), float32(g[i])
 			}
-			m.opt.Step(s.Name, w32, g32, step, lr)
+			update(w32, g32)
 			for i := range w {
 				w[i] = T(w32[i])
 			}

@@ -199,3 +199,60 @@ func TestContextEmbed(t *testing.T) {
 		})
 	}
 }
+
+// TestSparseUpdate: with the sparse embedding update a step moves only the
+// rows of its batch's words (the other rows, and their Adam moments, stay
+// as they were), with λw pulling only those rows; with the dense update a
+// row touched by an earlier batch keeps moving on its momentum. Both agree
+// on the rows of the batch and on every other parameter.
+func TestSparseUpdate(t *testing.T) {
+	step := func(cfg compute.Config, params []compute.Tensor) (after1, after2 []compute.Tensor) {
+		m := build(t, cfg, params)
+		for s, ids := range [][2][]int32{{{1, 2}, {3}}, {{4, 5}, {6, 4}}} {
+			b, err := compute.NewBatch(cfg, [][]int32{ids[0], ids[1]}, [][]int32{ids[1], ids[0]}, nil, rand.New(rand.NewPCG(1, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.ForwardBackward(b); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Update(int64(s+1), 0.01); err != nil {
+				t.Fatal(err)
+			}
+			if s == 0 {
+				after1 = m.Params()
+			}
+		}
+		return after1, m.Params()
+	}
+	row := func(ts []compute.Tensor, r, d int) []float32 { return ts[0].Data[r*d : (r+1)*d] }
+	for _, lw := range []float64{0, 0.1} {
+		base := compute.Config{Encoder: compute.EncAvg, Dim: 4, Vocab: 10, LambdaW: lw}
+		sparseCfg, denseCfg := base, base
+		sparseCfg.EmbeddingUpdate, denseCfg.EmbeddingUpdate = compute.UpdateSparse, compute.UpdateDense
+		sparseCfg, denseCfg = sparseCfg.Defaults(), denseCfg.Defaults()
+		params := compute.InitParams(sparseCfg, rand.New(rand.NewPCG(3, 4)))
+		s1, s2 := step(sparseCfg, params)
+		d1, d2 := step(denseCfg, params)
+		d := 4
+		for r := range 10 {
+			inFirst, inSecond := r >= 1 && r <= 3, r >= 4 && r <= 6
+			switch {
+			case !inFirst && !inSecond:
+				if !slices.Equal(row(s2, r, d), row(params, r, d)) {
+					t.Errorf("λw %g: sparse: row %d, in no batch, moved", lw, r)
+				}
+			case inFirst:
+				if !slices.Equal(row(s2, r, d), row(s1, r, d)) {
+					t.Errorf("λw %g: sparse: row %d, only in the first batch, moved in the second step", lw, r)
+				}
+				if slices.Equal(row(d2, r, d), row(d1, r, d)) {
+					t.Errorf("λw %g: dense: row %d did not move on its momentum in the second step", lw, r)
+				}
+			}
+			if inFirst && !slices.Equal(row(s1, r, d), row(d1, r, d)) {
+				t.Errorf("λw %g: after one step, row %d of the batch: sparse %v, dense %v", lw, r, row(s1, r, d), row(d1, r, d))
+			}
+		}
+	}
+}

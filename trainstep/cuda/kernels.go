@@ -218,6 +218,23 @@ var (
 			}
 			partial[tid] = s
 		}}
+	kSumsqGradRows = &kernel{name: "sumsq_grad_rows",
+		params:       []string{"n nrows", "n width", "i rows", "f w", "f w0", "s lambda", "f g", "d partial"},
+		fixedThreads: sumsqThreads,
+		body: func(tid, stride int, a []hostArg) {
+			nrows, width, rows, w, w0, lambda, g, partial := a[0].n, a[1].n, a[2].i, a[3].f, a[4].f, a[5].s, a[6].f, a[7].d
+			var s float64
+			for k := tid; k < nrows*width; k += stride {
+				i := int(rows[k/width])*width + k%width
+				dv := w[i]
+				if w0 != nil {
+					dv = w[i] - w0[i]
+				}
+				s += float64(dv) * float64(dv)
+				g[i] += 2 * lambda * dv
+			}
+			partial[tid] = s
+		}}
 	kNonFinite = &kernel{name: "nonfinite",
 		params:  []string{"n n", "f v", "i flag"},
 		threads: func(a []arg) int { return a[0].int() },
@@ -450,13 +467,61 @@ var (
 		}}
 )
 
+// rowIndex is the index of the k-th value of the listed rows of a table of
+// rows of width values.
+func rowIndex(rows []int32, width, k int) int { return int(rows[k/width])*width + k%width }
+
+var (
+	kAdamRows = &kernel{name: "adam_rows",
+		params:  []string{"n nrows", "n width", "i rows", "f w", "f g", "f m", "f v", "s lr", "s b1", "s b2", "s c1", "s c2", "s eps"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() },
+		body: func(tid, _ int, a []hostArg) {
+			nrows, width, rows, w, g, m, v := a[0].n, a[1].n, a[2].i, a[3].f, a[4].f, a[5].f, a[6].f
+			lr, b1, b2, c1, c2, eps := a[7].s, a[8].s, a[9].s, a[10].s, a[11].s, a[12].s
+			if tid >= nrows*width {
+				return
+			}
+			i := rowIndex(rows, width, tid)
+			gi := g[i]
+			mi := b1*m[i] + (1-b1)*gi
+			vi := b2*v[i] + (1-b2)*gi*gi
+			m[i], v[i] = mi, vi
+			w[i] -= lr * (mi * c1) / (sqrt32(vi*c2) + eps)
+		}}
+	kSGDRows = &kernel{name: "sgd_rows",
+		params:  []string{"n nrows", "n width", "i rows", "f w", "f g", "s lr"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() },
+		body: func(tid, _ int, a []hostArg) {
+			nrows, width, rows, w, g, lr := a[0].n, a[1].n, a[2].i, a[3].f, a[4].f, a[5].s
+			if tid >= nrows*width {
+				return
+			}
+			i := rowIndex(rows, width, tid)
+			w[i] -= lr * g[i]
+		}}
+	kRMSPropRows = &kernel{name: "rmsprop_rows",
+		params:  []string{"n nrows", "n width", "i rows", "f w", "f g", "f v", "s lr", "s rho", "s eps"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() },
+		body: func(tid, _ int, a []hostArg) {
+			nrows, width, rows, w, g, v, lr, rho, eps := a[0].n, a[1].n, a[2].i, a[3].f, a[4].f, a[5].f, a[6].s, a[7].s, a[8].s
+			if tid >= nrows*width {
+				return
+			}
+			i := rowIndex(rows, width, tid)
+			gi := g[i]
+			vi := rho*v[i] + (1-rho)*gi*gi
+			v[i] = vi
+			w[i] -= lr * gi / (sqrt32(vi) + eps)
+		}}
+)
+
 // sumsqThreads is the fixed size of a sumsq_grad launch: its partial sums.
 const sumsqThreads = 64 * BlockSize
 
 // kernels lists every kernel, in the order of their files.
 var kernels = []*kernel{kGather, kScatter, kGateFwd, kGateBwd, kLSTMFwd, kLSTMBwd,
-	kRowNorm, kRowNormBwd, kMarginFwd, kMarginBwd, kAdam, kSGD, kRMSProp,
-	kMaskedMean, kMaskedMeanBwd, kFillRows, kColSum, kColDot, kSumsqGrad, kNonFinite}
+	kRowNorm, kRowNormBwd, kMarginFwd, kMarginBwd, kAdam, kSGD, kRMSProp, kAdamRows, kSGDRows, kRMSPropRows,
+	kMaskedMean, kMaskedMeanBwd, kFillRows, kColSum, kColDot, kSumsqGrad, kSumsqGradRows, kNonFinite}
 
 // KernelNames lists the kernels' C names.
 func KernelNames() []string {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/parastream/parastream/trainstep/compute"
@@ -25,7 +26,13 @@ type model struct {
 	init       ptr // W_w,initial of the λw term (NULL without λw)
 	bufs       []*buffer
 	ws         map[string]*buffer // workspace, grown on demand
+	// rows lists the distinct embedding rows of the last batch, on the
+	// host and in the "rows" workspace: a sparse update steps only them.
+	rows []int32
 }
+
+// sparse reports whether the embeddings update only the batch's rows.
+func (m *model) sparse() bool { return m.cfg.EmbeddingUpdate != compute.UpdateDense }
 
 func newModel(dev device, cfg compute.Config, params []compute.Tensor) (m *model, err error) {
 	m = &model{dev: dev, cfg: cfg, specs: compute.Layout(cfg), w: map[string]ptr{}, g: map[string]ptr{},
@@ -234,6 +241,20 @@ func (m *model) ForwardBackward(b *compute.Batch) (float64, error) {
 	m.encodeBackward(s, p, dEmb)
 	ge := m.g[compute.ParamEmbeddings]
 	s.zero(ge, m.cfg.Vocab*d)
+	m.rows = m.rows[:0]
+	seen := map[int32]bool{}
+	for _, q := range append(append([][]int32(nil), b.A...), b.B...) {
+		for _, id := range q {
+			if !seen[id] {
+				seen[id] = true
+				m.rows = append(m.rows, id)
+			}
+		}
+	}
+	slices.Sort(m.rows)
+	if s.err == nil {
+		s.err = m.uploadI(s.work("rows", len(m.rows)), m.rows)
+	}
 	s.launch(kScatter, argN(p.R), argN(p.T), argN(d), argI(p.ids), argI(p.lens), argP(p.drop), argP(p.dx), argP(ge))
 	if s.err != nil {
 		return 0, fmt.Errorf("%s/%s step on %s: %w", m.cfg.Encoder, m.cfg.Loss, m.dev.name(), s.err)
@@ -288,7 +309,30 @@ func (m *model) regularise() (float64, error) {
 		}
 	}
 	if lw := m.cfg.LambdaW; lw > 0 {
-		if err := sumsq(compute.ParamEmbeddings, m.init, lw); err != nil {
+		if m.sparse() {
+			// Lazy: only the batch's rows are pulled back.
+			part, err := m.work("partials", 2*sumsqThreads)
+			if err != nil {
+				return 0, err
+			}
+			rows, err := m.work("rows", len(m.rows))
+			if err != nil {
+				return 0, err
+			}
+			if err := m.dev.launch(kSumsqGradRows, args(argN(len(m.rows)), argN(m.cfg.Dim), argI(rows), argP(m.w[compute.ParamEmbeddings]),
+				argP(m.init), argS(float32(lw)), argP(m.g[compute.ParamEmbeddings]), argD(part))); err != nil {
+				return 0, err
+			}
+			ps := make([]float64, sumsqThreads)
+			if err := m.dev.download(unsafe.Pointer(&ps[0]), part, 2*sumsqThreads); err != nil {
+				return 0, err
+			}
+			var ss float64
+			for _, v := range ps {
+				ss += v
+			}
+			loss += lw * ss
+		} else if err := sumsq(compute.ParamEmbeddings, m.init, lw); err != nil {
 			return 0, err
 		}
 	}
@@ -351,6 +395,22 @@ func (m *model) Update(step int64, lr float64) error {
 	s := &seq{m: m}
 	for _, sp := range m.specs {
 		n, w, g := compute.NumElems(sp.Shape), m.w[sp.Name], m.g[sp.Name]
+		if sp.Name == compute.ParamEmbeddings && m.sparse() {
+			rows := s.work("rows", len(m.rows))
+			nr, width := argN(len(m.rows)), argN(c.Dim)
+			switch c.Optimizer {
+			case compute.OptSGD:
+				s.launch(kSGDRows, nr, width, argI(rows), argP(w), argP(g), argS(float32(lr)))
+			case compute.OptRMSProp:
+				s.launch(kRMSPropRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["rmsprop.v/"+sp.Name]), argS(float32(lr)), argS(float32(c.Rho)), argS(float32(c.Eps)))
+			case compute.OptAdam:
+				c1 := float32(1 / (1 - math.Pow(c.Beta1, float64(step))))
+				c2 := float32(1 / (1 - math.Pow(c.Beta2, float64(step))))
+				s.launch(kAdamRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["adam.m/"+sp.Name]), argP(m.state["adam.v/"+sp.Name]),
+					argS(float32(lr)), argS(float32(c.Beta1)), argS(float32(c.Beta2)), argS(c1), argS(c2), argS(float32(c.Eps)))
+			}
+			continue
+		}
 		switch c.Optimizer {
 		case compute.OptSGD:
 			s.launch(kSGD, argN(n), argP(w), argP(g), argS(float32(lr)))

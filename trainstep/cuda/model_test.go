@@ -157,13 +157,26 @@ func TestEmulatorMatchesCPU(t *testing.T) {
 	}
 }
 
-// TestEmulatorUpdate applies each optimiser after the same batch: the
-// parameters and the optimiser state must match the CPU backend's.
+// TestEmulatorUpdate applies each optimiser after the same batches, with
+// sparse (the batch's rows) and dense embedding updates and with and
+// without λw: the parameters and the optimiser state must match the CPU
+// backend's.
 func TestEmulatorUpdate(t *testing.T) {
+	type variant struct {
+		opt, update string
+		lambdaW     float64
+	}
+	var variants []variant
 	for _, opt := range []string{compute.OptAdam, compute.OptSGD, compute.OptRMSProp} {
-		t.Run(opt, func(t *testing.T) {
+		for _, up := range []string{compute.UpdateSparse, compute.UpdateDense} {
+			variants = append(variants, variant{opt, up, 0})
+		}
+	}
+	variants = append(variants, variant{compute.OptAdam, compute.UpdateSparse, 0.05}, variant{compute.OptAdam, compute.UpdateDense, 0.05})
+	for _, v := range variants {
+		t.Run(fmt.Sprintf("%s/%s/lambda_w=%g", v.opt, v.update, v.lambdaW), func(t *testing.T) {
 			cfg := smallConfig(compute.EncGRAN, compute.NegMax)
-			cfg.Optimizer, cfg.LR = opt, 0
+			cfg.Optimizer, cfg.LR, cfg.EmbeddingUpdate, cfg.LambdaW = v.opt, 0, v.update, v.lambdaW
 			cfg = cfg.Defaults()
 			ps := params(cfg)
 			ref := buildWith(t, cpu.New(), cfg, ps)

@@ -31,3 +31,41 @@ extern "C" __global__ void rmsprop(int n, float* w, const float* g, float* v, fl
     v[tid] = vi;
     w[tid] -= lr * gi / (sqrtf(vi) + eps);
 }
+
+// The row-sparse forms (Config.EmbeddingUpdate sparse): the same rules over
+// the nrows rows of width values of a table listed in rows (distinct row
+// indexes), the other rows and their state left as they are.
+
+// adam_rows: adam over the listed rows.
+extern "C" __global__ void adam_rows(int nrows, int width, const int* rows, float* w, const float* g, float* m, float* v,
+                                     float lr, float b1, float b2, float c1, float c2, float eps) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= nrows * width) return;
+    size_t i = (size_t)rows[tid / width] * width + tid % width;
+    float gi = g[i];
+    float mi = b1 * m[i] + (1.0f - b1) * gi;
+    float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    w[i] -= lr * (mi * c1) / (sqrtf(vi * c2) + eps);
+}
+
+// sgd_rows: sgd over the listed rows.
+extern "C" __global__ void sgd_rows(int nrows, int width, const int* rows, float* w, const float* g, float lr) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= nrows * width) return;
+    size_t i = (size_t)rows[tid / width] * width + tid % width;
+    w[i] -= lr * g[i];
+}
+
+// rmsprop_rows: rmsprop over the listed rows.
+extern "C" __global__ void rmsprop_rows(int nrows, int width, const int* rows, float* w, const float* g, float* v,
+                                        float lr, float rho, float eps) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= nrows * width) return;
+    size_t i = (size_t)rows[tid / width] * width + tid % width;
+    float gi = g[i];
+    float vi = rho * v[i] + (1.0f - rho) * gi * gi;
+    v[i] = vi;
+    w[i] -= lr * gi / (sqrtf(vi) + eps);
+}

@@ -73,3 +73,19 @@ extern "C" __global__ void nonfinite(int n, const float* v, int* flag) {
     if (tid >= n) return;
     if (!isfinite(v[tid])) atomicOr(flag, 1);
 }
+
+// sumsq_grad_rows: sumsq_grad over the nrows listed rows of width values
+// (the lazy lambda_w of a sparse embedding update). Grid-stride loop.
+extern "C" __global__ void sumsq_grad_rows(int nrows, int width, const int* rows, const float* w, const float* w0, float lambda,
+                                           float* g, double* partial) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    int stride = gridDim.x * blockDim.x;
+    double s = 0.0;
+    for (int k = tid; k < nrows * width; k += stride) {
+        size_t i = (size_t)rows[k / width] * width + k % width;
+        float dv = w0 != 0 ? w[i] - w0[i] : w[i];
+        s += (double)dv * (double)dv;
+        g[i] += 2.0f * lambda * dv;
+    }
+    partial[tid] = s;
+}

@@ -55,12 +55,20 @@ func Lengths(b testing.TB) []int {
 // 300, margin loss with max negatives and Adam (the defaults). Every
 // batch is stepped once first, so that graphs and workspaces are built
 // before the timer starts.
-func Run(b *testing.B, enc string, batch int, backend compute.Backend, lens []int) {
+func Run(b *testing.B, enc string, batch int, backend compute.Backend, lens []int) float64 {
+	return RunConfig(b, trainstep.Config{Encoder: enc, Dim: 300, Vocab: Vocab, BatchSize: batch}, backend, lens)
+}
+
+// RunConfig is Run for any configuration (Vocab, EmbeddingUpdate, ...): the
+// word ids are drawn uniformly from cfg.Vocab. It returns the pairs/s
+// reported.
+func RunConfig(b *testing.B, cfg trainstep.Config, backend compute.Backend, lens []int) float64 {
 	rng := rand.New(rand.NewPCG(2, 3))
+	batch := cfg.BatchSize
 	seq := func() []int32 {
 		s := make([]int32, lens[rng.IntN(len(lens))])
 		for i := range s {
-			s[i] = rng.Int32N(Vocab)
+			s[i] = rng.Int32N(int32(cfg.Vocab))
 		}
 		return s
 	}
@@ -69,7 +77,7 @@ func Run(b *testing.B, enc string, batch int, backend compute.Backend, lens []in
 		pairs[i] = trainstep.Pair{A: seq(), B: seq()}
 	}
 	batches, _ := trainstep.Batches(pairs, batch, 64)
-	tr, err := trainstep.New(trainstep.Config{Encoder: enc, Dim: 300, Vocab: Vocab, BatchSize: batch}, trainstep.Options{Backend: backend})
+	tr, err := trainstep.New(cfg, trainstep.Options{Backend: backend})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -88,5 +96,7 @@ func Run(b *testing.B, enc string, batch int, backend compute.Backend, lens []in
 		}
 		n += len(bt)
 	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "pairs/s")
+	rate := float64(n) / b.Elapsed().Seconds()
+	b.ReportMetric(rate, "pairs/s")
+	return rate
 }
