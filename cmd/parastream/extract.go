@@ -25,7 +25,7 @@ const extractUsage = "parastream extract --corpus NAME --input GLOB [--input-b G
 func runExtract(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "extract", extractUsage)
 	cfg := pipelines.NewExtractConfig("", "", "")
-	fs.StringVar(&cfg.Corpus, "corpus", "", "corpus: reddit, or a format from 'parastream formats' (europarl, moses, ppdb, ppdb-pairs, ppdb-human, simpwiki, turkcorpus, quora, sts, stsb, sick)")
+	fs.StringVar(&cfg.Corpus, "corpus", "", "corpus: reddit, or a format from 'parastream formats' (europarl, moses, ppdb, ppdb-pairs, ppdb-human, simpwiki, turkcorpus, quora, msrp, sts, stsb, sick)")
 	fs.StringVar(&cfg.Input, "input", "", "glob of the input files (any compression)")
 	fs.StringVar(&cfg.InputB, "input-b", "", "glob of the second files of two-file formats, paired with --input's in sorted order")
 	fs.StringVar(&cfg.Submissions, "submissions", "", "reddit: glob of submission files (RS_*), for (title, top-level comment) pairs with --titles")

@@ -93,7 +93,7 @@ func TestDemoReadsEveryFixture(t *testing.T) {
 	if strings.Contains(stdout, "ERROR") {
 		t.Errorf("demo reported an error:\n%s", stdout)
 	}
-	if !strings.Contains(stdout, "total: 16 inputs") {
+	if !strings.Contains(stdout, "total: 17 inputs") {
 		t.Errorf("demo summary:\n%s", stdout)
 	}
 	entries, _ := os.ReadDir(filepath.Join(out, "rejects"))
