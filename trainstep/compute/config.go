@@ -76,6 +76,14 @@ type Config struct {
 	// DANLayers are the sizes of the DAN's tanh layers; default [300 300 500]
 	// (Yang et al. 2018 §4.1). The last is the embedding size.
 	DANLayers []int `json:"dan_layers,omitempty"`
+	// TrainCellBias trains the LSTMs' cell-input bias (the third quarter
+	// of lstm.b, under g = tanh(zg)). By default it is held at its initial
+	// 0: from random embeddings, a trained b_g is one shared vector that
+	// lets every sentence embed alike, the margin loss's degenerate
+	// optimum (every cosine 1, loss 2δ), which recurrent encoders reach
+	// within an epoch on short pairs (docs/trainstep.md, "Every encoder
+	// learns"). Without it the LSTM's output has no constant direction.
+	TrainCellBias bool `json:"train_cell_bias,omitempty"`
 	// BigramBuckets is the number of hashed bigram embeddings of the DAN;
 	// default 100003.
 	BigramBuckets int `json:"bigram_buckets,omitempty"`

@@ -2,6 +2,7 @@ package compute
 
 import (
 	"fmt"
+	"strings"
 	"math"
 	"math/rand/v2"
 )
@@ -155,6 +156,18 @@ func InitParams(cfg Config, rng *rand.Rand) []Tensor {
 		out[i] = t
 	}
 	return out
+}
+
+// HeldCellBias reports, for parameter name of cfg, the span [lo, hi) of
+// its values held at their initial value by the optimiser: the cell-input
+// slice of an LSTM bias unless cfg.TrainCellBias. ok is false for every
+// other parameter.
+func HeldCellBias(cfg Config, name string, numel int) (lo, hi int, ok bool) {
+	if cfg.TrainCellBias || !strings.HasSuffix(name, "lstm.b") {
+		return 0, 0, false
+	}
+	h := numel / 4
+	return 2 * h, 3 * h, true
 }
 
 // CheckParams reports params that do not match Layout(cfg).

@@ -606,6 +606,9 @@ func (m *model[T]) Update(step int64, lr float64) error {
 	}
 	for _, s := range m.specs {
 		w, g := m.w[s.Name], m.grad[s.Name]
+		if lo, hi, ok := compute.HeldCellBias(m.cfg, s.Name, len(g)); ok {
+			clear(g[lo:hi]) // held at its initial value: no step, no moments
+		}
 		rows, sparse := m.rows[s.Name]
 		sparse = sparse && m.cfg.EmbeddingUpdate != compute.UpdateDense
 		update := func(w, g []float32) {

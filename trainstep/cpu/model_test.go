@@ -256,3 +256,39 @@ func TestSparseUpdate(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldCellBias: the LSTM's cell-input bias stays at 0 through training
+// unless TrainCellBias; the other biases train either way.
+func TestHeldCellBias(t *testing.T) {
+	for _, train := range []bool{false, true} {
+		cfg := compute.Config{Encoder: compute.EncLSTMAvg, Dim: 4, Hidden: 3, Vocab: 10, TrainCellBias: train}.Defaults()
+		m := build(t, cfg, compute.InitParams(cfg, rand.New(rand.NewPCG(1, 2))))
+		for step := range 3 {
+			b, err := compute.NewBatch(cfg, [][]int32{{1, 2}, {3}, {4, 5, 6}}, [][]int32{{2, 1}, {7}, {6}}, nil, rand.New(rand.NewPCG(5, uint64(step))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.ForwardBackward(b); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Update(int64(step+1), 0.01); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var bias []float32
+		for _, p := range m.Params() {
+			if p.Name == "lstm.b" {
+				bias = p.Data
+			}
+		}
+		h := cfg.Hidden
+		cell := bias[2*h : 3*h]
+		held := !slices.ContainsFunc(cell, func(v float32) bool { return v != 0 })
+		if held == train {
+			t.Errorf("train_cell_bias %v: cell-input bias %v", train, cell)
+		}
+		if !slices.ContainsFunc(bias[:h], func(v float32) bool { return v != 0 }) {
+			t.Errorf("train_cell_bias %v: the input gate's bias did not train: %v", train, bias[:h])
+		}
+	}
+}

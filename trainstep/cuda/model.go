@@ -395,6 +395,9 @@ func (m *model) Update(step int64, lr float64) error {
 	s := &seq{m: m}
 	for _, sp := range m.specs {
 		n, w, g := compute.NumElems(sp.Shape), m.w[sp.Name], m.g[sp.Name]
+		if lo, hi, ok := compute.HeldCellBias(c, sp.Name, n); ok {
+			s.zero(g.at(lo), hi-lo) // held at its initial value: no step, no moments
+		}
 		if sp.Name == compute.ParamEmbeddings && m.sparse() {
 			rows := s.work("rows", len(m.rows))
 			nr, width := argN(len(m.rows)), argN(c.Dim)
