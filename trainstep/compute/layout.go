@@ -2,9 +2,9 @@ package compute
 
 import (
 	"fmt"
-	"strings"
 	"math"
 	"math/rand/v2"
+	"strings"
 )
 
 // Parameter names shared by all backends and written to checkpoints.
