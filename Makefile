@@ -50,7 +50,7 @@ bench:
 # (out/parity/exact.tsv). Not part of `make test`, which needs no Python.
 PARITY_DATASET     ?= quora
 PARITY_ENCODERS    ?= avg lstmavg gran
-PARITY_EPOCHS      ?= 2
+PARITY_EPOCHS      ?= 1
 PARITY_SEEDS       ?= 1
 PARITY_DIM         ?= 100
 PARITY_BATCH       ?= 100

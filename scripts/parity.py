@@ -26,8 +26,16 @@ Two modes:
 
 The arithmetic follows trainstep/cpu (encoders.go, losses.go, model.go),
 trainstep/compute (layout.go, batch.go, optim.go) in float32, step for
-step; see docs/trainstep.md, "Reference parity". --check-against DIR prints
-the largest difference of every parameter from a parastream checkpoint.
+step, including gorgonia's Max: a MAX negative tied between several
+columns (a sentence twice in the batch) sends its whole gradient to each
+(see Reference.margin; --tie-grad one for torch.max's choice of one).
+Only the margin loss with MAX negatives, Adam and no regularisation are
+reproduced; other configurations are refused.
+
+--check-against DIR prints the largest difference of every parameter and
+of Adam's moments from a parastream checkpoint; --check-steps DIR checks
+each step alone from parastream's own checkpoint of the step before (train
+with --checkpoint-every 1). See docs/trainstep.md, "Reference parity".
 
 Only /usr/bin/python3 with Debian's python3-torch and numpy are needed: the
 safetensors files are read and written with numpy.
@@ -201,7 +209,9 @@ class Reference:
         self.m = {n: torch.zeros_like(t) for n, t in self.p.items()}
         self.v = {n: torch.zeros_like(t) for n, t in self.p.items()}
         self.torch_adam = None
+        self.buf = {}
         self.ties = 0  # rows whose max negative was tied (several columns share the max)
+        self.near_ties = 0  # rows with a column within 4 ulps of the max, not tied
 
     def use_torch_adam(self):
         c = self.cfg
@@ -228,8 +238,8 @@ class Reference:
         # embeddings into a zeroed tensor).
         x = torch.nn.functional.embedding(ids.t(), p["embeddings"]) * mask
         if self.cfg["encoder"] == "avg":
-            # gorgonia sums axis 0 in order (reduceFirstF32): x_0 + x_1 + …,
-            # so a sentence and a permutation of it can embed identically.
+            # gorgonia sums axis 0 in order (reduceFirstF32): x_0 + x_1 + …;
+            # the same order gives parastream's g(s) bit for bit.
             xs = x.unbind(0)  # one backward for all steps (x[t] would zero-fill x per step)
             s = xs[0]
             for t in range(1, len(xs)):
@@ -318,6 +328,11 @@ class Reference:
         X = C + pen
         mx, arg = X.max(1)
         tied = (groups[None, :] == groups[arg][:, None]) & (pen == 0)
+        # Rows with another column within 4 ulps of the max but a different
+        # g(s): whether parastream ties them depends on gonum's rounding.
+        ulp4 = torch.from_numpy(np.spacing(np.abs(mx.detach().numpy())) * np.float32(4))
+        near = (X.detach() >= (mx.detach() - ulp4)[:, None]) & (pen == 0) & ~tied
+        self.near_ties += int(near.any(1).sum())
         if self.tie_ulps > 0:
             # Near-equal columns (a permutation under avg, or rows that
             # differ in the last bits) that gonum's rounding makes equal.
@@ -356,17 +371,30 @@ class Reference:
         """compute.Optimizer's Adam, operation for operation in float32:
         m = β1·m + (1−β1)·g; v = β2·v + ((1−β2)·g)·g;
         w −= (lr·(m·c1)) / (sqrt(v·c2) + ε), c1 = 1/(1−β1^t), c2 = 1/(1−β2^t)
-        rounded to float32 from float64, dense over every parameter."""
-        c1 = np.float32(1 / (1 - math.pow(float(self.cfg["beta1"]), step)))
-        c2 = np.float32(1 / (1 - math.pow(float(self.cfg["beta2"]), step)))
-        a = np.float32(lr)
+        rounded to float32 from float64, dense over every parameter. Two
+        buffers a parameter, reused: a fresh temporary of the embeddings'
+        size each operation costs more than the arithmetic."""
+        c1 = float(np.float32(1 / (1 - math.pow(float(self.cfg["beta1"]), step))))
+        c2 = float(np.float32(1 / (1 - math.pow(float(self.cfg["beta2"]), step))))
+        a = float(np.float32(lr))
+        b1, b2, omb1, omb2, eps = (float(x) for x in (self.b1, self.b2, self.omb1, self.omb2, self.eps))
         for name in self.names:
             w, g, m, v = self.p[name], self.p[name].grad, self.m[name], self.v[name]
             if g is None:
                 g = torch.zeros_like(w)
-            m.mul_(float(self.b1)).add_(g * float(self.omb1))
-            v.mul_(float(self.b2)).add_((g * float(self.omb2)) * g)
-            w.sub_((float(a) * (m * float(c1))) / (torch.sqrt(v * float(c2)) + float(self.eps)))
+            if name not in self.buf:
+                self.buf[name] = (torch.empty_like(w), torch.empty_like(w))
+            t1, t2 = self.buf[name]
+            torch.mul(g, omb1, out=t1)
+            m.mul_(b1).add_(t1)
+            torch.mul(g, omb2, out=t1)
+            t1.mul_(g)
+            v.mul_(b2).add_(t1)
+            torch.mul(v, c2, out=t2)
+            t2.sqrt_().add_(eps)
+            torch.mul(m, c1, out=t1)
+            t1.mul_(a).div_(t2)  # (m·c1)·lr = lr·(m·c1): one product, exactly
+            w.sub_(t1)
 
     def set_params(self, params):
         with torch.no_grad():
@@ -753,7 +781,8 @@ def main():
         if e_steps and not args.quiet:
             dt = time.monotonic() - e_start
             print(f"epoch {cur}: {e_steps} steps, mean loss {e_loss / e_steps:.5f}, {e_pairs} pairs, "
-                  f"{e_pairs / max(dt, 1e-9):.1f} pairs/s, {ref.ties} tied max negatives so far", flush=True)
+                  f"{e_pairs / max(dt, 1e-9):.1f} pairs/s, {ref.ties} rows with a tied max negative so far "
+                  f"({ref.near_ties} with a near-tie)", flush=True)
 
     for e, b in plan:
         if e != cur:
@@ -770,7 +799,8 @@ def main():
     write_checkpoint(args.out, cfg_path, vocab_path, ref, step, epoch_done, mode)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"parity.py: {step} steps, {sum(len(b) for _, b in plan)} pairs in {total:.1f} s "
-          f"({sum(len(b) for _, b in plan) / max(total, 1e-9):.1f} pairs/s), {ref.ties} rows with a tied max negative; "
+          f"({sum(len(b) for _, b in plan) / max(total, 1e-9):.1f} pairs/s), {ref.ties} rows with a tied max negative, "
+          f"{ref.near_ties} with a near-tie (another sentence within 4 ulps of the max); "
           f"peak RSS {rss:.0f} MiB; wrote {args.out}", flush=True)
     if args.check_against:
         worst = check_against(ref, init if args.init else None, args.check_against, args.check_tolerance)

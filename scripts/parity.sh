@@ -17,7 +17,7 @@
 # Settings (environment; the Makefile passes its PARITY_* variables):
 #   PARITY_DATASET      quora | ppdb-pairs                      (quora)
 #   PARITY_ENCODERS     encoders, space-separated               (avg lstmavg gran)
-#   PARITY_EPOCHS       epochs                                  (2)
+#   PARITY_EPOCHS       epochs                                  (1)
 #   PARITY_SEEDS        seeds, space-separated                  (1)
 #   PARITY_DIM          word and LSTM dimension                 (100)
 #   PARITY_BATCH        pairs per batch                         (100)
@@ -34,7 +34,7 @@ case "$ACTION" in table | exact) ;; *) echo "usage: scripts/parity.sh [table|exa
 
 DATASET=${PARITY_DATASET:-quora}
 ENCODERS=${PARITY_ENCODERS:-avg lstmavg gran}
-EPOCHS=${PARITY_EPOCHS:-2}
+EPOCHS=${PARITY_EPOCHS:-1}
 SEEDS=${PARITY_SEEDS:-1}
 DIM=${PARITY_DIM:-100}
 BATCH=${PARITY_BATCH:-100}
@@ -53,6 +53,7 @@ if ! "$PY" -c 'import torch, numpy' >/dev/null 2>&1; then
 	die "$PY has no torch (or numpy): the reference trainer needs PyTorch. On Debian: apt-get install python3-torch (then it runs with /usr/bin/python3; or set PARITY_PYTHON)"
 fi
 [ -x "$BIN" ] || die "no parastream binary at $BIN: run 'make build' (make parity does)"
+# The extract format; its shards, manifest and topics carry its name.
 case "$DATASET" in
 quora) input="$DATA/corpora/quora/quora_duplicate_questions.sample.tsv" ;;
 ppdb-pairs) input="$DATA/corpora/ppdb/ppdb-1.0-xxxl-lexical-synonym-pairs.tsv" ;;
@@ -63,6 +64,7 @@ for enc in $ENCODERS; do
 	case "$enc" in avg | lstmavg | gran) ;; *) die "PARITY_ENCODERS: $enc: the reference has avg, lstmavg and gran" ;; esac
 done
 
+started=$(date +%s)
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 NICE="nice -n 10"
@@ -133,7 +135,7 @@ if [ "$ACTION" = exact ]; then
 		$NICE "$BIN" train --brokers "$addr" --topic-prefix "$PREFIX" --dataset "$DATASET" --model "$enc" \
 			--epochs 1 --seed "$seed" --dim "$DIM" --batch "$BATCH" --run "parity-exact-$name" --max-steps "$EXACT_STEPS" \
 			--checkpoint-dir "$run/parastream" --checkpoint-every 1 --save-initial --trace-ids "$run/trace.tsv" \
-			--quiet $graphs $TRAIN_FLAGS 2>&1 | tee "$run/train.log" | sed 's/^/    /' >&2
+			--quiet $graphs $TRAIN_FLAGS 2>&1 | tee "$run/train.log" | sed -u 's/^/    /' >&2
 		ck() { printf '%s/parastream/step-%08d' "$run" "$1"; }
 		n=$(ls -d "$run"/parastream/step-* | wc -l)
 		n=$((n - 1))
@@ -162,13 +164,11 @@ if [ "$ACTION" = exact ]; then
 	echo "Reference exactness (max abs: largest |reference - parastream| over all parameters; rel: relative to each tensor's largest value;"
 	echo "'sqrt(v)>100eps': over the entries whose Adam denominator is far above eps; moments: Adam's m and v, after step 1 m = 0.1 x gradient)"
 	column -t -s "$(printf '\t')" "$tsv"
-	echo "written to $tsv"
+	echo "written to $tsv; $(($(date +%s) - started)) s in all"
 	exit 0
 fi
 
-results="$OUT/results"
 tsv="$OUT/parity.tsv"
-mkdir -p "$results"
 printf 'dataset\tencoder\tseed\tepochs\tdim\tbatch\tsteps\tparastream_sts\tref_a_sts\tref_b_sts\tstep0_sts\tparastream_stsb\tref_a_stsb\tref_b_stsb\tstep0_stsb\tparastream_s\tref_a_s\tref_b_s\tref_a_max_rel_diff\n' >"$tsv"
 
 for enc in $ENCODERS; do
@@ -185,19 +185,21 @@ for enc in $ENCODERS; do
 		$NICE "$BIN" train --brokers "$addr" --topic-prefix "$PREFIX" --dataset "$DATASET" --model "$enc" \
 			--epochs "$EPOCHS" --seed "$seed" --dim "$DIM" --batch "$BATCH" --run "parity-$name" \
 			--checkpoint-dir "$run/parastream" --checkpoint-every 100000000 --save-initial --trace-ids "$run/trace.tsv" \
-			--progress-every 60s $graphs $TRAIN_FLAGS 2>&1 | tee "$run/train.log" | sed 's/^/    /' >&2
+			--progress-every 60s $graphs $TRAIN_FLAGS 2>&1 | tee "$run/train.log" | sed -u 's/^/    /' >&2
 		t1=$(date +%s)
 		final=$(ls -d "$run"/parastream/step-* | sort | tail -1)
 		init="$run/parastream/step-00000000"
 		[ "$final" != "$init" ] || die "$name: parastream trained no step"
 		say "$name: reference, mode (a): parastream's batches"
 		$NICE "$PY" scripts/parity.py --rows "$rows" --init "$init" --trace "$run/trace.tsv" --out "$run/ref-a" \
-			--check-against "$final" 2>&1 | tee "$run/ref-a.log" | sed 's/^/    /' >&2
+			--check-against "$final" 2>&1 | tee "$run/ref-a.log" | sed -u 's/^/    /' >&2
 		t2=$(date +%s)
 		say "$name: reference, mode (b): own order"
 		$NICE "$PY" scripts/parity.py --rows "$rows" --init "$init" --epochs "$EPOCHS" --seed "$seed" --out "$run/ref-b" \
-			2>&1 | tee "$run/ref-b.log" | sed 's/^/    /' >&2
+			2>&1 | tee "$run/ref-b.log" | sed -u 's/^/    /' >&2
 		t3=$(date +%s)
+		# Each run's own results: a run trained again replaces them whole.
+		results="$run/results"
 		for ck in "$final" "$run/ref-a" "$run/ref-b" "$init"; do
 			say "$name: eval $(basename "$ck")"
 			$NICE "$BIN" eval run --checkpoint "$ck" --eval "$evald" --out "$results" >/dev/null
@@ -244,4 +246,4 @@ echo "(a): the reference on parastream's batches; (b): its own shuffle; all from
 	for t in table:
 	    print("  ".join(s.rjust(w[i]) for i, s in enumerate(t)))
 EOF
-echo "written to $tsv; results in $results/results.csv"
+echo "written to $tsv; each run's results in $OUT/runs/<run>/results/results.csv; $(($(date +%s) - started)) s in all"
