@@ -10,7 +10,7 @@ PKGS        := ./...
 # Benchmarks to run; override with `make bench BENCH=Reddit`.
 BENCH       ?= .
 
-.PHONY: all build test demo bench fmt vet lint clean interop fuzz
+.PHONY: all build test demo bench fmt vet lint clean interop fuzz parity parity-exact
 
 all: build
 
@@ -41,6 +41,31 @@ bench:
 	else echo "bench: no python3 with numpy, scipy and scikit-learn: skipping scripts/nmf_bench.py (apt-get install python3-sklearn python3-scipy)"; fi
 	@if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then /usr/bin/python3 scripts/train_bench.py; \
 	else echo "bench: no /usr/bin/python3 with torch: skipping scripts/train_bench.py (apt-get install python3-torch)"; fi
+
+# The reference-parity harness (docs/trainstep.md, "Reference parity"):
+# parastream and the PyTorch reference (scripts/parity.py; /usr/bin/python3
+# with Debian's python3-torch) trained from the same initial parameters,
+# scored by `parastream eval run`; a table in out/parity/parity.tsv.
+# `make parity-exact` checks the reference step by step against parastream
+# (out/parity/exact.tsv). Not part of `make test`, which needs no Python.
+PARITY_DATASET     ?= quora
+PARITY_ENCODERS    ?= avg lstmavg gran
+PARITY_EPOCHS      ?= 1
+PARITY_SEEDS       ?= 1
+PARITY_DIM         ?= 100
+PARITY_BATCH       ?= 100
+PARITY_TRAIN_FLAGS ?=
+PARITY_OUT         ?= out/parity
+PARITY_EXACT_STEPS ?= 30
+PARITY_ENV = PARITY_DATASET='$(PARITY_DATASET)' PARITY_ENCODERS='$(PARITY_ENCODERS)' PARITY_EPOCHS='$(PARITY_EPOCHS)' \
+	PARITY_SEEDS='$(PARITY_SEEDS)' PARITY_DIM='$(PARITY_DIM)' PARITY_BATCH='$(PARITY_BATCH)' \
+	PARITY_TRAIN_FLAGS='$(PARITY_TRAIN_FLAGS)' PARITY_OUT='$(PARITY_OUT)' PARITY_EXACT_STEPS='$(PARITY_EXACT_STEPS)' PARITY_BIN=./$(BIN)
+
+parity: build
+	$(PARITY_ENV) bash scripts/parity.sh table
+
+parity-exact: build
+	$(PARITY_ENV) bash scripts/parity.sh exact
 
 # A short fuzzing pass over every parser (seeds stay in testdata/).
 FUZZTIME ?= 10s

@@ -1,6 +1,7 @@
 package trainstep_test
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -162,4 +163,60 @@ func compareNames(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// TestReadsReferenceCheckpoint reads a checkpoint laid out as the parity
+// harness's PyTorch reference writes it (scripts/parity.py: a compact JSON
+// header with __metadata__ first, an optimizer file without tensors, a
+// trainer.json with no noise generator state), so that `parastream eval`
+// scores it; no Python is needed here.
+func TestReadsReferenceCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	cfg := trainstep.Config{Encoder: compute.EncAvg, Dim: 2, Vocab: 3}.Defaults()
+	// As parity.py's write_safetensors: json.dumps(separators=(",", ":")),
+	// spaces to a multiple of 8, F32 little-endian data in name order.
+	st := func(header string, values ...float32) []byte {
+		for len(header)%8 != 0 {
+			header += " "
+		}
+		b := binary.LittleEndian.AppendUint64(nil, uint64(len(header)))
+		b = append(b, header...)
+		for _, v := range values {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+		}
+		return b
+	}
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		trainstep.FileModel: st(`{"__metadata__":{"format":"pt","producer":"parastream scripts/parity.py (pytorch-reference, mode a)","encoder":"avg","loss":"margin","step":"7"},`+
+			`"embeddings":{"dtype":"F32","shape":[3,2],"data_offsets":[0,24]}}`, 0, 0, 1, 0, 0.6, 0.8),
+		trainstep.FileOptimizer: st(`{"__metadata__":{"optimizer":"adam"}}`),
+		trainstep.FileConfig:    cfgJSON,
+		trainstep.FileVocab:     []byte("<unk>\nyes\nno\n"),
+		trainstep.FileTrainer:   []byte(`{"version":1,"step":7,"epoch":1,"backend":"pytorch-reference"}` + "\n"),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, ck, err := trainstep.LoadModel(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if ck.State.Step != 7 || ck.State.Epoch != 1 || ck.State.Backend != "pytorch-reference" || len(ck.Optimizer) != 0 ||
+		!slices.Equal(ck.Vocab, []string{"<unk>", "yes", "no"}) || ck.Metadata["step"] != "7" {
+		t.Errorf("state %+v, %d optimizer tensors, vocab %v, metadata %v", ck.State, len(ck.Optimizer), ck.Vocab, ck.Metadata)
+	}
+	got, err := trainstep.Embed(m, []int32{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float32{0.8, 0.4}; math.Abs(float64(got[0]-want[0])) > 1e-6 || math.Abs(float64(got[1]-want[1])) > 1e-6 {
+		t.Errorf("avg of rows 1 and 2: %v, want %v", got, want)
+	}
 }

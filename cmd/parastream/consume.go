@@ -12,7 +12,7 @@ import (
 	"github.com/parastream/parastream/stream"
 )
 
-const consumeUsage = "parastream consume --brokers ADDR --dataset NAME [--split S] [--group G] [--n N] [--epochs E] [--seed S] [--shuffle-buffer N] [--start POSITION.json] [--commit] [--position-out FILE]"
+const consumeUsage = "parastream consume --brokers ADDR --dataset NAME [--split S] [--group G] [--n N] [--epochs E] [--seed S] [--shuffle-buffer N] [--start POSITION.json] [--commit] [--position-out FILE] [--quiet]"
 
 // consumed is one printed row.
 type consumed struct {
@@ -25,6 +25,12 @@ type consumed struct {
 	A         string   `json:"a"`
 	B         string   `json:"b"`
 	Label     *float64 `json:"label"`
+	// The featurized row: token ids and topic vectors (absent before
+	// featurize), exactly what a trainer reads.
+	IDsA    []int32   `json:"ids_a,omitempty"`
+	IDsB    []int32   `json:"ids_b,omitempty"`
+	TopicsA []float32 `json:"topics_a,omitempty"`
+	TopicsB []float32 `json:"topics_b,omitempty"`
 }
 
 func runConsume(ctx context.Context, e *env, args []string) error {
@@ -84,7 +90,8 @@ func runConsume(ctx context.Context, e *env, args []string) error {
 		got++
 		if !*quiet {
 			if err := enc.Encode(consumed{Epoch: r.Epoch, Shard: r.Shard, Row: r.Index, Partition: r.Partition, Offset: r.Offset,
-				ID: r.ID, A: r.A, B: r.B, Label: r.Label}); err != nil {
+				ID: r.ID, A: r.A, B: r.B, Label: r.Label,
+				IDsA: r.IDsA, IDsB: r.IDsB, TopicsA: r.TopicsA, TopicsB: r.TopicsB}); err != nil {
 				return err
 			}
 		}

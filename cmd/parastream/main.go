@@ -49,7 +49,7 @@ func commands() []command {
 			usage: featurizeUsage, run: runFeaturize},
 		{name: "publish", summary: "publish shards to Kafka topics",
 			usage: publishUsage, run: runPublish},
-		{name: "consume", summary: "print rows of a dataset from Kafka, for debugging",
+		{name: "consume", summary: "print rows of a dataset from Kafka as JSON lines (with token ids and topic vectors), for debugging and the parity harness",
 			usage: consumeUsage, run: runConsume},
 		{name: "broker", summary: "run the embedded Kafka-protocol broker for local runs",
 			usage: brokerUsage, run: runBroker},
