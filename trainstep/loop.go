@@ -223,6 +223,9 @@ type RunSummary struct {
 	Loss    float64
 	Elapsed time.Duration
 	Stream  stream.Stats
+	// Device is what trained (Trainer.Device): the backend and, on the
+	// CPU, the BLAS of its products.
+	Device string
 }
 
 // Run trains a model on a dataset's split read from Kafka: a new model from
@@ -631,8 +634,8 @@ func (l *loop) progress(note string) {
 	if l.cfg.Progress != nil {
 		s := l.c.Stats()
 		rate := float64(l.lineExamples) / max(now.Sub(l.lastLine).Seconds(), 1e-9)
-		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %s %.0f examples/s loss %.4f lag %d messages%s\n",
-			l.cfg.Run, l.tr.Steps(), s.Epoch, l.c.rows(l.cfg.Split), rate, l.lastLoss, s.Lag, note)
+		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %s %.0f examples/s loss %.4f lag %d messages on %s%s\n",
+			l.cfg.Run, l.tr.Steps(), s.Epoch, l.c.rows(l.cfg.Split), rate, l.lastLoss, s.Lag, l.tr.ShortDevice(), note)
 	}
 	l.lastLine, l.lineExamples, l.lossSum, l.lossN = now, 0, 0, 0
 }
@@ -691,7 +694,8 @@ func (l *loop) checkpoint(ctx context.Context, untrained []item, final bool) err
 
 func (l *loop) summary() RunSummary {
 	return RunSummary{Run: l.cfg.Run, Steps: l.steps, TotalSteps: l.tr.Steps(), Examples: l.examples, Skipped: l.skipped, Filtered: l.filtered,
-		Epoch: l.c.Stats().Epoch, Checkpoint: l.lastDir, Loss: l.lastLoss, Elapsed: time.Since(l.start), Stream: l.c.Stats()}
+		Epoch: l.c.Stats().Epoch, Checkpoint: l.lastDir, Loss: l.lastLoss, Elapsed: time.Since(l.start), Stream: l.c.Stats(),
+		Device: l.tr.Device()}
 }
 
 // WithoutRecords returns pos less the given rows, which a consumer at pos

@@ -100,6 +100,31 @@ func New(cfg Config, opts Options) (*Trainer, error) {
 	return t, nil
 }
 
+// blasNamer is a backend whose products run on a BLAS it can name (the
+// CPU backend).
+type blasNamer interface {
+	BLAS() string
+	BLASName() string
+}
+
+// Device names the backend and, when it says, the BLAS of its products:
+// "gorgonia-cpu, BLAS OpenBLAS 0.3.21 ... (libopenblas.so.0, 2 threads)".
+func (t *Trainer) Device() string {
+	if b, ok := t.backend.(blasNamer); ok && b.BLAS() != "" {
+		return t.backend.Name() + ", BLAS " + b.BLAS()
+	}
+	return t.backend.Name()
+}
+
+// ShortDevice is Device in a word or two, for progress lines:
+// "gorgonia-cpu/openblas".
+func (t *Trainer) ShortDevice() string {
+	if b, ok := t.backend.(blasNamer); ok && b.BLASName() != "" {
+		return t.backend.Name() + "/" + b.BLASName()
+	}
+	return t.backend.Name()
+}
+
 // Config returns the trainer's configuration, defaults filled.
 func (t *Trainer) Config() Config { return t.cfg }
 

@@ -6,26 +6,56 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/parastream/parastream/trainstep/compute"
 	"github.com/parastream/parastream/trainstep/cpu"
+	"github.com/parastream/parastream/trainstep/cpu/cblas"
 	"github.com/parastream/parastream/trainstep/cuda"
 )
 
-// deviceFlags are --device and --cuda-lib-dir.
+// deviceFlags are --device, --cuda-lib-dir and the CPU's --max-graphs,
+// --blas and --blas-threads.
 type deviceFlags struct {
-	device, libDir *string
-	maxGraphs      *int
+	device, libDir, blas   *string
+	maxGraphs, blasThreads *int
 }
 
 func addDeviceFlags(fs *flag.FlagSet) deviceFlags {
 	return deviceFlags{
-		device:    fs.String("device", "cpu", "where to train: cpu, cuda (GPU 0), cuda:N, or auto (the GPU when a driver and device are found and the model is one the CUDA backend has, else the CPU)"),
-		libDir:    fs.String("cuda-lib-dir", "", "directory of libcuda.so.1, libcublas and libnvrtc, searched before LD_LIBRARY_PATH and the usual places (default $"+cuda.LibDirEnv+")"),
-		maxGraphs: fs.Int("max-graphs", 0, "CPU: most compiled graphs kept, one per batch shape, least recently used dropped first (0: all); bounds the memory of recurrent models"),
+		device:      fs.String("device", "cpu", "where to train: cpu, cuda (GPU 0), cuda:N, or auto (the GPU when a driver and device are found and the model is one the CUDA backend has, else the CPU)"),
+		libDir:      fs.String("cuda-lib-dir", "", "directory of libcuda.so.1, libcublas and libnvrtc, searched before LD_LIBRARY_PATH and the usual places (default $"+cuda.LibDirEnv+")"),
+		maxGraphs:   fs.Int("max-graphs", 0, "CPU: most compiled graphs kept, one per batch shape, least recently used dropped first (0: all); bounds the memory of recurrent models"),
+		blas:        fs.String("blas", cpu.BLASAuto, "CPU: the BLAS of the matrix products: auto (OpenBLAS, loaded at run time, when the machine has it, else gonum's pure-Go BLAS), go (gonum), or openblas (an error without it; Debian: apt-get install libopenblas0); $"+cblas.LibEnv+" names the library's file"),
+		blasThreads: fs.Int("blas-threads", 0, "CPU: OpenBLAS's threads (0: its default, $OPENBLAS_NUM_THREADS or one a core)"),
 	}
+}
+
+// useBLAS routes the CPU backend's products through the BLAS of --blas,
+// with a one-line note when auto falls back to gonum.
+func (d deviceFlags) useBLAS(note io.Writer) error {
+	if *d.blasThreads < 0 {
+		return fmt.Errorf("%w: --blas-threads %d: use 0 for OpenBLAS's default or a positive count", errUsage, *d.blasThreads)
+	}
+	switch *d.blas {
+	case cpu.BLASAuto, cpu.BLASGo, cpu.BLASOpenBLAS:
+	default:
+		return fmt.Errorf("%w: --blas %q: use auto, go or openblas", errUsage, *d.blas)
+	}
+	opts := cblas.Options{Threads: *d.blasThreads}
+	if lib := os.Getenv(cblas.LibEnv); lib != "" {
+		opts.Names = []string{lib}
+	}
+	info, err := cpu.UseBLAS(*d.blas, opts)
+	if err != nil {
+		return err
+	}
+	if info.Fallback != "" {
+		fmt.Fprintf(note, "train: --blas auto: no OpenBLAS found, the CPU runs on gonum's pure-Go BLAS (slower; apt-get install libopenblas0; --blas openblas says what was tried)\n")
+	}
+	return nil
 }
 
 // parseDevice reads cpu, auto, cuda and cuda:N.
@@ -54,6 +84,11 @@ func (d deviceFlags) backend(note io.Writer, log *slog.Logger) (compute.Backend,
 	none := func() error { return nil }
 	if *d.maxGraphs < 0 {
 		return nil, nil, fmt.Errorf("%w: --max-graphs %d: use 0 for no bound or a positive count", errUsage, *d.maxGraphs)
+	}
+	if kind != "cuda" {
+		if err := d.useBLAS(note); err != nil {
+			return nil, nil, err
+		}
 	}
 	var onCPU compute.Backend // nil: the trainer's default CPU backend
 	if *d.maxGraphs > 0 {
@@ -111,6 +146,22 @@ func (a *autoBackend) Name() string {
 		return a.used.Name()
 	}
 	return a.gpu.Name()
+}
+
+// BLAS and BLASName describe the CPU backend's BLAS when the model went
+// to the CPU (empty on the GPU).
+func (a *autoBackend) BLAS() string {
+	if b, ok := a.used.(interface{ BLAS() string }); ok {
+		return b.BLAS()
+	}
+	return ""
+}
+
+func (a *autoBackend) BLASName() string {
+	if b, ok := a.used.(interface{ BLASName() string }); ok {
+		return b.BLASName()
+	}
+	return ""
 }
 
 func (a *autoBackend) Build(cfg compute.Config, params []compute.Tensor) (compute.Model, error) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/parastream/parastream/trainstep/cpu"
+	"github.com/parastream/parastream/trainstep/cpu/cblas"
 	"github.com/parastream/parastream/trainstep/cuda"
 )
 
@@ -74,7 +75,7 @@ func TestDeviceAuto(t *testing.T) {
 	skipWithGPU(t)
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	d := addDeviceFlags(fs)
-	if err := fs.Parse([]string{"--device", "auto", "--cuda-lib-dir", fakeDriverDir(t)}); err != nil {
+	if err := fs.Parse([]string{"--device", "auto", "--cuda-lib-dir", fakeDriverDir(t), "--blas", "go"}); err != nil {
 		t.Fatal(err)
 	}
 	var note bytes.Buffer
@@ -141,5 +142,43 @@ func TestMaxGraphsFlag(t *testing.T) {
 	}
 	if _, _, err := d.backend(io.Discard, nil); !errors.Is(err, errUsage) {
 		t.Errorf("--max-graphs -1: %v, want a usage error", err)
+	}
+}
+
+// TestBLASFlag: --blas openblas where the library does not load fails
+// before any broker is dialled, naming what it tried; auto falls back to
+// gonum with a one-line note; go needs no library; a bad value is a usage
+// error.
+func TestBLASFlag(t *testing.T) {
+	defer cpu.UseBLAS(cpu.BLASAuto, cblas.Options{}) // the process's BLAS, for the tests after
+	missing := filepath.Join(t.TempDir(), "libopenblas.so.0")
+	t.Setenv(cblas.LibEnv, missing)
+	code, _, errOut := runCLI(t, "train", "--brokers", "127.0.0.1:1", "--dataset", "x", "--blas", "openblas")
+	if code != 1 || !strings.Contains(errOut, "--blas openblas") || !strings.Contains(errOut, missing) || !strings.Contains(errOut, "apt-get install libopenblas0") {
+		t.Errorf("--blas openblas without the library: exit %d, stderr %q", code, errOut)
+	}
+	for _, c := range []struct {
+		blas, note string
+	}{{"auto", "no OpenBLAS found"}, {"go", ""}} {
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		d := addDeviceFlags(fs)
+		if err := fs.Parse([]string{"--blas", c.blas}); err != nil {
+			t.Fatal(err)
+		}
+		var note bytes.Buffer
+		if _, release, err := d.backend(&note, nil); err != nil {
+			t.Fatalf("--blas %s: %v", c.blas, err)
+		} else {
+			release()
+		}
+		if c.note == "" && note.Len() > 0 || c.note != "" && (strings.Count(note.String(), "\n") != 1 || !strings.Contains(note.String(), c.note)) {
+			t.Errorf("--blas %s: note %q", c.blas, note.String())
+		}
+		if got := cpu.BLAS(); got.Name != "gonum" {
+			t.Errorf("--blas %s without a library: BLAS %v", c.blas, got)
+		}
+	}
+	if code, _, errOut := runCLI(t, "train", "--brokers", "127.0.0.1:1", "--dataset", "x", "--blas", "mkl"); code != 2 || !strings.Contains(errOut, "auto, go or openblas") {
+		t.Errorf("--blas mkl: exit %d, stderr %q", code, errOut)
 	}
 }

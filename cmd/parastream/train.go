@@ -134,9 +134,9 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	}
 	sum, err := trainstep.Run(ctx, rc)
 	if sum.Run != "" {
-		fmt.Fprintf(e.stdout, "run %s: %d steps (%d in all), %d examples, %d skipped, %d filtered, epoch %d, loss %.4f, %.0f examples/s; last checkpoint %s\n",
+		fmt.Fprintf(e.stdout, "run %s: %d steps (%d in all), %d examples, %d skipped, %d filtered, epoch %d, loss %.4f, %.0f examples/s on %s; last checkpoint %s\n",
 			sum.Run, sum.Steps, sum.TotalSteps, sum.Examples, sum.Skipped, sum.Filtered, sum.Epoch, sum.Loss,
-			float64(sum.Examples)/max(sum.Elapsed.Seconds(), 1e-9), sum.Checkpoint)
+			float64(sum.Examples)/max(sum.Elapsed.Seconds(), 1e-9), sum.Device, sum.Checkpoint)
 	}
 	return err
 }

@@ -133,15 +133,19 @@ func gradCheck(t *testing.T, m *model[float64], b *compute.Batch) {
 	}
 }
 
+// TestGradientEncoders checks every encoder on gonum's BLAS and on the
+// machine's CBLAS.
 func TestGradientEncoders(t *testing.T) {
-	for _, enc := range compute.Encoders() {
-		t.Run(enc, func(t *testing.T) {
-			cfg := tinyConfig(enc, compute.LossMargin)
-			cfg.Margin = 1.5 // every hinge term active
-			m := buildF64(t, cfg)
-			gradCheck(t, m, tinyBatch(t, cfg, 11))
-		})
-	}
+	forEachBLAS(t, func(t *testing.T) {
+		for _, enc := range compute.Encoders() {
+			t.Run(enc, func(t *testing.T) {
+				cfg := tinyConfig(enc, compute.LossMargin)
+				cfg.Margin = 1.5 // every hinge term active
+				m := buildF64(t, cfg)
+				gradCheck(t, m, tinyBatch(t, cfg, 11))
+			})
+		}
+	})
 }
 
 func TestGradientLosses(t *testing.T) {
