@@ -19,6 +19,15 @@ type encoderGraph struct {
 	ctx    *G.Node         // (R, Topics) topic vectors (Config.Context topics)
 	masks  map[int]*G.Node // (T, R, dim): 1 where t < len
 	invs   map[int]*G.Node // (R, dim): 1/len (DAN: 1/sqrt(len))
+	lens   *G.Node         // (R): len, made on first use
+}
+
+// lengths is the (R) input of the rows' lengths, made on first use.
+func (e *encoderGraph) lengths() *G.Node {
+	if e.lens == nil {
+		e.lens = e.input("lens", e.R)
+	}
+	return e.lens
 }
 
 func (e *encoderGraph) p(name string) *G.Node {
@@ -61,40 +70,35 @@ func (e *encoderGraph) carry(prev, next, m *G.Node) *G.Node {
 	return e.add(prev, e.prod(m, e.sub(next, prev)))
 }
 
-// lstm runs the peephole LSTM of Gers et al. (2003) with prefix over x
-// (T, R, Dim), forward or backward in time, and returns h_t for every t
-// (index t is time t in either direction). At padded steps the state is
-// carried unchanged, so a forward run's last h is that of the last word and
-// a backward run starts at each sentence's own last word.
+// lstmAll runs the peephole LSTM of Gers et al. (2003) with prefix over x
+// (T, R, Dim), forward or backward in time, as one fused node (lstm.go),
+// and returns h (T, R, H), index t being time t in either direction. At
+// padded steps the state is carried unchanged, so a forward run's last h
+// is that of the last word and a backward run starts at each sentence's
+// own last word; zeroPad makes the output 0 there instead.
 //
 //	z = x_t·Wx + h_{t-1}·Wh + b, split into zi zf zg zo
 //	i = σ(zi + pi⊙c_{t-1}), f = σ(zf + pf⊙c_{t-1}), g = tanh(zg)
 //	c_t = f⊙c_{t-1} + i⊙g, o = σ(zo + po⊙c_t), h_t = o⊙tanh(c_t)
+func (e *encoderGraph) lstmAll(prefix string, backward, zeroPad bool) *G.Node {
+	xw := e.project(e.x, e.p(prefix+"lstm.wx"), nil)
+	return e.lstmNode(xw, e.p(prefix+"lstm.wh"), e.p(prefix+"lstm.b"), e.p(prefix+"lstm.pi"), e.p(prefix+"lstm.pf"), e.p(prefix+"lstm.po"),
+		e.lengths(), backward, zeroPad)
+}
+
+// lstm is lstmAll step by step: h_t (R, H) for every t.
 func (e *encoderGraph) lstm(prefix string, backward bool) []*G.Node {
-	H := e.cfg.Hidden
-	wh, pi, pf, po := e.p(prefix+"lstm.wh"), e.p(prefix+"lstm.pi"), e.p(prefix+"lstm.pf"), e.p(prefix+"lstm.po")
-	xw := e.project(e.x, e.p(prefix+"lstm.wx"), e.p(prefix+"lstm.b"))
-	m := e.mask(H)
-	h, c := e.zeros(H), e.zeros(H)
+	h := e.lstmAll(prefix, backward, false)
 	hs := make([]*G.Node, e.T)
-	for k := range e.T {
-		t := k
-		if backward {
-			t = e.T - 1 - k
-		}
-		z := e.add(e.at(xw, t), e.mul(h, wh))
-		i := e.sigm(e.add(e.cols(z, 0, H), e.rowScale(c, pi)))
-		f := e.sigm(e.add(e.cols(z, H, 2*H), e.rowScale(c, pf)))
-		g := e.tanh(e.cols(z, 2*H, 3*H))
-		cn := e.add(e.prod(f, c), e.prod(i, g))
-		o := e.sigm(e.add(e.cols(z, 3*H, 4*H), e.rowScale(cn, po)))
-		hn := e.prod(o, e.tanh(cn))
-		mt := e.at(m, t)
-		c = e.carry(c, cn, mt)
-		h = e.carry(h, hn, mt)
-		hs[t] = h
+	for t := range e.T {
+		hs[t] = e.at(h, t)
 	}
 	return hs
+}
+
+// lstmMean is the mean of h_t over each sentence's words: Σ_t h_t / len.
+func (e *encoderGraph) lstmMean(prefix string, backward bool) *G.Node {
+	return e.prod(e.sum(e.lstmAll(prefix, backward, true), 0), e.inv(e.cfg.Hidden))
 }
 
 // average is Σ_t m_t⊙v_t / len over per-step (R, dim) values.
@@ -138,14 +142,15 @@ func (e *encoderGraph) gateAt(g gate, t int, h, aPrev *G.Node) *G.Node {
 // gran is the gated recurrent averaging network of Wieting & Gimpel (2017)
 // §3.1 (Eq. 1) with prefix, in one direction: a_t = x_t ⊙ σ(W_x x_t + W_h h_t
 // + b), averaged over the words.
+//
+// Every step at once: the gate's products are two GEMMs over all T·R rows,
+// the rest one fused node (gate.go); no mask is needed, x being 0 at
+// padded steps.
 func (e *encoderGraph) gran(prefix string, backward bool) *G.Node {
-	hs := e.lstm(prefix, backward)
-	g := e.newGate(prefix, "")
-	as := make([]*G.Node, e.T)
-	for t := range e.T {
-		as[t] = e.prod(e.at(e.x, t), e.gateAt(g, t, hs[t], nil))
-	}
-	return e.average(as, e.cfg.Dim)
+	h := e.lstmAll(prefix, backward, false)
+	zx := e.project(e.x, e.p(prefix+"gran.wx"), nil)
+	zh := e.project(h, e.p(prefix+"gran.wh"), nil)
+	return e.prod(e.gateSumNode(e.x, zx, zh, e.p(prefix+"gran.b")), e.inv(e.cfg.Dim))
 }
 
 // encode builds g(s) for the R rows: (R, EmbedDim), with the topic
@@ -169,9 +174,9 @@ func (e *encoderGraph) encodeWords() *G.Node {
 	case compute.EncLSTM:
 		return e.lstm("", false)[e.T-1]
 	case compute.EncLSTMAvg:
-		return e.average(e.lstm("", false), cfg.Hidden)
+		return e.lstmMean("", false)
 	case compute.EncBiLSTMAvg:
-		return e.add(e.average(e.lstm("fwd.", false), cfg.Hidden), e.average(e.lstm("bwd.", true), cfg.Hidden))
+		return e.add(e.lstmMean("fwd.", false), e.lstmMean("bwd.", true))
 	case compute.EncGRAN:
 		return e.gran("", false)
 	case compute.EncBiGRAN:

@@ -39,7 +39,15 @@ func (b *Backend) Name() string {
 	return "gorgonia-cpu"
 }
 
-// Build implements compute.Backend.
+// BLAS describes the BLAS the backend's products run on (the package's
+// BLAS).
+func (b *Backend) BLAS() string { return BLAS().String() }
+
+// BLASName is the BLAS's short name: openblas, cblas or gonum.
+func (b *Backend) BLASName() string { return BLAS().Name }
+
+// Build implements compute.Backend. A first Build with no UseBLAS before
+// it chooses BLASAuto.
 func (b *Backend) Build(cfg compute.Config, params []compute.Tensor) (compute.Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -47,6 +55,7 @@ func (b *Backend) Build(cfg compute.Config, params []compute.Tensor) (compute.Mo
 	if err := compute.CheckParams(cfg, params); err != nil {
 		return nil, fmt.Errorf("building %s model: %w", cfg.Encoder, err)
 	}
+	BLAS() // the BLAS chosen, or auto's
 	if b.MaxGraphs < 0 {
 		return nil, fmt.Errorf("cpu backend: MaxGraphs %d: use 0 for no bound or a positive count", b.MaxGraphs)
 	}
@@ -284,6 +293,15 @@ func (m *model[T]) feed(gr *graph, seqs [][]int32, drop func(r int) []float32, c
 			}
 		}
 		if err := G.Let(node, tensor.New(tensor.WithShape(L, R, dim), tensor.WithBacking(v))); err != nil {
+			return err
+		}
+	}
+	if e.lens != nil {
+		v := make([]T, R)
+		for r, s := range seqs {
+			v[r] = T(len(s))
+		}
+		if err := G.Let(e.lens, tensor.New(tensor.WithShape(R), tensor.WithBacking(v))); err != nil {
 			return err
 		}
 	}
