@@ -45,7 +45,7 @@ type lstmWork[T float] struct {
 	hs, cs  []T
 	tc      []T
 	lens    []int
-	dz      []T // (T, R, 4H) in step order
+	dz      []T // (T, R, 4H) in step order; backward in time only (else dxw)
 	dwh     []T // (H, 4H)
 	db      []T // (4H)
 	dpi     []T // (H)
@@ -57,11 +57,15 @@ type lstmWork[T float] struct {
 
 func newLSTMWork[T float](steps, rows, hidden int, backward, zeroPad bool) *lstmWork[T] {
 	H := hidden
-	return &lstmWork[T]{T: steps, R: rows, H: H, backward: backward, zeroPad: zeroPad,
+	w := &lstmWork[T]{T: steps, R: rows, H: H, backward: backward, zeroPad: zeroPad,
 		act: make([]T, steps*rows*4*H), hs: make([]T, (steps+1)*rows*H), cs: make([]T, (steps+1)*rows*H),
 		tc: make([]T, steps*rows*H), lens: make([]int, rows),
-		dz: make([]T, steps*rows*4*H), dwh: make([]T, H*4*H), db: make([]T, 4*H), dpi: make([]T, H), dpf: make([]T, H), dpo: make([]T, H),
+		dwh: make([]T, H*4*H), db: make([]T, 4*H), dpi: make([]T, H), dpf: make([]T, H), dpo: make([]T, H),
 		dh: make([]T, rows*H), dc: make([]T, rows*H), dhNext: make([]T, rows*H)}
+	if backward {
+		w.dz = make([]T, steps*rows*4*H)
+	}
+	return w
 }
 
 // time is the time index of step k.
@@ -240,11 +244,17 @@ func (w *lstmWork[T]) forward(xw, wh, b, pi, pf, po []T) {
 func (w *lstmWork[T]) backwardPass(dhs, wh, pi, pf, po, dxw []T) {
 	R, H := w.R, w.H
 	RH, R4H := R*H, R*4*H
+	// dZ in step order: forward in time that is dxw's order, written in
+	// place; backward, a buffer copied out reversed at the end.
+	dzAll := w.dz
+	if !w.backward {
+		dzAll = dxw
+	}
 	clear(w.dc)
 	clear(w.dhNext) // the gradient of h_k through step k+1
 	for k := w.T - 1; k >= 0; k-- {
 		t := w.time(k)
-		dz := w.dz[k*R4H : (k+1)*R4H]
+		dz := dzAll[k*R4H : (k+1)*R4H]
 		act := w.act[k*R4H : (k+1)*R4H]
 		cp, tc := w.cs[k*RH:(k+1)*RH], w.tc[k*RH:(k+1)*RH]
 		dhExt := dhs[t*RH : (t+1)*RH]
@@ -289,13 +299,13 @@ func (w *lstmWork[T]) backwardPass(dhs, wh, pi, pf, po, dxw []T) {
 		w.dh, w.dhNext = w.dhNext, dh
 	}
 	// dWh = Σ_k h_{k-1}^T dz_k: one product over every step.
-	gemm(true, false, H, 4*H, w.T*R, 1, w.hs[:w.T*RH], H, w.dz, 4*H, 0, w.dwh, 4*H)
+	gemm(true, false, H, 4*H, w.T*R, 1, w.hs[:w.T*RH], H, dzAll, 4*H, 0, w.dwh, 4*H)
 	clear(w.db)
 	clear(w.dpi)
 	clear(w.dpf)
 	clear(w.dpo)
 	for k := range w.T {
-		dz := w.dz[k*R4H : (k+1)*R4H]
+		dz := dzAll[k*R4H : (k+1)*R4H]
 		cp, cn := w.cs[k*RH:(k+1)*RH], w.cs[(k+1)*RH:(k+2)*RH]
 		for r := range R {
 			dzr := dz[r*4*H : (r+1)*4*H]
@@ -309,9 +319,11 @@ func (w *lstmWork[T]) backwardPass(dhs, wh, pi, pf, po, dxw []T) {
 			}
 		}
 	}
-	for k := range w.T {
-		t := w.time(k)
-		copy(dxw[t*R4H:(t+1)*R4H], w.dz[k*R4H:(k+1)*R4H])
+	if w.backward {
+		for k := range w.T {
+			t := w.time(k)
+			copy(dxw[t*R4H:(t+1)*R4H], w.dz[k*R4H:(k+1)*R4H])
+		}
 	}
 }
 
