@@ -12,9 +12,12 @@ x_t * sigmoid(x_t Wx + h_t Wh + b) over the same LSTM (Wieting & Gimpel
 (delta 0.4, Eq. 2-5), dense Adam with lr 0.001.
 
 Usage: scripts/train_bench.py [--steps N] [--threads T] [--models avg,lstmavg,gran]
-       [--go-pairs avg=X,lstmavg=Y,gran=Z] [--tags openblas]
-Without --go-pairs it runs the Go benchmark first (go test -bench), with
-the build tags given. Debian: apt-get install python3-torch; run it with
+       [--go-pairs avg=X,lstmavg=Y,gran=Z] [--blas auto|go|openblas] [--repeat N]
+Without --go-pairs it runs the Go benchmark first (go test -bench) on the
+BLAS given (PARASTREAM_BENCH_BLAS; default auto: OpenBLAS, loaded at run
+time, where the machine has it, else gonum) and prints the BLAS it ran on.
+--repeat N measures each side N times, alternating, and prints every ratio
+and their median. Debian: apt-get install python3-torch; run it with
 /usr/bin/python3.
 """
 import argparse
@@ -144,19 +147,22 @@ def torch_pairs_per_sec(kind, steps, threads):
     return steps * BATCH / (time.perf_counter() - t0)
 
 
-def go_pairs_per_sec(models, steps, tags):
+def go_pairs_per_sec(models, steps, blas):
+    """pairs/s of each model and the device line the benchmark logged."""
     pattern = "BenchmarkTrainStep/^(" + "|".join(models) + ")$"
     cmd = ["go", "test", "-run", "XXX", "-bench", pattern, "-benchtime", f"{steps}x", "./trainstep/"]
-    if tags:
-        cmd[2:2] = ["-tags", tags]
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    env = dict(os.environ)
+    if blas:
+        env["PARASTREAM_BENCH_BLAS"] = blas
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True, env=env).stdout
     got = {}
     for m in re.finditer(r"BenchmarkTrainStep/(\w+)\S*\s+\d+\s+\d+ ns/op\s+([\d.]+) pairs/s", out):
         got[m.group(1)] = float(m.group(2))
     missing = [k for k in models if k not in got]
     if missing:
         sys.exit(f"could not find pairs/s of {missing} in the Go benchmark output:\n" + out)
-    return got
+    dev = re.search(r"device: (.*)", out)
+    return got, dev.group(1).strip() if dev else "?"
 
 
 def main():
@@ -164,23 +170,35 @@ def main():
     ap.add_argument("--steps", type=int, default=0, help="steps per model (default: 30 for avg, 4 for the recurrent ones)")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--models", default="avg,lstmavg,gran")
-    ap.add_argument("--tags", default="", help="Go build tags (openblas)")
+    ap.add_argument("--blas", default="", help="the Go side's BLAS: auto (default), go or openblas")
+    ap.add_argument("--repeat", type=int, default=1, help="measurements of each side, alternating")
     ap.add_argument("--go-pairs", help="Go pairs/s already measured, as avg=X,lstmavg=Y (skips go test)")
     a = ap.parse_args()
     models = a.models.split(",")
     steps = lambda k: a.steps or (30 if k == "avg" else 4)
+    given = None
     if a.go_pairs:
-        go = {k: float(v) for k, v in (kv.split("=") for kv in a.go_pairs.split(","))}
-    else:
-        go = {}
-        for k in models:
-            go.update(go_pairs_per_sec([k], steps(k), a.tags))
-    blas = a.tags or "gonum"
+        given = {k: float(v) for k, v in (kv.split("=") for kv in a.go_pairs.split(","))}
     print(f"training throughput, batch {BATCH}, dim {DIM}, vocab {VOCAB}, STS 2012 lengths, margin/max, Adam")
-    print(f"{'model':10} {'Go (' + blas + ')':>16} {'PyTorch ' + torch.__version__:>18} {'Go/PyTorch':>11}")
+    print(f"{'model':10} {'Go':>12} {'PyTorch ' + torch.__version__:>18} {'Go/PyTorch':>11}")
+    devices = set()
     for k in models:
-        pt = torch_pairs_per_sec(k, steps(k), a.threads)
-        print(f"{k:10} {go[k]:12.1f} p/s {pt:14.1f} p/s {go[k] / pt:11.3f}")
+        ratios = []
+        for _ in range(a.repeat):
+            if given:
+                go = given[k]
+            else:
+                got, dev = go_pairs_per_sec([k], steps(k), a.blas)
+                go = got[k]
+                devices.add(dev)
+            pt = torch_pairs_per_sec(k, steps(k), a.threads)
+            ratios.append(go / pt)
+            print(f"{k:10} {go:8.1f} p/s {pt:14.1f} p/s {go / pt:11.3f}", flush=True)
+        if a.repeat > 1:
+            rs = sorted(ratios)
+            print(f"{k:10} ratio min {rs[0]:.3f} median {rs[len(rs) // 2] if len(rs) % 2 else (rs[len(rs) // 2 - 1] + rs[len(rs) // 2]) / 2:.3f} max {rs[-1]:.3f} over {len(rs)} runs")
+    for d in sorted(devices):
+        print(f"(Go on {d})")
     print(f"(PyTorch CPU, {a.threads} threads)")
 
 

@@ -14,6 +14,8 @@ import (
 	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
+	"github.com/parastream/parastream/trainstep/cpu"
+	"github.com/parastream/parastream/trainstep/cpu/cblas"
 )
 
 // Vocab is the benchmarks' vocabulary size.
@@ -77,11 +79,15 @@ func RunConfig(b *testing.B, cfg trainstep.Config, backend compute.Backend, lens
 		pairs[i] = trainstep.Pair{A: seq(), B: seq()}
 	}
 	batches, _ := trainstep.Batches(pairs, batch, 64)
+	if backend == nil {
+		useBLAS(b)
+	}
 	tr, err := trainstep.New(cfg, trainstep.Options{Backend: backend})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer tr.Close()
+	b.Logf("device: %s", tr.Device())
 	for _, bt := range batches {
 		if _, err := tr.Step(bt); err != nil {
 			b.Fatal(err)
@@ -99,4 +105,18 @@ func RunConfig(b *testing.B, cfg trainstep.Config, backend compute.Backend, lens
 	rate := float64(n) / b.Elapsed().Seconds()
 	b.ReportMetric(rate, "pairs/s")
 	return rate
+}
+
+// BLASEnv names the CPU backend's BLAS for the benchmarks (cpu.UseBLAS:
+// auto, go or openblas); unset: auto, the default of the backend.
+const BLASEnv = "PARASTREAM_BENCH_BLAS"
+
+func useBLAS(b *testing.B) {
+	choice := os.Getenv(BLASEnv)
+	if choice == "" {
+		return
+	}
+	if _, err := cpu.UseBLAS(choice, cblas.Options{}); err != nil {
+		b.Fatalf("%s=%s: %v", BLASEnv, choice, err)
+	}
 }
