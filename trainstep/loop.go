@@ -2,6 +2,7 @@ package trainstep
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,6 +77,11 @@ type RunConfig struct {
 	// CheckpointEvery is the number of steps between checkpoints; 0 means
 	// DefaultCheckpointEvery. A checkpoint is also written at the end.
 	CheckpointEvery int64
+	// KeepCheckpoints, when positive, keeps only the newest that many
+	// step-N checkpoints in CheckpointDir: older ones are removed once a
+	// newer one is durable, its offsets committed and announced, so the
+	// directory grows with the model, not with the run. 0 keeps them all.
+	KeepCheckpoints int
 	// Resume, when set, is a checkpoint directory (or a CheckpointDir, for
 	// its latest checkpoint) to continue from, exactly at its position.
 	Resume string
@@ -146,7 +152,8 @@ func (c RunConfig) Validate() error {
 		name string
 		v    int64
 	}{{"Epochs", int64(c.Epochs)}, {"ShuffleBuffer", int64(c.ShuffleBuffer)}, {"Window", int64(c.Window)},
-		{"CheckpointEvery", c.CheckpointEvery}, {"MaxSteps", c.MaxSteps}, {"Duration", int64(c.Duration)}, {"ProgressEvery", int64(c.ProgressEvery)}} {
+		{"CheckpointEvery", c.CheckpointEvery}, {"MaxSteps", c.MaxSteps}, {"Duration", int64(c.Duration)}, {"ProgressEvery", int64(c.ProgressEvery)},
+		{"KeepCheckpoints", int64(c.KeepCheckpoints)}} {
 		if f.v < 0 {
 			bad("%s is %d: give a positive value or 0 for the default", f.name, f.v)
 		}
@@ -180,6 +187,7 @@ type RunInfo struct {
 	ShuffleBuffer   int                `json:"shuffle_buffer"`
 	Window          int                `json:"window"`
 	CheckpointEvery int64              `json:"checkpoint_every"`
+	KeepCheckpoints int                `json:"keep_checkpoints,omitempty"`
 	ResumedFrom     string             `json:"resumed_from,omitempty"`
 	Tokenize        Tokenize           `json:"tokenize"`
 }
@@ -316,7 +324,7 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 	defer l.tr.Close()
 	l.info = RunInfo{Run: l.cfg.Run, Dataset: cfg.datasetName(), Split: cfg.Split, Prefix: cfg.Prefix, Brokers: cfg.Client.Brokers,
 		Epochs: cfg.Epochs, ShuffleBuffer: cfg.ShuffleBuffer, Window: cfg.Window, CheckpointEvery: cfg.CheckpointEvery,
-		ResumedFrom: l.info.ResumedFrom, Tokenize: l.info.Tokenize}
+		KeepCheckpoints: cfg.KeepCheckpoints, ResumedFrom: l.info.ResumedFrom, Tokenize: l.info.Tokenize}
 	if l.tokenizeSeen < 0 {
 		l.info.Tokenize = Tokenize{Lower: true}
 	}
@@ -668,7 +676,8 @@ func (l *loop) checkpoint(ctx context.Context, untrained []item, final bool) err
 			extra[filepath.Join(DirFeaturize, name)] = data
 		}
 	}
-	if err := l.tr.save(dir, raw, append(info, '\n'), extra); err != nil {
+	saved, err := l.tr.save(dir, raw, append(info, '\n'), extra)
+	if err != nil {
 		return err
 	}
 	l.lastDir, l.lastStep = dir, l.tr.Steps()
@@ -685,8 +694,54 @@ func (l *loop) checkpoint(ctx context.Context, untrained []item, final bool) err
 	if err := stream.AnnounceCheckpoint(ctx, l.cfg.Client, l.cfg.Prefix, ev); err != nil {
 		return fmt.Errorf("checkpoint %s is written, but %w", dir, err)
 	}
-	l.progress(" checkpoint " + dir)
+	note := fmt.Sprintf(" checkpoint %s (%s)", dir, saved)
+	if l.cfg.KeepCheckpoints > 0 {
+		removed, err := pruneCheckpoints(l.cfg.CheckpointDir, l.cfg.KeepCheckpoints)
+		if err != nil {
+			// The new checkpoint is whole: an old one left behind loses nothing.
+			l.cfg.Logger.Warn("removing old checkpoints", "dir", l.cfg.CheckpointDir, "err", err)
+		}
+		if removed > 0 {
+			note += fmt.Sprintf(", %d older removed (--keep-checkpoints %d)", removed, l.cfg.KeepCheckpoints)
+		}
+	}
+	l.progress(note)
 	return nil
+}
+
+// pruneCheckpoints removes the step-N checkpoints of dir but the newest
+// keep. It returns how many it removed.
+func pruneCheckpoints(dir string, keep int) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	type ck struct {
+		name string
+		step int64
+	}
+	var cks []ck
+	for _, e := range entries {
+		n, ok := strings.CutPrefix(e.Name(), "step-")
+		step, err := strconv.ParseInt(n, 10, 64)
+		if e.IsDir() && ok && err == nil {
+			cks = append(cks, ck{e.Name(), step})
+		}
+	}
+	if len(cks) <= keep {
+		return 0, nil
+	}
+	slices.SortFunc(cks, func(a, b ck) int { return cmp.Compare(b.step, a.step) })
+	var errs []error
+	removed := 0
+	for _, c := range cks[keep:] {
+		if err := os.RemoveAll(filepath.Join(dir, c.name)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed++
+	}
+	return removed, errors.Join(errs...)
 }
 
 func (l *loop) summary() RunSummary {

@@ -2,6 +2,7 @@ package trainstep_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -389,5 +391,41 @@ func TestRunMinLabel(t *testing.T) {
 		if i%3 == 0 {
 			t.Fatalf("row %s, labelled 0, was trained", e.id)
 		}
+	}
+}
+
+// TestRunKeepsCheckpoints: with KeepCheckpoints 2, only the newest two
+// step-N checkpoints remain, each whole (its linked vocabulary too), and
+// the progress line says what each checkpoint wrote and removed.
+func TestRunKeepsCheckpoints(t *testing.T) {
+	cc, vocab := publishPairs(t, 100, true)
+	dir := t.TempDir()
+	var progress bytes.Buffer
+	sum, err := trainstep.Run(context.Background(), trainstep.RunConfig{
+		Client: cc, Dataset: "para", Run: "keep", Vocab: vocab, Model: trainstep.Config{Dim: 8, BatchSize: 10, LambdaW: 1e-3},
+		Epochs: 1, CheckpointDir: dir, CheckpointEvery: 3, KeepCheckpoints: 2, Progress: &progress,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"step-00000009", "step-00000010"}; !slices.Equal(names, want) || sum.TotalSteps != 10 {
+		t.Fatalf("checkpoint directory holds %v after %d steps, want %v", names, sum.TotalSteps, want)
+	}
+	for _, n := range names {
+		if _, err := trainstep.ReadCheckpoint(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+	out := progress.String()
+	if !strings.Contains(out, "unchanged and linked") || !strings.Contains(out, "1 older removed (--keep-checkpoints 2)") {
+		t.Errorf("progress lines do not say what the checkpoints wrote, linked and removed:\n%s", out)
 	}
 }
