@@ -47,12 +47,12 @@ def sts_lengths():
     return lens
 
 
-def make_batches(lens, rng):
+def make_batches(lens, rng, vocab=VOCAB):
     """8 batches of 100 pairs, sorted by length like trainstep.Batches."""
     pairs = []
     for _ in range(8 * BATCH):
-        a = [rng.randrange(VOCAB) for _ in range(rng.choice(lens))]
-        b = [rng.randrange(VOCAB) for _ in range(rng.choice(lens))]
+        a = [rng.randrange(vocab) for _ in range(rng.choice(lens))]
+        b = [rng.randrange(vocab) for _ in range(rng.choice(lens))]
         pairs.append((a, b))
     pairs.sort(key=lambda p: min(max(len(p[0]), len(p[1])), 64))
     out = []
@@ -70,12 +70,13 @@ def make_batches(lens, rng):
 
 
 class Encoder(torch.nn.Module):
-    """avg, lstmavg or gran over a 20,000 x 300 embedding."""
+    """avg, lstmavg or gran over a vocab x 300 embedding (sparse: its
+    gradient is the batch's rows, for SparseAdam)."""
 
-    def __init__(self, kind):
+    def __init__(self, kind, vocab=VOCAB, sparse=False):
         super().__init__()
         self.kind = kind
-        self.emb = torch.nn.Embedding(VOCAB, DIM)
+        self.emb = torch.nn.Embedding(vocab, DIM, sparse=sparse)
         torch.nn.init.uniform_(self.emb.weight, -0.1, 0.1)
         if kind != "avg":
             self.wx = torch.nn.Linear(DIM, 4 * DIM)
