@@ -24,7 +24,7 @@ func init() {
 // type and shape, its gradient bookkeeping and its instructions in the
 // compiled program. Measured on avg, lstmavg and gran graphs (their heap
 // after a run, less their inputs, over their nodes: 1.0 to 1.1 KiB a node);
-// TestGraphCostTracksHeap checks the figure.
+// TestGraphCostTracksHeap checks the figures of measure against the heap.
 const nodeBytes = 1200
 
 // cost is what a graph costs in memory, from the shapes of its nodes.
@@ -35,8 +35,8 @@ type cost struct {
 	inputs int64
 	nodes  int
 	// run is taken while it runs: the values of every other node, bound
-	// by the run and released when it ends. Nodes whose op overwrites an
-	// input share that input's value, so this is an upper bound.
+	// by the run and released when it ends, but for those computed in
+	// place (inPlace).
 	run int64
 }
 
@@ -54,13 +54,38 @@ func measure(g *G.ExprGraph, shared func(*G.Node) bool) cost {
 			size *= int64(n.Shape().TotalSize())
 		}
 		switch {
-		case n.Op() != nil:
+		case n.Op() == nil:
+			if !shared(n) {
+				c.inputs += size
+			}
+		case !inPlace(g, n):
 			c.run += size
-		case !shared(n):
-			c.inputs += size
 		}
 	}
 	return c
+}
+
+// inPlace reports whether gorgonia's compiler will most likely compute n
+// in the memory of one of its operands: n's op may overwrite that operand
+// (an element-wise op), which is itself computed (not an input) and read
+// by n alone, so that its register is free for n's result.
+func inPlace(g *G.ExprGraph, n *G.Node) bool {
+	i := n.Op().OverwritesInput()
+	if i < 0 {
+		return false
+	}
+	children := g.From(n.ID())
+	if i >= children.Len() {
+		return false
+	}
+	for k := 0; children.Next(); k++ {
+		if k != i {
+			continue
+		}
+		c := children.Node().(*G.Node)
+		return c.Op() != nil && g.To(c.ID()).Len() == 1 && c.Shape().Eq(n.Shape()) && c.Dtype() == n.Dtype()
+	}
+	return false
 }
 
 // hostBytes is what the model keeps beside its graphs: parameters and

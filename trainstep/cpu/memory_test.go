@@ -45,11 +45,11 @@ func sameLength(t *testing.T, cfg compute.Config, n, L int, rng *rand.Rand) *com
 }
 
 // TestGraphCostTracksHeap: the bytes the backend accounts for a graph
-// track the Go heap. Held (inputs and structure, kept between runs):
-// within a factor of 2 of the heap a graph adds once built and run. Run
-// (the nodes' values): at least half, and no more than 1.5 times, what a
-// run of the cached graph allocates (its new inputs included); the figure
-// counts as new a value that an op writes over its input, so it is above.
+// track the Go heap within a factor of 1.25 either way: held (inputs and
+// structure, kept between runs) against the heap a graph adds once built
+// and run; run (the nodes' values) and the inputs against what a run of
+// the cached graph allocates (it binds new inputs, and every value stays
+// bound until the run ends, so its allocations are its peak).
 func TestGraphCostTracksHeap(t *testing.T) {
 	for _, enc := range []string{compute.EncAvg, compute.EncLSTMAvg, compute.EncGRAN} {
 		for _, L := range []int{8, 24} {
@@ -72,10 +72,10 @@ func TestGraphCostTracksHeap(t *testing.T) {
 				t.Fatal(err)
 			}
 			allocated := heapAllocated() - a0
-			if r := float64(h1-h0) / float64(held); r < 0.5 || r > 2 {
+			if r := float64(h1-h0) / float64(held); r < 0.8 || r > 1.25 {
 				t.Errorf("%s, %d steps: a held graph costs %d bytes of heap, accounted %d (ratio %.2f)", enc, L, h1-h0, held, r)
 			}
-			if r := float64(allocated) / float64(run+inputs); r < 0.5 || r > 1.5 {
+			if r := float64(allocated) / float64(run+inputs); r < 0.8 || r > 1.25 {
 				t.Errorf("%s, %d steps: a run allocates %d bytes, accounted %d (ratio %.2f)", enc, L, allocated, run+inputs, r)
 			}
 			t.Logf("%s, %d steps: held %d (heap %d), run and inputs %d (allocated %d)", enc, L, held, h1-h0, run+inputs, allocated)
@@ -146,7 +146,7 @@ func TestMemoryBudget(t *testing.T) {
 // the shape named; one that holds the training graphs but not the 64-row
 // graph of Embed refuses to embed, and training goes on.
 func TestMemoryBudgetTooSmall(t *testing.T) {
-	cfg := compute.Config{Encoder: compute.EncGRAN, Dim: 16, Vocab: 50, BatchSize: 4, MaxLen: 20, Margin: 0.4}.Defaults()
+	cfg := compute.Config{Encoder: compute.EncGRAN, Dim: 16, Vocab: 50, BatchSize: 2, MaxLen: 20, Margin: 0.4}.Defaults()
 	params := compute.InitParams(cfg, rand.New(rand.NewPCG(5, 6)))
 	free := build(t, cfg, params)
 	host := free.(compute.MemoryReporter).Memory().Host
@@ -159,10 +159,10 @@ func TestMemoryBudgetTooSmall(t *testing.T) {
 	}
 	_, err = (&cpu.Backend{MemoryBudget: host + held + run - 1}).Build(cfg, params)
 	var be *cpu.BudgetError
-	if !errors.As(err, &be) || !errors.Is(err, compute.ErrMemoryBudget) || be.Rows != 10 || be.Steps != 24 || be.Need != held+run {
+	if !errors.As(err, &be) || !errors.Is(err, compute.ErrMemoryBudget) || be.Rows != 6 || be.Steps != 24 || be.Need != held+run {
 		t.Fatalf("a budget one byte short of the longest batch's graph: %v", err)
 	}
-	if !strings.Contains(err.Error(), "10 rows of 24 steps") {
+	if !strings.Contains(err.Error(), "6 rows of 24 steps") {
 		t.Errorf("the error does not name the shape: %v", err)
 	}
 	m, err := (&cpu.Backend{MemoryBudget: host + held + run}).Build(cfg, params)
@@ -172,7 +172,7 @@ func TestMemoryBudgetTooSmall(t *testing.T) {
 	defer m.Close()
 	long := make([]int32, 20)
 	if _, err := m.Embed([][]int32{long}); !errors.Is(err, compute.ErrMemoryBudget) {
-		t.Errorf("embedding 64 rows under a budget for 10: %v", err)
+		t.Errorf("embedding 64 rows under a budget for 6: %v", err)
 	}
 	bt := sameLength(t, cfg, cfg.BatchSize, 20, rand.New(rand.NewPCG(1, 1)))
 	if _, err := m.ForwardBackward(bt); err != nil {
