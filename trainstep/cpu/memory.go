@@ -97,12 +97,16 @@ func (m *model[T]) hostBytes() int64 {
 	if _, ok := any(elem).(float32); ok {
 		size = 4
 	}
+	slots := int64(0) // float32 state values per parameter (compute.NewOptimizer)
+	switch m.cfg.Optimizer {
+	case compute.OptAdam:
+		slots = 2
+	case compute.OptRMSProp:
+		slots = 1
+	}
 	var n int64
 	for _, s := range m.specs {
-		n += 2 * size * int64(compute.NumElems(s.Shape))
-	}
-	for _, t := range m.opt.State() {
-		n += 4 * int64(len(t.Data))
+		n += (2*size + 4*slots) * int64(compute.NumElems(s.Shape))
 	}
 	return n + size*int64(len(m.init))
 }

@@ -179,3 +179,22 @@ func TestMemoryBudgetTooSmall(t *testing.T) {
 		t.Errorf("training after the refusal: %v", err)
 	}
 }
+
+// TestHostBytes: the host figure is the parameters and gradients, and the
+// optimiser's state as State reports it.
+func TestHostBytes(t *testing.T) {
+	for _, opt := range []string{compute.OptAdam, compute.OptRMSProp, compute.OptSGD} {
+		cfg := compute.Config{Encoder: compute.EncLSTMAvg, Dim: 6, Vocab: 40, Optimizer: opt, LambdaW: 0.1}.Defaults()
+		m := build(t, cfg, compute.InitParams(cfg, rand.New(rand.NewPCG(1, 2))))
+		var want int64
+		for _, p := range m.Params() {
+			want += 8 * int64(len(p.Data)) // float32 values and gradients
+		}
+		for _, s := range m.State() {
+			want += 4 * int64(len(s.Data)) // moments; λw's initial embeddings
+		}
+		if got := m.(compute.MemoryReporter).Memory().Host; got != want {
+			t.Errorf("%s: host %d bytes, want %d", opt, got, want)
+		}
+	}
+}
