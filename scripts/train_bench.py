@@ -22,6 +22,7 @@ import glob
 import os
 import random
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -145,19 +146,42 @@ def torch_pairs_per_sec(kind, steps, threads):
     return steps * BATCH / (time.perf_counter() - t0)
 
 
+def torch_measure(kind, steps, threads):
+    """pairs/s and peak RSS (MiB) of torch_pairs_per_sec in a child of its
+    own (forked: getrusage's peak is per process)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        rate = torch_pairs_per_sec(kind, steps, threads)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        os.write(w, f"{rate} {peak}".encode())
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as fh:
+        out = fh.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not out:
+        sys.exit(f"the PyTorch {kind} child failed (status {status})")
+    rate, peak = out.split()
+    return float(rate), float(peak)
+
+
 def go_pairs_per_sec(models, steps, tags):
     pattern = "BenchmarkTrainStep/^(" + "|".join(models) + ")$"
     cmd = ["go", "test", "-run", "XXX", "-bench", pattern, "-benchtime", f"{steps}x", "./trainstep/"]
     if tags:
         cmd[2:2] = ["-tags", tags]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    got = {}
-    for m in re.finditer(r"BenchmarkTrainStep/(\w+)\S*\s+\d+\s+\d+ ns/op\s+([\d.]+) pairs/s", out):
+    got, peak = {}, {}
+    for m in re.finditer(r"BenchmarkTrainStep/(\w+)\S*\s+\d+\s+\d+ ns/op\s+([\d.]+) pairs/s(?:\s+([\d.]+) peak-RSS-MiB)?", out):
         got[m.group(1)] = float(m.group(2))
+        if m.group(3):
+            peak[m.group(1)] = float(m.group(3))
     missing = [k for k in models if k not in got]
     if missing:
         sys.exit(f"could not find pairs/s of {missing} in the Go benchmark output:\n" + out)
-    return got
+    return got, peak
 
 
 def main():
@@ -170,19 +194,22 @@ def main():
     a = ap.parse_args()
     models = a.models.split(",")
     steps = lambda k: a.steps or (30 if k == "avg" else 4)
+    go, go_peak = {}, {}
     if a.go_pairs:
         go = {k: float(v) for k, v in (kv.split("=") for kv in a.go_pairs.split(","))}
     else:
-        go = {}
-        for k in models:
-            go.update(go_pairs_per_sec([k], steps(k), a.tags))
+        for k in models:  # one go test a model: a peak RSS of its own
+            rate, peak = go_pairs_per_sec([k], steps(k), a.tags)
+            go.update(rate)
+            go_peak.update(peak)
     blas = a.tags or "gonum"
     print(f"training throughput, batch {BATCH}, dim {DIM}, vocab {VOCAB}, STS 2012 lengths, margin/max, Adam")
-    print(f"{'model':10} {'Go (' + blas + ')':>16} {'PyTorch ' + torch.__version__:>18} {'Go/PyTorch':>11}")
+    print(f"{'model':10} {'Go (' + blas + ')':>16} {'PyTorch ' + torch.__version__:>18} {'Go/PyTorch':>11} {'Go peak RSS':>12} {'PyTorch peak':>13}")
     for k in models:
-        pt = torch_pairs_per_sec(k, steps(k), a.threads)
-        print(f"{k:10} {go[k]:12.1f} p/s {pt:14.1f} p/s {go[k] / pt:11.3f}")
-    print(f"(PyTorch CPU, {a.threads} threads)")
+        pt, pt_peak = torch_measure(k, steps(k), a.threads)
+        gp = f"{go_peak[k]:8.0f} MiB" if k in go_peak else f"{'-':>12}"
+        print(f"{k:10} {go[k]:12.1f} p/s {pt:14.1f} p/s {go[k] / pt:11.3f} {gp} {pt_peak:9.0f} MiB")
+    print(f"(PyTorch CPU, {a.threads} threads; peak RSS: the benchmark's process, VmHWM, and the PyTorch child's, getrusage)")
 
 
 if __name__ == "__main__":

@@ -592,12 +592,22 @@ func (l *loop) step(b []item) error {
 	}
 	loss, err := l.tr.Step(pairs)
 	if err != nil {
-		if errors.Is(err, ErrNonFinite) {
+		switch {
+		case errors.Is(err, ErrNonFinite):
 			last := "no checkpoint was written yet"
 			if l.lastDir != "" {
 				last = fmt.Sprintf("the last good checkpoint is %s (step %d): resume from it with a lower learning rate", l.lastDir, l.lastStep)
 			}
 			return fmt.Errorf("training stopped: %w; %s", err, last)
+		case errors.Is(err, compute.ErrMemoryBudget):
+			// Nothing is written: the stream position stays that of the
+			// last checkpoint, to which alone the group's offsets are
+			// committed.
+			last := "no checkpoint was written yet and no offset committed: a new run starts from the beginning"
+			if l.lastDir != "" {
+				last = fmt.Sprintf("the stream position is that of the last checkpoint, %s (step %d): resume from it with a larger budget", l.lastDir, l.lastStep)
+			}
+			return fmt.Errorf("training stopped at a batch of %d pairs: %w; %s", len(b), err, last)
 		}
 		return err
 	}
@@ -639,10 +649,26 @@ func (l *loop) progress(note string) {
 	if l.cfg.Progress != nil {
 		s := l.c.Stats()
 		rate := float64(l.lineExamples) / max(now.Sub(l.lastLine).Seconds(), 1e-9)
-		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %s %.0f examples/s loss %.4f lag %d messages%s\n",
-			l.cfg.Run, l.tr.Steps(), s.Epoch, l.c.rows(l.cfg.Split), rate, l.lastLoss, s.Lag, note)
+		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %s %.0f examples/s loss %.4f lag %d messages%s%s\n",
+			l.cfg.Run, l.tr.Steps(), s.Epoch, l.c.rows(l.cfg.Split), rate, l.lastLoss, s.Lag, memoryNote(l.tr.Model()), note)
 	}
 	l.lastLine, l.lineExamples, l.lossSum, l.lossN = now, 0, 0, 0
+}
+
+// memoryNote is the progress line's part on the model's memory, for a
+// model that accounts for it: its graphs, the bytes they hold between
+// steps, the most one takes while it runs, and the budget.
+func memoryNote(m compute.Model) string {
+	r, ok := m.(compute.MemoryReporter)
+	if !ok {
+		return ""
+	}
+	mem := r.Memory()
+	s := fmt.Sprintf(" graphs %d holding %s, largest run %s", mem.Graphs, compute.FormatBytes(mem.Held), compute.FormatBytes(mem.Run))
+	if mem.Budget > 0 {
+		s += fmt.Sprintf(", %s of a %s budget", compute.FormatBytes(mem.Peak()), compute.FormatBytes(mem.Budget))
+	}
+	return s
 }
 
 // checkpoint writes a checkpoint at the consumer's position less the rows

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 	"github.com/parastream/parastream/trainstep/compute"
 )
 
-const trainUsage = "parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--keep-checkpoints N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [--device cpu|cuda[:N]|auto] [--cuda-lib-dir DIR] [--max-graphs N] [TLS and SASL flags]"
+const trainUsage = "parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--keep-checkpoints N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [--device cpu|cuda[:N]|auto] [--cuda-lib-dir DIR] [--memory-budget SIZE] [--max-graphs N] [TLS and SASL flags]"
 
 func runTrain(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "train", trainUsage)
@@ -134,6 +135,11 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: --vectors initialises a new run; a resumed run has its embeddings", errUsage)
 	}
 	sum, err := trainstep.Run(ctx, rc)
+	if errors.Is(err, compute.ErrMemoryBudget) {
+		budget, _, _ := device.budget()
+		err = fmt.Errorf("%w\ntrain: give a larger --memory-budget (now %s), or a smaller --batch (now %d) or --max-len: on the CPU a recurrent model's graph grows with both",
+			err, compute.FormatBytes(budget), cfg.BatchSize)
+	}
 	if sum.Run != "" {
 		fmt.Fprintf(e.stdout, "run %s: %d steps (%d in all), %d examples, %d skipped, %d filtered, epoch %d, loss %.4f, %.0f examples/s; last checkpoint %s\n",
 			sum.Run, sum.Steps, sum.TotalSteps, sum.Examples, sum.Skipped, sum.Filtered, sum.Epoch, sum.Loss,

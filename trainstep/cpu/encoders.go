@@ -10,16 +10,30 @@ import (
 
 // encoderGraph holds the encoder part of a graph: inputs and the sentence
 // embeddings of its R rows.
+//
+// The words come as one (T, R, Dim) input x for the encoders that reduce
+// it at once (avg, DAN), and as T inputs xs[t] of (R, Dim) for the
+// recurrent ones, with their masks one (R, dim) input a step. A recurrent
+// graph never slices a (T, ...) tensor: gorgonia's gradient of a slice is a
+// zero tensor of the whole sliced shape with the slice's gradient added, so
+// T slices of one (T, R, ·) tensor cost T² × R × · values (lstmavg at batch
+// 100, dimension 300, 32 steps: 1.2 GB of its 1.7 GB; docs/trainstep.md,
+// "Memory").
 type encoderGraph struct {
 	*ops
 	cfg    compute.Config
 	T, R   int
 	params map[string]*G.Node
-	x, xb  *G.Node         // (T, R, Dim) gathered words; DAN bigrams
-	ctx    *G.Node         // (R, Topics) topic vectors (Config.Context topics)
-	masks  map[int]*G.Node // (T, R, dim): 1 where t < len
-	invs   map[int]*G.Node // (R, dim): 1/len (DAN: 1/sqrt(len))
+	x, xb  *G.Node           // (T, R, Dim) gathered words; DAN bigrams
+	xs     []*G.Node         // recurrent encoders: (R, Dim) words of step t
+	ctx    *G.Node           // (R, Topics) topic vectors (Config.Context topics)
+	masks  map[int][]*G.Node // per step, (R, dim): 1 where t < len
+	invs   map[int]*G.Node   // (R, dim): 1/len (DAN: 1/sqrt(len))
 }
+
+// stepwise reports whether the encoder takes its words step by step (xs)
+// rather than as one tensor (x).
+func stepwise(enc string) bool { return enc != compute.EncAvg && enc != compute.EncDAN }
 
 func (e *encoderGraph) p(name string) *G.Node {
 	n, ok := e.params[name]
@@ -29,14 +43,18 @@ func (e *encoderGraph) p(name string) *G.Node {
 	return n
 }
 
-// mask is the (T, R, dim) mask input, made on first use.
-func (e *encoderGraph) mask(dim int) *G.Node {
-	if m, ok := e.masks[dim]; ok {
-		return m
+// mask is the (R, dim) mask input of step t, the T of them made on first
+// use.
+func (e *encoderGraph) mask(dim, t int) *G.Node {
+	ms, ok := e.masks[dim]
+	if !ok {
+		ms = make([]*G.Node, e.T)
+		for k := range ms {
+			ms[k] = e.input(fmt.Sprintf("mask%d.%d", dim, k), e.R, dim)
+		}
+		e.masks[dim] = ms
 	}
-	m := e.input(fmt.Sprintf("mask%d", dim), e.T, e.R, dim)
-	e.masks[dim] = m
-	return m
+	return ms[t]
 }
 
 // inv is the (R, dim) 1/len input, made on first use.
@@ -72,9 +90,8 @@ func (e *encoderGraph) carry(prev, next, m *G.Node) *G.Node {
 //	c_t = f⊙c_{t-1} + i⊙g, o = σ(zo + po⊙c_t), h_t = o⊙tanh(c_t)
 func (e *encoderGraph) lstm(prefix string, backward bool) []*G.Node {
 	H := e.cfg.Hidden
+	wx, b := e.p(prefix+"lstm.wx"), e.p(prefix+"lstm.b")
 	wh, pi, pf, po := e.p(prefix+"lstm.wh"), e.p(prefix+"lstm.pi"), e.p(prefix+"lstm.pf"), e.p(prefix+"lstm.po")
-	xw := e.project(e.x, e.p(prefix+"lstm.wx"), e.p(prefix+"lstm.b"))
-	m := e.mask(H)
 	h, c := e.zeros(H), e.zeros(H)
 	hs := make([]*G.Node, e.T)
 	for k := range e.T {
@@ -82,14 +99,14 @@ func (e *encoderGraph) lstm(prefix string, backward bool) []*G.Node {
 		if backward {
 			t = e.T - 1 - k
 		}
-		z := e.add(e.at(xw, t), e.mul(h, wh))
+		z := e.add(e.linear(e.xs[t], wx, b), e.mul(h, wh))
 		i := e.sigm(e.add(e.cols(z, 0, H), e.rowScale(c, pi)))
 		f := e.sigm(e.add(e.cols(z, H, 2*H), e.rowScale(c, pf)))
 		g := e.tanh(e.cols(z, 2*H, 3*H))
 		cn := e.add(e.prod(f, c), e.prod(i, g))
 		o := e.sigm(e.add(e.cols(z, 3*H, 4*H), e.rowScale(cn, po)))
 		hn := e.prod(o, e.tanh(cn))
-		mt := e.at(m, t)
+		mt := e.mask(H, t)
 		c = e.carry(c, cn, mt)
 		h = e.carry(h, hn, mt)
 		hs[t] = h
@@ -99,10 +116,9 @@ func (e *encoderGraph) lstm(prefix string, backward bool) []*G.Node {
 
 // average is Σ_t m_t⊙v_t / len over per-step (R, dim) values.
 func (e *encoderGraph) average(vs []*G.Node, dim int) *G.Node {
-	m := e.mask(dim)
 	var s *G.Node
 	for t, v := range vs {
-		v = e.prod(e.at(m, t), v)
+		v = e.prod(e.mask(dim, t), v)
 		if s == nil {
 			s = v
 		} else {
@@ -112,15 +128,13 @@ func (e *encoderGraph) average(vs []*G.Node, dim int) *G.Node {
 	return e.prod(s, e.inv(dim))
 }
 
-// gate is σ(x_t·Wx + h_t·Wh [+ a_{t-1}·Wa] + b) for every t, with the x
-// projection done for all steps at once.
+// gate is σ(x_t·Wx + h_t·Wh [+ a_{t-1}·Wa] + b) for every t.
 type gate struct {
-	xw     *G.Node // (T, R, out), bias included
-	wh, wa *G.Node
+	wx, b, wh, wa *G.Node
 }
 
 func (e *encoderGraph) newGate(prefix, i string) gate {
-	g := gate{xw: e.project(e.x, e.p(prefix+"gran.wx"+i), e.p(prefix+"gran.b"+i)), wh: e.p(prefix + "gran.wh" + i)}
+	g := gate{wx: e.p(prefix + "gran.wx" + i), b: e.p(prefix + "gran.b" + i), wh: e.p(prefix + "gran.wh" + i)}
 	if n, ok := e.params[prefix+"gran.wa"+i]; ok {
 		g.wa = n
 	}
@@ -128,7 +142,7 @@ func (e *encoderGraph) newGate(prefix, i string) gate {
 }
 
 func (e *encoderGraph) gateAt(g gate, t int, h, aPrev *G.Node) *G.Node {
-	z := e.add(e.at(g.xw, t), e.mul(h, g.wh))
+	z := e.add(e.linear(e.xs[t], g.wx, g.b), e.mul(h, g.wh))
 	if g.wa != nil {
 		z = e.add(z, e.mul(aPrev, g.wa))
 	}
@@ -143,7 +157,7 @@ func (e *encoderGraph) gran(prefix string, backward bool) *G.Node {
 	g := e.newGate(prefix, "")
 	as := make([]*G.Node, e.T)
 	for t := range e.T {
-		as[t] = e.prod(e.at(e.x, t), e.gateAt(g, t, hs[t], nil))
+		as[t] = e.prod(e.xs[t], e.gateAt(g, t, hs[t], nil))
 	}
 	return e.average(as, e.cfg.Dim)
 }
@@ -191,11 +205,9 @@ func (e *encoderGraph) encodeWords() *G.Node {
 		hs := e.lstm("", false)
 		g1, g2 := e.newGate("", "1"), e.newGate("", "2")
 		a := e.zeros(d)
-		m := e.mask(d)
 		for t := range e.T {
-			xt := e.at(e.x, t)
-			an := e.add(e.prod(xt, e.gateAt(g1, t, hs[t], a)), e.prod(a, e.gateAt(g2, t, hs[t], a)))
-			a = e.carry(a, an, e.at(m, t))
+			an := e.add(e.prod(e.xs[t], e.gateAt(g1, t, hs[t], a)), e.prod(a, e.gateAt(g2, t, hs[t], a)))
+			a = e.carry(a, an, e.mask(d, t))
 		}
 		return e.prod(a, e.inv(d))
 	case compute.EncGRAN5:
@@ -203,7 +215,7 @@ func (e *encoderGraph) encodeWords() *G.Node {
 		g1, g2 := e.newGate("", "1"), e.newGate("", "2")
 		as := make([]*G.Node, e.T)
 		for t := range e.T {
-			as[t] = e.add(e.prod(e.at(e.x, t), e.gateAt(g1, t, hs[t], nil)), e.prod(hs[t], e.gateAt(g2, t, hs[t], nil)))
+			as[t] = e.add(e.prod(e.xs[t], e.gateAt(g1, t, hs[t], nil)), e.prod(hs[t], e.gateAt(g2, t, hs[t], nil)))
 		}
 		return e.average(as, d)
 	case compute.EncDAN:

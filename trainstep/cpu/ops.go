@@ -49,12 +49,8 @@ func (o *ops) tanh(a *G.Node) *G.Node    { return must(G.Tanh(a)) }
 func (o *ops) sum(a *G.Node, along ...int) *G.Node {
 	return must(G.Sum(a, along...))
 }
-func (o *ops) reshape(a *G.Node, shape ...int) *G.Node { return must(G.Reshape(a, shape)) }
-func (o *ops) tr(a *G.Node) *G.Node                    { return must(G.Transpose(a)) }
-func (o *ops) relu(a *G.Node) *G.Node                  { return must(G.Rectify(a)) }
-
-// at is a[t] of a (T, ...) tensor (the slice drops the leading dimension).
-func (o *ops) at(a *G.Node, t int) *G.Node { return must(G.Slice(a, G.S(t))) }
+func (o *ops) tr(a *G.Node) *G.Node   { return must(G.Transpose(a)) }
+func (o *ops) relu(a *G.Node) *G.Node { return must(G.Rectify(a)) }
 
 // rows is a[lo:hi] along axis 0.
 func (o *ops) rows(a *G.Node, lo, hi int) *G.Node { return must(G.Slice(a, G.S(lo, hi))) }
@@ -79,18 +75,6 @@ func (o *ops) perRowDiv(x, v *G.Node) *G.Node {
 
 // linear is x·W + b over the matrix x.
 func (o *ops) linear(x, w, b *G.Node) *G.Node { return o.bias(o.mul(x, w), b) }
-
-// project applies W to every step of a (T, R, in) tensor at once, with a
-// bias: (T, R, out).
-func (o *ops) project(x *G.Node, w, b *G.Node) *G.Node {
-	s := x.Shape()
-	flat := o.reshape(x, s[0]*s[1], s[2])
-	y := o.mul(flat, w)
-	if b != nil {
-		y = o.bias(y, b)
-	}
-	return o.reshape(y, s[0], s[1], w.Shape()[1])
-}
 
 // zeroValue is a zero tensor of the graph's dtype.
 func (o *ops) zeroValue(shape ...int) *tensor.Dense {
