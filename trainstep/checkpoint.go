@@ -42,10 +42,10 @@ const (
 // checkpoints are read too.
 const CheckpointVersion = 2
 
-// staticFiles are the files of a checkpoint that do not change during a
-// run (the vocabulary, the initial embeddings, the featurize model): a
-// trainer links them from the checkpoint it wrote last instead of writing
-// them again.
+// staticFile reports whether name is one of a checkpoint's files that do
+// not change during a run (the vocabulary, the initial embeddings, the
+// featurize model): a trainer links them from the checkpoint it wrote last
+// instead of writing them again.
 func staticFile(name string) bool {
 	return name == FileVocab || name == FileInitial || strings.HasPrefix(name, DirFeaturize+string(filepath.Separator))
 }
@@ -57,23 +57,11 @@ type SaveStats struct {
 }
 
 func (s SaveStats) String() string {
-	out := fmt.Sprintf("%s written in %.1fs", humanBytes(s.Written), s.Elapsed.Seconds())
+	out := fmt.Sprintf("%s written in %.1fs", compute.FormatBytes(s.Written), s.Elapsed.Seconds())
 	if s.Linked > 0 {
-		out += fmt.Sprintf(", %s unchanged and linked", humanBytes(s.Linked))
+		out += fmt.Sprintf(", %s unchanged and linked", compute.FormatBytes(s.Linked))
 	}
 	return out
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // TrainerState is trainer.json: where training stands.

@@ -362,19 +362,15 @@ func LatestCheckpoint(dir string) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, FileTrainer)); err == nil {
 		return dir, nil
 	}
-	entries, err := os.ReadDir(dir)
+	cks, err := stepCheckpoints(dir)
 	if err != nil {
 		return "", fmt.Errorf("finding a checkpoint in %s: %w", dir, err)
 	}
-	best, bestStep := "", int64(-1)
-	for _, e := range entries {
-		n, ok := strings.CutPrefix(e.Name(), "step-")
-		step, err := strconv.ParseInt(n, 10, 64)
-		if !e.IsDir() || !ok || err != nil {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dir, e.Name(), FileTrainer)); err == nil && step > bestStep {
-			best, bestStep = filepath.Join(dir, e.Name()), step
+	best := ""
+	for _, c := range cks { // newest first
+		if _, err := os.Stat(filepath.Join(dir, c.name, FileTrainer)); err == nil {
+			best = filepath.Join(dir, c.name)
+			break
 		}
 	}
 	if best == "" {
@@ -735,29 +731,37 @@ func (l *loop) checkpoint(ctx context.Context, untrained []item, final bool) err
 	return nil
 }
 
-// pruneCheckpoints removes the step-N checkpoints of dir but the newest
-// keep. It returns how many it removed.
-func pruneCheckpoints(dir string, keep int) (int, error) {
+// stepCheckpoint is a step-N directory of a checkpoint directory.
+type stepCheckpoint struct {
+	name string
+	step int64
+}
+
+// stepCheckpoints lists dir's step-N directories, newest (highest N) first.
+func stepCheckpoints(dir string) ([]stepCheckpoint, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	type ck struct {
-		name string
-		step int64
-	}
-	var cks []ck
+	var cks []stepCheckpoint
 	for _, e := range entries {
 		n, ok := strings.CutPrefix(e.Name(), "step-")
 		step, err := strconv.ParseInt(n, 10, 64)
 		if e.IsDir() && ok && err == nil {
-			cks = append(cks, ck{e.Name(), step})
+			cks = append(cks, stepCheckpoint{e.Name(), step})
 		}
 	}
-	if len(cks) <= keep {
-		return 0, nil
+	slices.SortFunc(cks, func(a, b stepCheckpoint) int { return cmp.Compare(b.step, a.step) })
+	return cks, nil
+}
+
+// pruneCheckpoints removes the step-N checkpoints of dir but the newest
+// keep. It returns how many it removed.
+func pruneCheckpoints(dir string, keep int) (int, error) {
+	cks, err := stepCheckpoints(dir)
+	if err != nil || len(cks) <= keep {
+		return 0, err
 	}
-	slices.SortFunc(cks, func(a, b ck) int { return cmp.Compare(b.step, a.step) })
 	var errs []error
 	removed := 0
 	for _, c := range cks[keep:] {

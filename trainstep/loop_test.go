@@ -253,35 +253,46 @@ func TestRunResumesExactlyOnce(t *testing.T) {
 	}
 }
 
-// nanBackend is the CPU backend whose models report a non-finite loss from
-// their at-th step on.
-type nanBackend struct {
+// faultBackend is the CPU backend whose models fail their at-th step and
+// every later one with fail's result (a non-finite loss, a graph over the
+// memory budget).
+type faultBackend struct {
 	compute.Backend
-	at int
+	at   int
+	fail func(*compute.Batch) (float64, error)
 }
 
-func (b nanBackend) Build(cfg compute.Config, params []compute.Tensor) (compute.Model, error) {
+func (b faultBackend) Build(cfg compute.Config, params []compute.Tensor) (compute.Model, error) {
 	m, err := b.Backend.Build(cfg, params)
-	return &nanModel{Model: m, at: b.at}, err
+	return &faultModel{Model: m, at: b.at, fail: b.fail}, err
 }
 
-type nanModel struct {
+type faultModel struct {
 	compute.Model
 	n, at int
+	fail  func(*compute.Batch) (float64, error)
 }
 
-func (m *nanModel) ForwardBackward(b *compute.Batch) (float64, error) {
+func (m *faultModel) ForwardBackward(b *compute.Batch) (float64, error) {
 	if m.n++; m.n >= m.at {
-		return math.NaN(), fmt.Errorf("%w: loss NaN", compute.ErrNonFinite)
+		return m.fail(b)
 	}
 	return m.Model.ForwardBackward(b)
+}
+
+// nanBackend is the CPU backend whose models report a non-finite loss from
+// their at-th step on.
+func nanBackend(at int) faultBackend {
+	return faultBackend{cpu.New(), at, func(*compute.Batch) (float64, error) {
+		return math.NaN(), fmt.Errorf("%w: loss NaN", compute.ErrNonFinite)
+	}}
 }
 
 func TestRunStopsOnNaN(t *testing.T) {
 	cc, vocab := publishPairs(t, 300, true)
 	dir := t.TempDir()
 	_, err := trainstep.Run(context.Background(), trainstep.RunConfig{
-		Client: cc, Dataset: "para", Run: "nan", Vocab: vocab, Backend: nanBackend{cpu.New(), 12},
+		Client: cc, Dataset: "para", Run: "nan", Vocab: vocab, Backend: nanBackend(12),
 		Model: trainstep.Config{Dim: 8, BatchSize: 10}, Epochs: 1, CheckpointDir: dir, CheckpointEvery: 5,
 	})
 	if !errors.Is(err, trainstep.ErrNonFinite) || !strings.Contains(err.Error(), filepath.Join(dir, "step-00000010")) {

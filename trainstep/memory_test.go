@@ -16,26 +16,10 @@ import (
 // overBudget is the CPU backend whose models refuse their at-th step as
 // over the memory budget, as the CPU backend does for a graph that alone
 // passes it.
-type overBudget struct {
-	compute.Backend
-	at int
-}
-
-func (b overBudget) Build(cfg compute.Config, params []compute.Tensor) (compute.Model, error) {
-	m, err := b.Backend.Build(cfg, params)
-	return &overBudgetModel{Model: m, at: b.at}, err
-}
-
-type overBudgetModel struct {
-	compute.Model
-	n, at int
-}
-
-func (m *overBudgetModel) ForwardBackward(b *compute.Batch) (float64, error) {
-	if m.n++; m.n >= m.at {
+func overBudget(at int) faultBackend {
+	return faultBackend{cpu.New(), at, func(b *compute.Batch) (float64, error) {
 		return 0, &cpu.BudgetError{Rows: 2 * b.N(), Steps: b.Len, Need: 1 << 30, Run: 1 << 29, Budget: 1 << 28}
-	}
-	return m.Model.ForwardBackward(b)
+	}}
 }
 
 // trainedOnce checks that the trace holds every one of rows rows once in
@@ -108,7 +92,7 @@ func TestRunStopsOverMemoryBudget(t *testing.T) {
 	cc, vocab := publishPairs(t, rows, true)
 	dir, trace := t.TempDir(), filepath.Join(t.TempDir(), "ids.tsv")
 	_, err := trainstep.Run(context.Background(), trainstep.RunConfig{
-		Client: cc, Dataset: "para", Run: "over", Vocab: vocab, Backend: overBudget{cpu.New(), 12},
+		Client: cc, Dataset: "para", Run: "over", Vocab: vocab, Backend: overBudget(12),
 		Model: trainstep.Config{Dim: 8, BatchSize: 10}, Epochs: 2, ShuffleBuffer: 50, Window: 3,
 		CheckpointDir: dir, CheckpointEvery: 5, TraceIDs: trace,
 	})
