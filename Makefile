@@ -26,14 +26,18 @@ test: interop
 demo: build
 	./$(BIN) demo --data testdata --out out/demo
 
-# After the Go benchmarks, the training throughput of avg, lstmavg and gran
-# beside PyTorch (scripts/train_bench.py; Debian's python3-torch, skipped
-# without it), and the NMF comparison with scikit-learn: it needs a
+# After the Go benchmarks (their output kept in out/bench/go.txt), the
+# training throughput of avg, lstmavg and gran beside PyTorch
+# (scripts/train_bench.py) and the step cost against the vocabulary beside
+# PyTorch's SparseAdam and Adam (scripts/vocab_bench.py, reading
+# BenchmarkVocabScaling's figures from go.txt); both need Debian's
+# python3-torch and are skipped without it; and the NMF comparison with scikit-learn: it needs a
 # python3 with numpy, scipy and scikit-learn (Debian: python3-sklearn,
 # python3-scipy; tried in PATH, then /usr/bin/python3) and is skipped, with a
 # message, without one.
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count=1 -timeout 60m $(PKGS)
+	@mkdir -p out/bench
+	bash -c "set -o pipefail; $(GO) test -run '^\$$' -bench '$(BENCH)' -benchmem -count=1 -timeout 60m $(PKGS) | tee out/bench/go.txt"
 	@py=""; for p in python3 /usr/bin/python3; do \
 		if $$p -c 'import numpy, scipy, sklearn' >/dev/null 2>&1; then py=$$p; break; fi; \
 	done; \
@@ -41,6 +45,9 @@ bench:
 	else echo "bench: no python3 with numpy, scipy and scikit-learn: skipping scripts/nmf_bench.py (apt-get install python3-sklearn python3-scipy)"; fi
 	@if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then /usr/bin/python3 scripts/train_bench.py; \
 	else echo "bench: no /usr/bin/python3 with torch: skipping scripts/train_bench.py (apt-get install python3-torch)"; fi
+	@if ! /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then echo "bench: no /usr/bin/python3 with torch: skipping scripts/vocab_bench.py"; \
+	elif grep -q 'BenchmarkVocabScaling/vocab=' out/bench/go.txt; then /usr/bin/python3 scripts/vocab_bench.py --go-pairs out/bench/go.txt; \
+	else echo "bench: BenchmarkVocabScaling did not run (BENCH=$(BENCH)): skipping scripts/vocab_bench.py"; fi
 
 # The reference-parity harness (docs/trainstep.md, "Reference parity"):
 # parastream and the PyTorch reference (scripts/parity.py; /usr/bin/python3

@@ -135,6 +135,10 @@ def load_config(path):
                         "(rand and mix draw from parastream's PCG stream)")
     if cfg.get("optimizer") != "adam":
         problems.append(f"optimizer {cfg.get('optimizer')!r}: the reference has adam only")
+    if cfg.get("embedding_update", "dense") not in ("dense", "sparse"):
+        problems.append(f"embedding_update {cfg.get('embedding_update')!r}: the reference has sparse and dense")
+    if cfg.get("context"):
+        problems.append(f"context {cfg.get('context')!r}: the reference has no topic context")
     for k in ("dropout", "word_dropout", "scramble", "lambda_c", "lambda_w"):
         if cfg.get(k, 0):
             problems.append(f"{k} {cfg[k]}: the reference has no regularisation; train with {k} 0")
@@ -356,6 +360,14 @@ class Reference:
         emb, groups = self.embed_rows(seqs)
         loss = self.margin(emb, n, groups)
         loss.backward()
+        # The batch's distinct embedding rows: a sparse update steps only
+        # those (compute.Config.EmbeddingUpdate, the default).
+        self.rows = torch.tensor(sorted({int(i) for s in seqs for i in s}), dtype=torch.long)
+        # compute.HeldCellBias: the LSTM's cell-input bias is held at its
+        # initial value unless train_cell_bias.
+        if not self.cfg.get("train_cell_bias") and "lstm.b" in self.p and self.p["lstm.b"].grad is not None:
+            H = self.p["lstm.b"].shape[0] // 4
+            self.p["lstm.b"].grad[2 * H:3 * H] = 0
         if not math.isfinite(loss.item()):
             die(f"step {step}: loss {loss.item()}: not finite")
         with torch.no_grad():
@@ -378,10 +390,23 @@ class Reference:
         c2 = float(np.float32(1 / (1 - math.pow(float(self.cfg["beta2"]), step))))
         a = float(np.float32(lr))
         b1, b2, omb1, omb2, eps = (float(x) for x in (self.b1, self.b2, self.omb1, self.omb2, self.eps))
+        sparse = self.cfg.get("embedding_update", "dense") == "sparse"
         for name in self.names:
             w, g, m, v = self.p[name], self.p[name].grad, self.m[name], self.v[name]
             if g is None:
                 g = torch.zeros_like(w)
+            if name == "embeddings" and sparse:
+                # PyTorch SparseAdam's lazy rule, as compute.Optimizer.StepRows:
+                # only the batch's rows and their moments move.
+                r = self.rows
+                wr, gr, mr, vr = w.index_select(0, r), g.index_select(0, r), m.index_select(0, r), v.index_select(0, r)
+                mr.mul_(b1).add_(gr * omb1)
+                vr.mul_(b2).add_((gr * omb2) * gr)
+                wr.sub_(((mr * c1) * a) / ((vr * c2).sqrt_().add_(eps)))
+                w.index_copy_(0, r, wr)
+                m.index_copy_(0, r, mr)
+                v.index_copy_(0, r, vr)
+                continue
             if name not in self.buf:
                 self.buf[name] = (torch.empty_like(w), torch.empty_like(w))
             t1, t2 = self.buf[name]
@@ -764,6 +789,8 @@ def main():
 
     ref = Reference(cfg, params, args.tie_grad, args.tie_ulps)
     if args.torch_adam:
+        if cfg.get("embedding_update", "dense") == "sparse":
+            die("--torch-adam is dense Adam: the run's embedding_update is sparse (train it with --embedding-update dense to compare)")
         ref.use_torch_adam()
     if moments is not None:
         ref.set_moments(moments, args.init)

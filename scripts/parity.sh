@@ -128,14 +128,12 @@ if [ "$ACTION" = exact ]; then
 		run="$OUT/exact/$name"
 		rm -rf "$run"
 		mkdir -p "$run"
-		graphs=""
-		[ "$enc" = avg ] || graphs="--max-graphs 2"
 		say "$name: parastream train, $EXACT_STEPS steps, a checkpoint after each"
-		# shellcheck disable=SC2086 # graphs and TRAIN_FLAGS are lists of flags
+		# shellcheck disable=SC2086 # TRAIN_FLAGS is a list of flags
 		$NICE "$BIN" train --brokers "$addr" --topic-prefix "$PREFIX" --dataset "$DATASET" --model "$enc" \
 			--epochs 1 --seed "$seed" --dim "$DIM" --batch "$BATCH" --run "parity-exact-$name" --max-steps "$EXACT_STEPS" \
 			--checkpoint-dir "$run/parastream" --checkpoint-every 1 --save-initial --trace-ids "$run/trace.tsv" \
-			--quiet $graphs $TRAIN_FLAGS 2>&1 | tee "$run/train.log" | sed -u 's/^/    /' >&2
+			--quiet $TRAIN_FLAGS 2>&1 | tee "$run/train.log" | sed -u 's/^/    /' >&2
 		ck() { printf '%s/parastream/step-%08d' "$run" "$1"; }
 		n=$(ls -d "$run"/parastream/step-* | wc -l)
 		n=$((n - 1))
@@ -177,15 +175,13 @@ for enc in $ENCODERS; do
 		run="$OUT/runs/$name"
 		rm -rf "$run"
 		mkdir -p "$run"
-		graphs=""
-		[ "$enc" = avg ] || graphs="--max-graphs 2"
 		say "$name: parastream train"
 		t0=$(date +%s)
-		# shellcheck disable=SC2086 # graphs and TRAIN_FLAGS are lists of flags
+		# shellcheck disable=SC2086 # TRAIN_FLAGS is a list of flags
 		$NICE "$BIN" train --brokers "$addr" --topic-prefix "$PREFIX" --dataset "$DATASET" --model "$enc" \
 			--epochs "$EPOCHS" --seed "$seed" --dim "$DIM" --batch "$BATCH" --run "parity-$name" \
 			--checkpoint-dir "$run/parastream" --checkpoint-every 100000000 --save-initial --trace-ids "$run/trace.tsv" \
-			--progress-every 60s $graphs $TRAIN_FLAGS 2>&1 | tee "$run/train.log" | sed -u 's/^/    /' >&2
+			--progress-every 60s $TRAIN_FLAGS 2>&1 | tee "$run/train.log" | sed -u 's/^/    /' >&2
 		t1=$(date +%s)
 		final=$(ls -d "$run"/parastream/step-* | sort | tail -1)
 		init="$run/parastream/step-00000000"

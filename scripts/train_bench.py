@@ -25,6 +25,7 @@ import glob
 import os
 import random
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -50,12 +51,12 @@ def sts_lengths():
     return lens
 
 
-def make_batches(lens, rng):
+def make_batches(lens, rng, vocab=VOCAB):
     """8 batches of 100 pairs, sorted by length like trainstep.Batches."""
     pairs = []
     for _ in range(8 * BATCH):
-        a = [rng.randrange(VOCAB) for _ in range(rng.choice(lens))]
-        b = [rng.randrange(VOCAB) for _ in range(rng.choice(lens))]
+        a = [rng.randrange(vocab) for _ in range(rng.choice(lens))]
+        b = [rng.randrange(vocab) for _ in range(rng.choice(lens))]
         pairs.append((a, b))
     pairs.sort(key=lambda p: min(max(len(p[0]), len(p[1])), 64))
     out = []
@@ -73,12 +74,13 @@ def make_batches(lens, rng):
 
 
 class Encoder(torch.nn.Module):
-    """avg, lstmavg or gran over a 20,000 x 300 embedding."""
+    """avg, lstmavg or gran over a vocab x 300 embedding (sparse: its
+    gradient is the batch's rows, for SparseAdam)."""
 
-    def __init__(self, kind):
+    def __init__(self, kind, vocab=VOCAB, sparse=False):
         super().__init__()
         self.kind = kind
-        self.emb = torch.nn.Embedding(VOCAB, DIM)
+        self.emb = torch.nn.Embedding(vocab, DIM, sparse=sparse)
         torch.nn.init.uniform_(self.emb.weight, -0.1, 0.1)
         if kind != "avg":
             self.wx = torch.nn.Linear(DIM, 4 * DIM)
@@ -147,22 +149,46 @@ def torch_pairs_per_sec(kind, steps, threads):
     return steps * BATCH / (time.perf_counter() - t0)
 
 
+def torch_measure(kind, steps, threads):
+    """pairs/s and peak RSS (MiB) of torch_pairs_per_sec in a child of its
+    own (forked: getrusage's peak is per process)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        rate = torch_pairs_per_sec(kind, steps, threads)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        os.write(w, f"{rate} {peak}".encode())
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as fh:
+        out = fh.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not out:
+        sys.exit(f"the PyTorch {kind} child failed (status {status})")
+    rate, peak = out.split()
+    return float(rate), float(peak)
+
+
 def go_pairs_per_sec(models, steps, blas):
-    """pairs/s of each model and the device line the benchmark logged."""
+    """pairs/s and peak RSS (MiB) of each model, and the device line the
+    benchmark logged."""
     pattern = "BenchmarkTrainStep/^(" + "|".join(models) + ")$"
     cmd = ["go", "test", "-run", "XXX", "-bench", pattern, "-benchtime", f"{steps}x", "./trainstep/"]
     env = dict(os.environ)
     if blas:
         env["PARASTREAM_BENCH_BLAS"] = blas
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True, env=env).stdout
-    got = {}
-    for m in re.finditer(r"BenchmarkTrainStep/(\w+)\S*\s+\d+\s+\d+ ns/op\s+([\d.]+) pairs/s", out):
+    got, peak = {}, {}
+    for m in re.finditer(r"BenchmarkTrainStep/(\w+)\S*\s+\d+\s+\d+ ns/op\s+([\d.]+) pairs/s(?:\s+([\d.]+) peak-RSS-MiB)?", out):
         got[m.group(1)] = float(m.group(2))
+        if m.group(3):
+            peak[m.group(1)] = float(m.group(3))
     missing = [k for k in models if k not in got]
     if missing:
         sys.exit(f"could not find pairs/s of {missing} in the Go benchmark output:\n" + out)
     dev = re.search(r"device: (.*)", out)
-    return got, dev.group(1).strip() if dev else "?"
+    return got, peak, dev.group(1).strip() if dev else "?"
 
 
 def main():
@@ -180,26 +206,29 @@ def main():
     if a.go_pairs:
         given = {k: float(v) for k, v in (kv.split("=") for kv in a.go_pairs.split(","))}
     print(f"training throughput, batch {BATCH}, dim {DIM}, vocab {VOCAB}, STS 2012 lengths, margin/max, Adam")
-    print(f"{'model':10} {'Go':>12} {'PyTorch ' + torch.__version__:>18} {'Go/PyTorch':>11}")
+    print(f"{'model':10} {'Go':>12} {'PyTorch ' + torch.__version__:>18} {'Go/PyTorch':>11} {'Go peak RSS':>12} {'PyTorch peak':>13}")
     devices = set()
     for k in models:
         ratios = []
         for _ in range(a.repeat):
+            gp = f"{'-':>12}"
             if given:
                 go = given[k]
-            else:
-                got, dev = go_pairs_per_sec([k], steps(k), a.blas)
+            else:  # one go test a model: a peak RSS of its own
+                got, peak, dev = go_pairs_per_sec([k], steps(k), a.blas)
                 go = got[k]
                 devices.add(dev)
-            pt = torch_pairs_per_sec(k, steps(k), a.threads)
+                if k in peak:
+                    gp = f"{peak[k]:8.0f} MiB"
+            pt, pt_peak = torch_measure(k, steps(k), a.threads)
             ratios.append(go / pt)
-            print(f"{k:10} {go:8.1f} p/s {pt:14.1f} p/s {go / pt:11.3f}", flush=True)
+            print(f"{k:10} {go:8.1f} p/s {pt:14.1f} p/s {go / pt:11.3f} {gp} {pt_peak:9.0f} MiB", flush=True)
         if a.repeat > 1:
             rs = sorted(ratios)
             print(f"{k:10} ratio min {rs[0]:.3f} median {rs[len(rs) // 2] if len(rs) % 2 else (rs[len(rs) // 2 - 1] + rs[len(rs) // 2]) / 2:.3f} max {rs[-1]:.3f} over {len(rs)} runs")
     for d in sorted(devices):
         print(f"(Go on {d})")
-    print(f"(PyTorch CPU, {a.threads} threads)")
+    print(f"(PyTorch CPU, {a.threads} threads; peak RSS: the benchmark's process, VmHWM, and the PyTorch child's, getrusage)")
 
 
 if __name__ == "__main__":

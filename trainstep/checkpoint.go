@@ -3,6 +3,7 @@ package trainstep
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/parastream/parastream/featurize/lexicon"
 	"github.com/parastream/parastream/internal/atomicfile"
@@ -20,7 +22,8 @@ import (
 // Checkpoint files, inside a checkpoint directory.
 const (
 	FileModel     = "model.safetensors"     // parameters, F32, by Layout name
-	FileOptimizer = "optimizer.safetensors" // optimiser moments, initial embeddings of λw
+	FileOptimizer = "optimizer.safetensors" // optimiser moments
+	FileInitial   = "initial.safetensors"   // initial embeddings of λw (layout 2; in FileOptimizer in layout 1)
 	FileConfig    = "config.json"           // Config
 	FileVocab     = "vocab.txt"             // one word per line, line i is id i (absent without a vocabulary)
 	FileTrainer   = "trainer.json"          // TrainerState
@@ -32,8 +35,34 @@ const (
 	DirFeaturize = "featurize"
 )
 
-// CheckpointVersion is the layout version written to trainer.json.
-const CheckpointVersion = 1
+// CheckpointVersion is the layout version written to trainer.json. Layout
+// 2 moved the initial embeddings of λw (the state tensors named "init/...")
+// out of FileOptimizer into FileInitial, which never changes during a run
+// and is linked, not rewritten, from the run's previous checkpoint. Layout 1
+// checkpoints are read too.
+const CheckpointVersion = 2
+
+// staticFile reports whether name is one of a checkpoint's files that do
+// not change during a run (the vocabulary, the initial embeddings, the
+// featurize model): a trainer links them from the checkpoint it wrote last
+// instead of writing them again.
+func staticFile(name string) bool {
+	return name == FileVocab || name == FileInitial || strings.HasPrefix(name, DirFeaturize+string(filepath.Separator))
+}
+
+// SaveStats says what writing a checkpoint cost.
+type SaveStats struct {
+	Written, Linked int64 // bytes written, bytes hard-linked from the previous checkpoint
+	Elapsed         time.Duration
+}
+
+func (s SaveStats) String() string {
+	out := fmt.Sprintf("%s written in %.1fs", compute.FormatBytes(s.Written), s.Elapsed.Seconds())
+	if s.Linked > 0 {
+		out += fmt.Sprintf(", %s unchanged and linked", compute.FormatBytes(s.Linked))
+	}
+	return out
+}
 
 // TrainerState is trainer.json: where training stands.
 type TrainerState struct {
@@ -52,15 +81,28 @@ type TrainerState struct {
 // The directory appears complete or not at all: it is written under a
 // temporary sibling name, synced, and renamed; an existing dir is replaced.
 func (t *Trainer) Save(dir string, position json.RawMessage) error {
-	return t.save(dir, position, nil, nil)
+	_, err := t.save(dir, position, nil, nil)
+	return err
 }
 
 // save writes a checkpoint; run, when set, is written as FileRun, and each
 // of extra under its name (relative to dir; "featurize/vocab.tsv").
-func (t *Trainer) save(dir string, position, run json.RawMessage, extra map[string][]byte) error {
+// Files that do not change during a run (staticFile) are hard-linked from
+// the checkpoint this trainer wrote last when it still holds them with the
+// same content.
+func (t *Trainer) save(dir string, position, run json.RawMessage, extra map[string][]byte) (SaveStats, error) {
+	start := time.Now()
 	rng, err := t.pcg.MarshalBinary()
 	if err != nil {
-		return err
+		return SaveStats{}, err
+	}
+	var state, initial []compute.Tensor
+	for _, ts := range t.model.State() {
+		if strings.HasPrefix(ts.Name, "init/") {
+			initial = append(initial, ts)
+		} else {
+			state = append(state, ts)
+		}
 	}
 	st := TrainerState{Version: CheckpointVersion, Step: t.step, Epoch: t.epoch, Backend: t.backend.Name(), RNG: rng, Position: position}
 	meta := map[string]string{"format": "pt", "producer": "parastream trainstep", "encoder": t.cfg.Encoder, "loss": t.cfg.Loss,
@@ -68,11 +110,14 @@ func (t *Trainer) save(dir string, position, run json.RawMessage, extra map[stri
 	files := map[string]func(*bytes.Buffer) error{
 		FileModel: func(b *bytes.Buffer) error { return WriteSafetensors(b, t.model.Params(), meta) },
 		FileOptimizer: func(b *bytes.Buffer) error {
-			return WriteSafetensors(b, t.model.State(), map[string]string{"optimizer": t.cfg.Optimizer})
+			return WriteSafetensors(b, state, map[string]string{"optimizer": t.cfg.Optimizer})
 		},
 		FileConfig: func(b *bytes.Buffer) error { return writeJSON(b, t.cfg) },
 		// Compact, so that the position comes back byte for byte.
 		FileTrainer: func(b *bytes.Buffer) error { return json.NewEncoder(b).Encode(st) },
+	}
+	if initial != nil {
+		files[FileInitial] = func(b *bytes.Buffer) error { return WriteSafetensors(b, initial, nil) }
 	}
 	if run != nil {
 		files[FileRun] = func(b *bytes.Buffer) error { _, err := b.Write(run); return err }
@@ -92,10 +137,31 @@ func (t *Trainer) save(dir string, position, run json.RawMessage, extra map[stri
 			return nil
 		}
 	}
-	if err := writeDirAtomic(dir, files); err != nil {
-		return fmt.Errorf("saving checkpoint %s: %w", dir, err)
+	// The featurize files may differ between calls (Save after a Run):
+	// link them only when their content is the same.
+	sums := map[string][sha256.Size]byte{}
+	for name, data := range extra {
+		sums[name] = sha256.Sum256(data)
 	}
-	return nil
+	link := map[string]string{}
+	if t.saved != "" {
+		for name := range files {
+			if !staticFile(name) {
+				continue
+			}
+			if sum, ok := sums[name]; ok && t.savedSums[name] != sum {
+				continue
+			}
+			link[name] = filepath.Join(t.saved, name)
+		}
+	}
+	st2, err := writeDirAtomic(dir, files, link)
+	if err != nil {
+		return SaveStats{}, fmt.Errorf("saving checkpoint %s: %w", dir, err)
+	}
+	t.saved, t.savedSums = dir, sums
+	st2.Elapsed = time.Since(start)
+	return st2, nil
 }
 
 func writeJSON(b *bytes.Buffer, v any) error {
@@ -105,34 +171,43 @@ func writeJSON(b *bytes.Buffer, v any) error {
 }
 
 // writeDirAtomic writes files into a temporary sibling of dir and renames
-// it to dir.
-func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error) error {
+// it to dir. A file named in link is hard-linked from the path given there
+// instead (an unchanged file of the previous checkpoint); where the link
+// cannot be made (the file is gone, another file system) it is written.
+func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error, link map[string]string) (SaveStats, error) {
+	var st SaveStats
 	parent := filepath.Dir(filepath.Clean(dir))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
+		return st, err
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".*.tmp")
 	if err != nil {
-		return err
+		return st, err
 	}
 	defer os.RemoveAll(tmp) // no-op once renamed
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
+		return st, err
 	}
 	var buf bytes.Buffer
 	for name, write := range files {
-		buf.Reset()
-		if err := write(&buf); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
 		if sub := filepath.Dir(name); sub != "." {
 			if err := os.MkdirAll(filepath.Join(tmp, sub), 0o755); err != nil {
-				return err
+				return st, err
 			}
+		}
+		if src, ok := link[name]; ok {
+			if fi, err := os.Stat(src); err == nil && fi.Mode().IsRegular() && os.Link(src, filepath.Join(tmp, name)) == nil {
+				st.Linked += fi.Size()
+				continue
+			}
+		}
+		buf.Reset()
+		if err := write(&buf); err != nil {
+			return st, fmt.Errorf("%s: %w", name, err)
 		}
 		f, err := os.Create(filepath.Join(tmp, name))
 		if err != nil {
-			return err
+			return st, err
 		}
 		_, err = f.Write(buf.Bytes())
 		if err == nil {
@@ -142,30 +217,31 @@ func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error) erro
 			err = cerr
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return st, fmt.Errorf("%s: %w", name, err)
 		}
+		st.Written += int64(buf.Len())
 	}
 	for name := range files {
 		if sub := filepath.Dir(name); sub != "." {
 			if err := atomicfile.SyncDir(filepath.Join(tmp, sub)); err != nil {
-				return err
+				return st, err
 			}
 		}
 	}
 	if err := atomicfile.SyncDir(tmp); err != nil {
-		return err
+		return st, err
 	}
 	if _, err := os.Stat(dir); err == nil {
 		old := tmp + ".old"
 		if err := os.Rename(dir, old); err != nil {
-			return err
+			return st, err
 		}
 		defer os.RemoveAll(old)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
-		return err
+		return st, err
 	}
-	return atomicfile.SyncDir(parent)
+	return st, atomicfile.SyncDir(parent)
 }
 
 // Checkpoint is a checkpoint directory read back.
@@ -223,8 +299,19 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ck.State.Version != CheckpointVersion {
-		return nil, fmt.Errorf("reading checkpoint %s: layout version %d, this build reads %d", dir, ck.State.Version, CheckpointVersion)
+	if ck.State.Version < 1 || ck.State.Version > CheckpointVersion {
+		return nil, fmt.Errorf("reading checkpoint %s: layout version %d: this build reads versions 1 to %d (a newer parastream wrote it: use that one)", dir, ck.State.Version, CheckpointVersion)
+	}
+	if ck.State.Version >= 2 {
+		err := read(FileInitial, func(b []byte) error {
+			ts, _, err := ReadSafetensors(b)
+			ck.Optimizer = append(ck.Optimizer, ts...)
+			return err
+		})
+		// Absent without λw: there are no initial embeddings to keep.
+		if err != nil && (ck.Config.LambdaW > 0 || !errors.Is(err, os.ErrNotExist)) {
+			return nil, err
+		}
 	}
 	if err := ck.Config.Validate(); err != nil {
 		return nil, fmt.Errorf("reading checkpoint %s: %w", dir, err)

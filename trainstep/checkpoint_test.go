@@ -1,13 +1,16 @@
 package trainstep_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parastream/parastream/trainstep"
@@ -218,5 +221,101 @@ func TestReadsReferenceCheckpoint(t *testing.T) {
 	}
 	if want := []float32{0.8, 0.4}; math.Abs(float64(got[0]-want[0])) > 1e-6 || math.Abs(float64(got[1]-want[1])) > 1e-6 {
 		t.Errorf("avg of rows 1 and 2: %v, want %v", got, want)
+	}
+}
+
+// TestCheckpointLinksUnchanged: the files that never change during a run
+// (the vocabulary, the initial embeddings of λw) are hard-linked from the
+// checkpoint the trainer wrote last, not written again; the parameters and
+// moments are written. A layout 1 checkpoint (the initial embeddings inside
+// optimizer.safetensors) still resumes to the same trainer, and a newer
+// layout is refused with its version named.
+func TestCheckpointLinksUnchanged(t *testing.T) {
+	vocab := []string{"<unk>", "the", "cat", "sat", "on", "mat"}
+	tr := newTrainerVocab(t, trainstep.Config{Encoder: compute.EncAvg, Dim: 4, BatchSize: 2, LambdaW: 1e-2}, vocab)
+	pairs := []trainstep.Pair{{A: []int32{1, 2, 3}, B: []int32{2, 3}}, {A: []int32{4, 5}, B: []int32{1, 5}}}
+	root := t.TempDir()
+	var dirs []string
+	for i := range 2 {
+		if _, err := tr.Step(pairs); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, filepath.Join(root, fmt.Sprintf("step-%d", i+1)))
+		if err := tr.Save(dirs[i], nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(name string) bool {
+		a, err1 := os.Stat(filepath.Join(dirs[0], name))
+		b, err2 := os.Stat(filepath.Join(dirs[1], name))
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v %v", name, err1, err2)
+		}
+		return os.SameFile(a, b)
+	}
+	for _, name := range []string{trainstep.FileVocab, trainstep.FileInitial} {
+		if !same(name) {
+			t.Errorf("%s written again, want it linked from the previous checkpoint", name)
+		}
+	}
+	for _, name := range []string{trainstep.FileModel, trainstep.FileOptimizer, trainstep.FileTrainer} {
+		if same(name) {
+			t.Errorf("%s linked, want it written", name)
+		}
+	}
+	// Removing the older checkpoint leaves the newer one whole.
+	if err := os.RemoveAll(dirs[0]); err != nil {
+		t.Fatal(err)
+	}
+	resumed, _, err := trainstep.Resume(dirs[1], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resumed.Close()
+	sameTensors(t, "state", tr.Model().State(), resumed.Model().State())
+
+	// Layout 1: the initial embeddings inside optimizer.safetensors.
+	old := filepath.Join(root, "layout1")
+	if err := os.CopyFS(old, os.DirFS(dirs[1])); err != nil {
+		t.Fatal(err)
+	}
+	all := tr.Model().State()
+	var buf bytes.Buffer
+	if err := trainstep.WriteSafetensors(&buf, all, map[string]string{"optimizer": "adam"}); err != nil {
+		t.Fatal(err)
+	}
+	rewrite := func(name string, data []byte) {
+		t.Helper()
+		os.Remove(filepath.Join(old, name))
+		if data != nil {
+			if err := os.WriteFile(filepath.Join(old, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rewrite(trainstep.FileOptimizer, buf.Bytes())
+	rewrite(trainstep.FileInitial, nil)
+	trainer, err := os.ReadFile(filepath.Join(old, trainstep.FileTrainer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewrite(trainstep.FileTrainer, bytes.Replace(trainer, []byte(`"version":2`), []byte(`"version":1`), 1))
+	v1, _, err := trainstep.Resume(old, nil)
+	if err != nil {
+		t.Fatalf("a layout 1 checkpoint: %v", err)
+	}
+	defer v1.Close()
+	sameTensors(t, "layout 1 state", all, v1.Model().State())
+
+	// Layout 2 with λw needs its initial embeddings.
+	if err := os.Remove(filepath.Join(dirs[1], trainstep.FileInitial)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trainstep.ReadCheckpoint(dirs[1]); err == nil || !strings.Contains(err.Error(), trainstep.FileInitial) {
+		t.Errorf("without %s: %v, want an error naming it", trainstep.FileInitial, err)
+	}
+	rewrite(trainstep.FileTrainer, bytes.Replace(trainer, []byte(`"version":2`), []byte(`"version":9`), 1))
+	if _, err := trainstep.ReadCheckpoint(old); err == nil || !strings.Contains(err.Error(), "layout version 9") {
+		t.Errorf("layout 9: %v, want it refused by its version", err)
 	}
 }

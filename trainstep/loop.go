@@ -2,6 +2,7 @@ package trainstep
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,6 +77,11 @@ type RunConfig struct {
 	// CheckpointEvery is the number of steps between checkpoints; 0 means
 	// DefaultCheckpointEvery. A checkpoint is also written at the end.
 	CheckpointEvery int64
+	// KeepCheckpoints, when positive, keeps only the newest that many
+	// step-N checkpoints in CheckpointDir: older ones are removed once a
+	// newer one is durable, its offsets committed and announced, so the
+	// directory grows with the model, not with the run. 0 keeps them all.
+	KeepCheckpoints int
 	// Resume, when set, is a checkpoint directory (or a CheckpointDir, for
 	// its latest checkpoint) to continue from, exactly at its position.
 	Resume string
@@ -146,7 +152,8 @@ func (c RunConfig) Validate() error {
 		name string
 		v    int64
 	}{{"Epochs", int64(c.Epochs)}, {"ShuffleBuffer", int64(c.ShuffleBuffer)}, {"Window", int64(c.Window)},
-		{"CheckpointEvery", c.CheckpointEvery}, {"MaxSteps", c.MaxSteps}, {"Duration", int64(c.Duration)}, {"ProgressEvery", int64(c.ProgressEvery)}} {
+		{"CheckpointEvery", c.CheckpointEvery}, {"MaxSteps", c.MaxSteps}, {"Duration", int64(c.Duration)}, {"ProgressEvery", int64(c.ProgressEvery)},
+		{"KeepCheckpoints", int64(c.KeepCheckpoints)}} {
 		if f.v < 0 {
 			bad("%s is %d: give a positive value or 0 for the default", f.name, f.v)
 		}
@@ -180,6 +187,7 @@ type RunInfo struct {
 	ShuffleBuffer   int                `json:"shuffle_buffer"`
 	Window          int                `json:"window"`
 	CheckpointEvery int64              `json:"checkpoint_every"`
+	KeepCheckpoints int                `json:"keep_checkpoints,omitempty"`
 	ResumedFrom     string             `json:"resumed_from,omitempty"`
 	Tokenize        Tokenize           `json:"tokenize"`
 }
@@ -319,7 +327,7 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 	defer l.tr.Close()
 	l.info = RunInfo{Run: l.cfg.Run, Dataset: cfg.datasetName(), Split: cfg.Split, Prefix: cfg.Prefix, Brokers: cfg.Client.Brokers,
 		Epochs: cfg.Epochs, ShuffleBuffer: cfg.ShuffleBuffer, Window: cfg.Window, CheckpointEvery: cfg.CheckpointEvery,
-		ResumedFrom: l.info.ResumedFrom, Tokenize: l.info.Tokenize}
+		KeepCheckpoints: cfg.KeepCheckpoints, ResumedFrom: l.info.ResumedFrom, Tokenize: l.info.Tokenize}
 	if l.tokenizeSeen < 0 {
 		l.info.Tokenize = Tokenize{Lower: true}
 	}
@@ -357,19 +365,15 @@ func LatestCheckpoint(dir string) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, FileTrainer)); err == nil {
 		return dir, nil
 	}
-	entries, err := os.ReadDir(dir)
+	cks, err := stepCheckpoints(dir)
 	if err != nil {
 		return "", fmt.Errorf("finding a checkpoint in %s: %w", dir, err)
 	}
-	best, bestStep := "", int64(-1)
-	for _, e := range entries {
-		n, ok := strings.CutPrefix(e.Name(), "step-")
-		step, err := strconv.ParseInt(n, 10, 64)
-		if !e.IsDir() || !ok || err != nil {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dir, e.Name(), FileTrainer)); err == nil && step > bestStep {
-			best, bestStep = filepath.Join(dir, e.Name()), step
+	best := ""
+	for _, c := range cks { // newest first
+		if _, err := os.Stat(filepath.Join(dir, c.name, FileTrainer)); err == nil {
+			best = filepath.Join(dir, c.name)
+			break
 		}
 	}
 	if best == "" {
@@ -587,12 +591,22 @@ func (l *loop) step(b []item) error {
 	}
 	loss, err := l.tr.Step(pairs)
 	if err != nil {
-		if errors.Is(err, ErrNonFinite) {
+		switch {
+		case errors.Is(err, ErrNonFinite):
 			last := "no checkpoint was written yet"
 			if l.lastDir != "" {
 				last = fmt.Sprintf("the last good checkpoint is %s (step %d): resume from it with a lower learning rate", l.lastDir, l.lastStep)
 			}
 			return fmt.Errorf("training stopped: %w; %s", err, last)
+		case errors.Is(err, compute.ErrMemoryBudget):
+			// Nothing is written: the stream position stays that of the
+			// last checkpoint, to which alone the group's offsets are
+			// committed.
+			last := "no checkpoint was written yet and no offset committed: a new run starts from the beginning"
+			if l.lastDir != "" {
+				last = fmt.Sprintf("the stream position is that of the last checkpoint, %s (step %d): resume from it with a larger budget", l.lastDir, l.lastStep)
+			}
+			return fmt.Errorf("training stopped at a batch of %d pairs: %w; %s", len(b), err, last)
 		}
 		return err
 	}
@@ -634,10 +648,26 @@ func (l *loop) progress(note string) {
 	if l.cfg.Progress != nil {
 		s := l.c.Stats()
 		rate := float64(l.lineExamples) / max(now.Sub(l.lastLine).Seconds(), 1e-9)
-		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %s %.0f examples/s loss %.4f lag %d messages on %s%s\n",
-			l.cfg.Run, l.tr.Steps(), s.Epoch, l.c.rows(l.cfg.Split), rate, l.lastLoss, s.Lag, l.tr.ShortDevice(), note)
+		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %s %.0f examples/s loss %.4f lag %d messages on %s%s%s\n",
+			l.cfg.Run, l.tr.Steps(), s.Epoch, l.c.rows(l.cfg.Split), rate, l.lastLoss, s.Lag, l.tr.ShortDevice(), memoryNote(l.tr.Model()), note)
 	}
 	l.lastLine, l.lineExamples, l.lossSum, l.lossN = now, 0, 0, 0
+}
+
+// memoryNote is the progress line's part on the model's memory, for a
+// model that accounts for it: its graphs, the bytes they hold between
+// steps, the most one takes while it runs, and the budget.
+func memoryNote(m compute.Model) string {
+	r, ok := m.(compute.MemoryReporter)
+	if !ok {
+		return ""
+	}
+	mem := r.Memory()
+	s := fmt.Sprintf(", graphs %d holding %s, largest run %s", mem.Graphs, compute.FormatBytes(mem.Held), compute.FormatBytes(mem.Run))
+	if mem.Budget > 0 {
+		s += fmt.Sprintf(", %s of a %s budget", compute.FormatBytes(mem.Peak()), compute.FormatBytes(mem.Budget))
+	}
+	return s
 }
 
 // checkpoint writes a checkpoint at the consumer's position less the rows
@@ -671,7 +701,8 @@ func (l *loop) checkpoint(ctx context.Context, untrained []item, final bool) err
 			extra[filepath.Join(DirFeaturize, name)] = data
 		}
 	}
-	if err := l.tr.save(dir, raw, append(info, '\n'), extra); err != nil {
+	saved, err := l.tr.save(dir, raw, append(info, '\n'), extra)
+	if err != nil {
 		return err
 	}
 	l.lastDir, l.lastStep = dir, l.tr.Steps()
@@ -688,8 +719,62 @@ func (l *loop) checkpoint(ctx context.Context, untrained []item, final bool) err
 	if err := stream.AnnounceCheckpoint(ctx, l.cfg.Client, l.cfg.Prefix, ev); err != nil {
 		return fmt.Errorf("checkpoint %s is written, but %w", dir, err)
 	}
-	l.progress(" checkpoint " + dir)
+	note := fmt.Sprintf(" checkpoint %s (%s)", dir, saved)
+	if l.cfg.KeepCheckpoints > 0 {
+		removed, err := pruneCheckpoints(l.cfg.CheckpointDir, l.cfg.KeepCheckpoints)
+		if err != nil {
+			// The new checkpoint is whole: an old one left behind loses nothing.
+			l.cfg.Logger.Warn("removing old checkpoints", "dir", l.cfg.CheckpointDir, "err", err)
+		}
+		if removed > 0 {
+			note += fmt.Sprintf(", %d older removed (--keep-checkpoints %d)", removed, l.cfg.KeepCheckpoints)
+		}
+	}
+	l.progress(note)
 	return nil
+}
+
+// stepCheckpoint is a step-N directory of a checkpoint directory.
+type stepCheckpoint struct {
+	name string
+	step int64
+}
+
+// stepCheckpoints lists dir's step-N directories, newest (highest N) first.
+func stepCheckpoints(dir string) ([]stepCheckpoint, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var cks []stepCheckpoint
+	for _, e := range entries {
+		n, ok := strings.CutPrefix(e.Name(), "step-")
+		step, err := strconv.ParseInt(n, 10, 64)
+		if e.IsDir() && ok && err == nil {
+			cks = append(cks, stepCheckpoint{e.Name(), step})
+		}
+	}
+	slices.SortFunc(cks, func(a, b stepCheckpoint) int { return cmp.Compare(b.step, a.step) })
+	return cks, nil
+}
+
+// pruneCheckpoints removes the step-N checkpoints of dir but the newest
+// keep. It returns how many it removed.
+func pruneCheckpoints(dir string, keep int) (int, error) {
+	cks, err := stepCheckpoints(dir)
+	if err != nil || len(cks) <= keep {
+		return 0, err
+	}
+	var errs []error
+	removed := 0
+	for _, c := range cks[keep:] {
+		if err := os.RemoveAll(filepath.Join(dir, c.name)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed++
+	}
+	return removed, errors.Join(errs...)
 }
 
 func (l *loop) summary() RunSummary {

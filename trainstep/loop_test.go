@@ -2,6 +2,7 @@ package trainstep_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -251,35 +253,46 @@ func TestRunResumesExactlyOnce(t *testing.T) {
 	}
 }
 
-// nanBackend is the CPU backend whose models report a non-finite loss from
-// their at-th step on.
-type nanBackend struct {
+// faultBackend is the CPU backend whose models fail their at-th step and
+// every later one with fail's result (a non-finite loss, a graph over the
+// memory budget).
+type faultBackend struct {
 	compute.Backend
-	at int
+	at   int
+	fail func(*compute.Batch) (float64, error)
 }
 
-func (b nanBackend) Build(cfg compute.Config, params []compute.Tensor) (compute.Model, error) {
+func (b faultBackend) Build(cfg compute.Config, params []compute.Tensor) (compute.Model, error) {
 	m, err := b.Backend.Build(cfg, params)
-	return &nanModel{Model: m, at: b.at}, err
+	return &faultModel{Model: m, at: b.at, fail: b.fail}, err
 }
 
-type nanModel struct {
+type faultModel struct {
 	compute.Model
 	n, at int
+	fail  func(*compute.Batch) (float64, error)
 }
 
-func (m *nanModel) ForwardBackward(b *compute.Batch) (float64, error) {
+func (m *faultModel) ForwardBackward(b *compute.Batch) (float64, error) {
 	if m.n++; m.n >= m.at {
-		return math.NaN(), fmt.Errorf("%w: loss NaN", compute.ErrNonFinite)
+		return m.fail(b)
 	}
 	return m.Model.ForwardBackward(b)
+}
+
+// nanBackend is the CPU backend whose models report a non-finite loss from
+// their at-th step on.
+func nanBackend(at int) faultBackend {
+	return faultBackend{cpu.New(), at, func(*compute.Batch) (float64, error) {
+		return math.NaN(), fmt.Errorf("%w: loss NaN", compute.ErrNonFinite)
+	}}
 }
 
 func TestRunStopsOnNaN(t *testing.T) {
 	cc, vocab := publishPairs(t, 300, true)
 	dir := t.TempDir()
 	_, err := trainstep.Run(context.Background(), trainstep.RunConfig{
-		Client: cc, Dataset: "para", Run: "nan", Vocab: vocab, Backend: nanBackend{cpu.New(), 12},
+		Client: cc, Dataset: "para", Run: "nan", Vocab: vocab, Backend: nanBackend(12),
 		Model: trainstep.Config{Dim: 8, BatchSize: 10}, Epochs: 1, CheckpointDir: dir, CheckpointEvery: 5,
 	})
 	if !errors.Is(err, trainstep.ErrNonFinite) || !strings.Contains(err.Error(), filepath.Join(dir, "step-00000010")) {
@@ -389,5 +402,41 @@ func TestRunMinLabel(t *testing.T) {
 		if i%3 == 0 {
 			t.Fatalf("row %s, labelled 0, was trained", e.id)
 		}
+	}
+}
+
+// TestRunKeepsCheckpoints: with KeepCheckpoints 2, only the newest two
+// step-N checkpoints remain, each whole (its linked vocabulary too), and
+// the progress line says what each checkpoint wrote and removed.
+func TestRunKeepsCheckpoints(t *testing.T) {
+	cc, vocab := publishPairs(t, 100, true)
+	dir := t.TempDir()
+	var progress bytes.Buffer
+	sum, err := trainstep.Run(context.Background(), trainstep.RunConfig{
+		Client: cc, Dataset: "para", Run: "keep", Vocab: vocab, Model: trainstep.Config{Dim: 8, BatchSize: 10, LambdaW: 1e-3},
+		Epochs: 1, CheckpointDir: dir, CheckpointEvery: 3, KeepCheckpoints: 2, Progress: &progress,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"step-00000009", "step-00000010"}; !slices.Equal(names, want) || sum.TotalSteps != 10 {
+		t.Fatalf("checkpoint directory holds %v after %d steps, want %v", names, sum.TotalSteps, want)
+	}
+	for _, n := range names {
+		if _, err := trainstep.ReadCheckpoint(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+	out := progress.String()
+	if !strings.Contains(out, "unchanged and linked") || !strings.Contains(out, "1 older removed (--keep-checkpoints 2)") {
+		t.Errorf("progress lines do not say what the checkpoints wrote, linked and removed:\n%s", out)
 	}
 }

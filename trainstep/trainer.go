@@ -2,6 +2,7 @@ package trainstep
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -54,6 +55,10 @@ type Trainer struct {
 	step    int64
 	epoch   int
 	vocab   []string
+	// saved is the checkpoint this trainer wrote last, and savedSums the
+	// sha256 of its featurize files: save links unchanged files from it.
+	saved     string
+	savedSums map[string][sha256.Size]byte
 	// Found and OOV count the vocabulary words that did and did not have a
 	// pretrained vector.
 	Found, OOV int

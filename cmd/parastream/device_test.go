@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"io"
@@ -10,7 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/parastream/parastream/trainstep/compute"
 	"github.com/parastream/parastream/trainstep/cpu"
 	"github.com/parastream/parastream/trainstep/cpu/cblas"
 	"github.com/parastream/parastream/trainstep/cuda"
@@ -70,7 +73,8 @@ func TestTrainDeviceCUDAFails(t *testing.T) {
 	}
 }
 
-// TestDeviceAuto: without a GPU, auto is the CPU with a one-line note.
+// TestDeviceAuto: without a GPU, auto is the CPU with a one-line note, and
+// one on the memory budget.
 func TestDeviceAuto(t *testing.T) {
 	skipWithGPU(t)
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
@@ -80,11 +84,12 @@ func TestDeviceAuto(t *testing.T) {
 	}
 	var note bytes.Buffer
 	b, release, err := d.backend(&note, nil)
-	if err != nil || b != nil {
-		t.Fatalf("backend %v, %v", b, err)
+	if c, ok := b.(*cpu.Backend); err != nil || !ok || c.MemoryBudget <= 0 {
+		t.Fatalf("backend %#v, %v; want the CPU backend with a budget", b, err)
 	}
 	defer release()
-	if n := strings.Count(note.String(), "\n"); n != 1 || !strings.Contains(note.String(), "training on the CPU") || !strings.Contains(note.String(), "libcuda.so.1") {
+	if n := strings.Count(note.String(), "\n"); n != 2 || !strings.Contains(note.String(), "training on the CPU") || !strings.Contains(note.String(), "libcuda.so.1") ||
+		!strings.Contains(note.String(), "memory budget") {
 		t.Errorf("note %q", note.String())
 	}
 }
@@ -180,5 +185,78 @@ func TestBLASFlag(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "train", "--brokers", "127.0.0.1:1", "--dataset", "x", "--blas", "mkl"); code != 2 || !strings.Contains(errOut, "auto, go or openblas") {
 		t.Errorf("--blas mkl: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestMemoryBudgetFlag: --memory-budget is a size, by default 1/8 of the
+// memory the process may use, of which the CPU backend gets all but the
+// reserve; sizes too small to leave the model anything, or unreadable, are
+// usage errors.
+func TestMemoryBudgetFlag(t *testing.T) {
+	for _, tc := range []struct {
+		arg  string
+		want int64
+	}{{"0", (24 << 30) / 8}, {"4GiB", 4 << 30}, {"3000MB", 3e9}} {
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		d := addDeviceFlags(fs)
+		d.limit = func() (int64, error) { return 24 << 30, nil }
+		if err := fs.Parse([]string{"--memory-budget", tc.arg, "--max-graphs", "2"}); err != nil {
+			t.Fatal(err)
+		}
+		var note bytes.Buffer
+		b, release, err := d.backend(&note, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+		if c, ok := b.(*cpu.Backend); !ok || c.MemoryBudget != tc.want-memoryReserve || c.MaxGraphs != 2 {
+			t.Errorf("--memory-budget %s: backend %#v, want the CPU backend with %d bytes", tc.arg, b, tc.want-memoryReserve)
+		}
+		if !strings.Contains(note.String(), "memory budget "+compute.FormatBytes(tc.want)) {
+			t.Errorf("--memory-budget %s: note %q", tc.arg, note.String())
+		}
+	}
+	for _, arg := range []string{"512MiB", "-1", "lots", "4 parsecs"} {
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		d := addDeviceFlags(fs)
+		if err := fs.Parse([]string{"--memory-budget", arg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := d.backend(io.Discard, nil); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--memory-budget") {
+			t.Errorf("--memory-budget %s: %v, want a usage error naming the flag", arg, err)
+		}
+	}
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	d := addDeviceFlags(fs)
+	d.limit = func() (int64, error) { return 0, errors.New("no /proc") }
+	if _, _, err := d.backend(io.Discard, nil); err == nil || !strings.Contains(err.Error(), "give --memory-budget") {
+		t.Errorf("no memory figure: %v", err)
+	}
+}
+
+// TestTrainMemoryBudgetTooSmall: train with a budget that cannot hold the
+// graph of one batch fails at once, naming --memory-budget and --batch,
+// and writes no checkpoint.
+func TestTrainMemoryBudgetTooSmall(t *testing.T) {
+	bin := binary(t)
+	root := writeFeaturized(t, 200, 0)
+	b := startBrokerProc(t, bin, "127.0.0.1:0", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--quiet").CombinedOutput(); err != nil {
+		t.Fatalf("publish: %v\n%s", err, out)
+	}
+	dir := filepath.Join(t.TempDir(), "ck")
+	start := time.Now()
+	out, err := exec.CommandContext(ctx, bin, "train", "--brokers", b.addr, "--dataset", "para", "--run", "small", "--model", "gran",
+		"--batch", "100", "--memory-budget", "1GiB", "--checkpoint-dir", dir).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "--memory-budget (now 1.00 GiB)") ||
+		!strings.Contains(string(out), "--batch (now 100)") || !strings.Contains(string(out), "202 rows of 64 steps") {
+		t.Fatalf("exit %v, output %s", err, out)
+	}
+	t.Logf("%s in %v", out, time.Since(start))
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("checkpoint directory: %v", err)
 	}
 }

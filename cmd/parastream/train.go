@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 	"github.com/parastream/parastream/trainstep/compute"
 )
 
-const trainUsage = "parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [--device cpu|cuda[:N]|auto] [--cuda-lib-dir DIR] [--max-graphs N] [TLS and SASL flags]"
+const trainUsage = "parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--keep-checkpoints N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [--device cpu|cuda[:N]|auto] [--cuda-lib-dir DIR] [--memory-budget SIZE] [--max-graphs N] [TLS and SASL flags]"
 
 func runTrain(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "train", trainUsage)
@@ -55,6 +56,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	epochs := fs.Int("epochs", 1, "passes over the data (0: follow new data for ever)")
 	ckDir := fs.String("checkpoint-dir", "", "directory of the checkpoints, step-N subdirectories (default: checkpoints/<run>; when resuming, the resumed checkpoint's directory)")
 	every := fs.Int64("checkpoint-every", trainstep.DefaultCheckpointEvery, "steps between checkpoints (one is also written at the end)")
+	keep := fs.Int("keep-checkpoints", 0, "keep only the newest N checkpoints, removing older ones once a newer one is committed (0: keep all)")
 	resume := fs.String("resume", "", "continue from this checkpoint, or from the latest one in this checkpoint directory, exactly at its stream position")
 	vectors := fs.String("vectors", "", "GloVe or word2vec text file initialising the word embeddings (.gz read)")
 	buffer := fs.Int("shuffle-buffer", 0, "rows the consumer shuffles among (0: 10,000; 1: topic order)")
@@ -85,7 +87,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	defer release()
 	rc := trainstep.RunConfig{
 		Backend: backend, Client: cc, Prefix: *prefix, Split: *split, Run: *run, Model: cfg,
-		Epochs: *epochs, ShuffleBuffer: *buffer, Window: *window, CheckpointDir: *ckDir, CheckpointEvery: *every,
+		Epochs: *epochs, ShuffleBuffer: *buffer, Window: *window, CheckpointDir: *ckDir, CheckpointEvery: *every, KeepCheckpoints: *keep,
 		Resume: *resume, MaxSteps: *maxSteps, Duration: *duration, ProgressEvery: *progressEvery, TraceIDs: *traceIDs,
 		SaveInitial: *saveInitial, Logger: logger,
 	}
@@ -133,6 +135,11 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: --vectors initialises a new run; a resumed run has its embeddings", errUsage)
 	}
 	sum, err := trainstep.Run(ctx, rc)
+	if errors.Is(err, compute.ErrMemoryBudget) {
+		budget, _, _ := device.budget()
+		err = fmt.Errorf("%w\ntrain: give a larger --memory-budget (now %s), or a smaller --batch (now %d) or --max-len: on the CPU a recurrent model's graph grows with both",
+			err, compute.FormatBytes(budget), cfg.BatchSize)
+	}
 	if sum.Run != "" {
 		fmt.Fprintf(e.stdout, "run %s: %d steps (%d in all), %d examples, %d skipped, %d filtered, epoch %d, loss %.4f, %.0f examples/s on %s; last checkpoint %s\n",
 			sum.Run, sum.Steps, sum.TotalSteps, sum.Examples, sum.Skipped, sum.Filtered, sum.Epoch, sum.Loss,

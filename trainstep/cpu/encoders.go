@@ -10,16 +10,28 @@ import (
 
 // encoderGraph holds the encoder part of a graph: inputs and the sentence
 // embeddings of its R rows.
+//
+// The words come as one (T, R, Dim) input x, except for gran3 and gran4
+// (stepwise), whose a_t depends on a_{t-1}: T inputs xs[t] of (R, Dim),
+// with their masks one (R, dim) input a step. The LSTM of the other
+// recurrent encoders is one fused node over all steps (lstm.go), and the
+// GRAN gate another (gate.go). No graph slices a (T, ...) tensor per step:
+// gorgonia's gradient of a slice is a zero tensor of the whole sliced shape
+// with the slice's gradient added, so T slices of one (T, R, ·) tensor cost
+// T² × R × · values (lstmavg at batch 100, dimension 300, 32 steps: 1.2 GB
+// of its 1.7 GB; docs/trainstep.md, "Memory"); lstm takes one slice, its
+// last step.
 type encoderGraph struct {
 	*ops
 	cfg    compute.Config
 	T, R   int
 	params map[string]*G.Node
-	x, xb  *G.Node         // (T, R, Dim) gathered words; DAN bigrams
-	ctx    *G.Node         // (R, Topics) topic vectors (Config.Context topics)
-	masks  map[int]*G.Node // (T, R, dim): 1 where t < len
-	invs   map[int]*G.Node // (R, dim): 1/len (DAN: 1/sqrt(len))
-	lens   *G.Node         // (R): len, made on first use
+	x, xb  *G.Node           // (T, R, Dim) gathered words; DAN bigrams
+	xs     []*G.Node         // stepwise encoders: (R, Dim) words of step t
+	ctx    *G.Node           // (R, Topics) topic vectors (Config.Context topics)
+	masks  map[int][]*G.Node // per step, (R, dim): 1 where t < len
+	invs   map[int]*G.Node   // (R, dim): 1/len (DAN: 1/sqrt(len))
+	lens   *G.Node           // (R): len, made on first use
 }
 
 // lengths is the (R) input of the rows' lengths, made on first use.
@@ -30,6 +42,12 @@ func (e *encoderGraph) lengths() *G.Node {
 	return e.lens
 }
 
+// stepwise reports whether the encoder takes its words step by step (xs)
+// rather than as one tensor (x): gran3 and gran4, whose a_t depends on
+// a_{t-1} through the gates. The others run their LSTM as one fused node
+// over x and never slice it per step.
+func stepwise(enc string) bool { return enc == compute.EncGRAN3 || enc == compute.EncGRAN4 }
+
 func (e *encoderGraph) p(name string) *G.Node {
 	n, ok := e.params[name]
 	if !ok {
@@ -38,14 +56,18 @@ func (e *encoderGraph) p(name string) *G.Node {
 	return n
 }
 
-// mask is the (T, R, dim) mask input, made on first use.
-func (e *encoderGraph) mask(dim int) *G.Node {
-	if m, ok := e.masks[dim]; ok {
-		return m
+// mask is the (R, dim) mask input of step t, the T of them made on first
+// use.
+func (e *encoderGraph) mask(dim, t int) *G.Node {
+	ms, ok := e.masks[dim]
+	if !ok {
+		ms = make([]*G.Node, e.T)
+		for k := range ms {
+			ms[k] = e.input(fmt.Sprintf("mask%d.%d", dim, k), e.R, dim)
+		}
+		e.masks[dim] = ms
 	}
-	m := e.input(fmt.Sprintf("mask%d", dim), e.T, e.R, dim)
-	e.masks[dim] = m
-	return m
+	return ms[t]
 }
 
 // inv is the (R, dim) 1/len input, made on first use.
@@ -86,12 +108,31 @@ func (e *encoderGraph) lstmAll(prefix string, backward, zeroPad bool) *G.Node {
 		e.lengths(), backward, zeroPad)
 }
 
-// lstm is lstmAll step by step: h_t (R, H) for every t.
-func (e *encoderGraph) lstm(prefix string, backward bool) []*G.Node {
-	h := e.lstmAll(prefix, backward, false)
+// lstmSteps is the same LSTM built step by step from the per-step inputs
+// xs, for the encoders whose later steps depend on earlier outputs of
+// their own (gran3, gran4): h_t (R, H) for every t.
+func (e *encoderGraph) lstmSteps(prefix string, backward bool) []*G.Node {
+	H := e.cfg.Hidden
+	wx, b := e.p(prefix+"lstm.wx"), e.p(prefix+"lstm.b")
+	wh, pi, pf, po := e.p(prefix+"lstm.wh"), e.p(prefix+"lstm.pi"), e.p(prefix+"lstm.pf"), e.p(prefix+"lstm.po")
+	h, c := e.zeros(H), e.zeros(H)
 	hs := make([]*G.Node, e.T)
-	for t := range e.T {
-		hs[t] = e.at(h, t)
+	for k := range e.T {
+		t := k
+		if backward {
+			t = e.T - 1 - k
+		}
+		z := e.add(e.linear(e.xs[t], wx, b), e.mul(h, wh))
+		i := e.sigm(e.add(e.cols(z, 0, H), e.rowScale(c, pi)))
+		f := e.sigm(e.add(e.cols(z, H, 2*H), e.rowScale(c, pf)))
+		g := e.tanh(e.cols(z, 2*H, 3*H))
+		cn := e.add(e.prod(f, c), e.prod(i, g))
+		o := e.sigm(e.add(e.cols(z, 3*H, 4*H), e.rowScale(cn, po)))
+		hn := e.prod(o, e.tanh(cn))
+		mt := e.mask(H, t)
+		c = e.carry(c, cn, mt)
+		h = e.carry(h, hn, mt)
+		hs[t] = h
 	}
 	return hs
 }
@@ -103,10 +144,9 @@ func (e *encoderGraph) lstmMean(prefix string, backward bool) *G.Node {
 
 // average is Σ_t m_t⊙v_t / len over per-step (R, dim) values.
 func (e *encoderGraph) average(vs []*G.Node, dim int) *G.Node {
-	m := e.mask(dim)
 	var s *G.Node
 	for t, v := range vs {
-		v = e.prod(e.at(m, t), v)
+		v = e.prod(e.mask(dim, t), v)
 		if s == nil {
 			s = v
 		} else {
@@ -116,15 +156,13 @@ func (e *encoderGraph) average(vs []*G.Node, dim int) *G.Node {
 	return e.prod(s, e.inv(dim))
 }
 
-// gate is σ(x_t·Wx + h_t·Wh [+ a_{t-1}·Wa] + b) for every t, with the x
-// projection done for all steps at once.
+// gate is σ(x_t·Wx + h_t·Wh [+ a_{t-1}·Wa] + b) for every t.
 type gate struct {
-	xw     *G.Node // (T, R, out), bias included
-	wh, wa *G.Node
+	wx, b, wh, wa *G.Node
 }
 
 func (e *encoderGraph) newGate(prefix, i string) gate {
-	g := gate{xw: e.project(e.x, e.p(prefix+"gran.wx"+i), e.p(prefix+"gran.b"+i)), wh: e.p(prefix + "gran.wh" + i)}
+	g := gate{wx: e.p(prefix + "gran.wx" + i), b: e.p(prefix + "gran.b" + i), wh: e.p(prefix + "gran.wh" + i)}
 	if n, ok := e.params[prefix+"gran.wa"+i]; ok {
 		g.wa = n
 	}
@@ -132,7 +170,7 @@ func (e *encoderGraph) newGate(prefix, i string) gate {
 }
 
 func (e *encoderGraph) gateAt(g gate, t int, h, aPrev *G.Node) *G.Node {
-	z := e.add(e.at(g.xw, t), e.mul(h, g.wh))
+	z := e.add(e.linear(e.xs[t], g.wx, g.b), e.mul(h, g.wh))
 	if g.wa != nil {
 		z = e.add(z, e.mul(aPrev, g.wa))
 	}
@@ -172,7 +210,8 @@ func (e *encoderGraph) encodeWords() *G.Node {
 		// Padded and dropped words are zero rows of x.
 		return e.prod(e.sum(e.x, 0), e.inv(d))
 	case compute.EncLSTM:
-		return e.lstm("", false)[e.T-1]
+		// The state carried through padding: the last word's h.
+		return e.at(e.lstmAll("", false, false), e.T-1)
 	case compute.EncLSTMAvg:
 		return e.lstmMean("", false)
 	case compute.EncBiLSTMAvg:
@@ -182,35 +221,33 @@ func (e *encoderGraph) encodeWords() *G.Node {
 	case compute.EncBiGRAN:
 		return e.add(e.gran("fwd.", false), e.gran("bwd.", true))
 	case compute.EncGRAN2:
-		// The gate applies to h_t instead of x_t.
-		hs := e.lstm("", false)
-		g := e.newGate("", "")
-		as := make([]*G.Node, e.T)
-		for t := range e.T {
-			as[t] = e.prod(hs[t], e.gateAt(g, t, hs[t], nil))
-		}
-		return e.average(as, cfg.Hidden)
+		// The gate applies to h_t instead of x_t: Σ_t h_t⊙σ(x_t·Wx + h_t·Wh + b)
+		// with h 0 at padded steps.
+		h := e.lstmAll("", false, true)
+		zx := e.project(e.x, e.p("gran.wx"), nil)
+		zh := e.project(h, e.p("gran.wh"), nil)
+		return e.prod(e.gateSumNode(h, zx, zh, e.p("gran.b")), e.inv(cfg.Hidden))
 	case compute.EncGRAN3, compute.EncGRAN4:
 		// a_t = x_t⊙g1 + a_{t-1}⊙g2, a running sum kept through padding;
-		// the embedding is a_{-1}/len.
-		hs := e.lstm("", false)
+		// the embedding is a_{-1}/len. Step by step (stepwise).
+		hs := e.lstmSteps("", false)
 		g1, g2 := e.newGate("", "1"), e.newGate("", "2")
 		a := e.zeros(d)
-		m := e.mask(d)
 		for t := range e.T {
-			xt := e.at(e.x, t)
-			an := e.add(e.prod(xt, e.gateAt(g1, t, hs[t], a)), e.prod(a, e.gateAt(g2, t, hs[t], a)))
-			a = e.carry(a, an, e.at(m, t))
+			an := e.add(e.prod(e.xs[t], e.gateAt(g1, t, hs[t], a)), e.prod(a, e.gateAt(g2, t, hs[t], a)))
+			a = e.carry(a, an, e.mask(d, t))
 		}
 		return e.prod(a, e.inv(d))
 	case compute.EncGRAN5:
-		hs := e.lstm("", false)
-		g1, g2 := e.newGate("", "1"), e.newGate("", "2")
-		as := make([]*G.Node, e.T)
-		for t := range e.T {
-			as[t] = e.add(e.prod(e.at(e.x, t), e.gateAt(g1, t, hs[t], nil)), e.prod(hs[t], e.gateAt(g2, t, hs[t], nil)))
+		// Σ_t x_t⊙σ(g1) + h_t⊙σ(g2), both gates of x_t and h_t; h is 0 at
+		// padded steps, as x is.
+		h := e.lstmAll("", false, true)
+		sum := func(v *G.Node, i string) *G.Node {
+			zx := e.project(e.x, e.p("gran.wx"+i), nil)
+			zh := e.project(h, e.p("gran.wh"+i), nil)
+			return e.gateSumNode(v, zx, zh, e.p("gran.b"+i))
 		}
-		return e.average(as, d)
+		return e.prod(e.add(sum(e.x, "1"), sum(h, "2")), e.inv(d))
 	case compute.EncDAN:
 		// (Σ words + Σ bigrams)/sqrt(len), then tanh layers.
 		s := e.prod(e.add(e.sum(e.x, 0), e.sum(e.xb, 0)), e.inv(d))

@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"hash"
+	"unsafe"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -42,6 +43,10 @@ func (o *ops) gateSumNode(x, zx, zh, b *G.Node) *G.Node {
 type gateOp[T float] struct{ w *gateWork[T] }
 
 func (op *gateOp[T]) Arity() int { return 4 }
+func (op *gateOp[T]) workBytes() int64 {
+	var z T
+	return int64(len(op.w.s)+len(op.w.dx)+len(op.w.db)) * int64(unsafe.Sizeof(z))
+}
 func (op *gateOp[T]) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	t3, t2, t1 := G.TensorType{Dims: 3, Of: a}, G.TensorType{Dims: 2, Of: a}, G.TensorType{Dims: 1, Of: a}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"
@@ -68,6 +69,14 @@ func newLSTMWork[T float](steps, rows, hidden int, backward, zeroPad bool) *lstm
 	return w
 }
 
+// bytes is the size of the workspace's buffers.
+func (w *lstmWork[T]) bytes() int64 {
+	n := len(w.act) + len(w.hs) + len(w.cs) + len(w.tc) + len(w.dz) + len(w.dwh) + len(w.db) +
+		len(w.dpi) + len(w.dpf) + len(w.dpo) + len(w.dh) + len(w.dc) + len(w.dhNext)
+	var z T
+	return int64(n)*int64(unsafe.Sizeof(z)) + int64(len(w.lens))*8
+}
+
 // time is the time index of step k.
 func (w *lstmWork[T]) time(k int) int {
 	if w.backward {
@@ -106,7 +115,8 @@ func opHashcode(op fmt.Stringer) uint32 {
 // lstmOp is the forward node.
 type lstmOp[T float] struct{ w *lstmWork[T] }
 
-func (op *lstmOp[T]) Arity() int { return 7 }
+func (op *lstmOp[T]) Arity() int       { return 7 }
+func (op *lstmOp[T]) workBytes() int64 { return op.w.bytes() }
 func (op *lstmOp[T]) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	t3, t2, t1 := G.TensorType{Dims: 3, Of: a}, G.TensorType{Dims: 2, Of: a}, G.TensorType{Dims: 1, Of: a}

@@ -18,13 +18,16 @@ type Backend struct {
 	// Float64 builds float64 graphs and parameters (for gradient checks);
 	// parameters still cross the interface as float32.
 	Float64 bool
-	// MaxGraphs bounds the compiled graphs a model keeps, one per batch
-	// shape (rows, padded length), the least recently used going first;
-	// 0 keeps every one. A recurrent model's graph holds its intermediate
-	// values for the whole padded length (gran at batch 100, dimension 300,
-	// over eight lengths of 6 to 34 words: a peak RSS of 10.7 GB with every
-	// graph kept, 2.8 GB with one; docs/trainstep.md), so a bound trades
-	// memory for rebuilding graphs when batches change shape.
+	// MemoryBudget bounds, in bytes, what a model takes: its parameters,
+	// gradients and optimiser state, the compiled graphs it keeps (one per
+	// batch shape: rows, padded length) and the values of the graph that
+	// runs. The least recently used graphs are dropped before a new one
+	// would pass it; a model, or one graph, that alone passes it is refused
+	// with an error wrapping compute.ErrMemoryBudget, Build checking the
+	// graph of the longest batch at once. 0: no bound.
+	MemoryBudget int64
+	// MaxGraphs bounds the number of compiled graphs a model keeps, the
+	// least recently used going first; 0: no bound but MemoryBudget's.
 	MaxGraphs int
 }
 
@@ -59,13 +62,35 @@ func (b *Backend) Build(cfg compute.Config, params []compute.Tensor) (compute.Mo
 	if b.MaxGraphs < 0 {
 		return nil, fmt.Errorf("cpu backend: MaxGraphs %d: use 0 for no bound or a positive count", b.MaxGraphs)
 	}
+	if b.MemoryBudget < 0 {
+		return nil, fmt.Errorf("cpu backend: MemoryBudget %d: use 0 for no bound or a positive number of bytes", b.MemoryBudget)
+	}
 	if b.Float64 {
-		m := newModel[float64](cfg, params, tensor.Float64)
-		m.maxGraphs = b.MaxGraphs
+		return bounded(newModel[float64](cfg, params, tensor.Float64), b)
+	}
+	return bounded(newModel[float32](cfg, params, tensor.Float32), b)
+}
+
+// bounded sets the model's bounds and checks that the model and the graph
+// of its longest training batch (BatchSize+1 pairs, the most a batch
+// holds, of MaxLen words) fit the budget.
+func bounded[T float](m *model[T], b *Backend) (compute.Model, error) {
+	m.maxGraphs, m.budget, m.host = b.MaxGraphs, b.MemoryBudget, m.hostBytes()
+	if m.budget == 0 {
 		return m, nil
 	}
-	m := newModel[float32](cfg, params, tensor.Float32)
-	m.maxGraphs = b.MaxGraphs
+	if m.host >= m.budget {
+		return nil, fmt.Errorf("the %s model's parameters, gradients and optimiser state take %s, more than a memory budget of %s: %w",
+			m.cfg.Encoder, compute.FormatBytes(m.host), compute.FormatBytes(m.budget), compute.ErrMemoryBudget)
+	}
+	k := graphKey{rows: 2 * (m.cfg.BatchSize + 1), T: compute.BucketLen(m.cfg.MaxLen, m.cfg.BucketWidth), train: true}
+	gr, err := m.build(k)
+	if err != nil {
+		return nil, err
+	}
+	if c := gr.cost; c.total() > m.budget-m.host {
+		return nil, &BudgetError{Rows: k.rows, Steps: k.T, Need: c.total(), Run: c.run, Budget: m.budget, Host: m.host}
+	}
 	return m, nil
 }
 
@@ -76,14 +101,49 @@ type graphKey struct {
 	train   bool
 }
 
-// graph is one compiled expression graph for a batch shape.
+// graph is one expression graph for a batch shape, compiled into vm.
 type graph struct {
+	g     *G.ExprGraph
+	cost  cost
 	enc   *encoderGraph
 	emb   *G.Node
 	loss  *G.Node
 	in    lossInputs
-	grads map[string]*G.Node // by parameter name; "x", "xb" for the inputs
-	vm    G.VM
+	grads map[string]*G.Node // by parameter name
+	// gx are the gradients of the words: of x, or of each xs[t]; gxb of
+	// DAN's bigrams.
+	gx  []*G.Node
+	gxb *G.Node
+	vm  G.VM
+}
+
+// wordGrads returns, for step t and row r, the gradient of that word's
+// input.
+func wordGrads[T float](gr *graph, d int) func(t, r int) []T {
+	R := gr.enc.R
+	if gr.enc.xs == nil {
+		g := values[T](gr.gx[0])
+		return func(t, r int) []T { return g[(t*R+r)*d : (t*R+r+1)*d] }
+	}
+	gs := make([][]T, len(gr.gx))
+	for t, n := range gr.gx {
+		gs[t] = values[T](n)
+	}
+	return func(t, r int) []T { return gs[t][r*d : (r+1)*d] }
+}
+
+// letSteps binds v, (T, R, dim) row-major, to the graph's input: one
+// tensor, or one (R, dim) tensor a step.
+func letSteps[T float](whole *G.Node, steps []*G.Node, v []T, L, R, dim int) error {
+	if steps == nil {
+		return G.Let(whole, tensor.New(tensor.WithShape(L, R, dim), tensor.WithBacking(v)))
+	}
+	for t, n := range steps {
+		if err := G.Let(n, tensor.New(tensor.WithShape(R, dim), tensor.WithBacking(v[t*R*dim:(t+1)*R*dim]))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type model[T float] struct {
@@ -97,9 +157,13 @@ type model[T float] struct {
 	opt    *compute.Optimizer
 	graphs map[graphKey]*graph
 	// recent lists the graphs' keys, least recently used first, and
-	// maxGraphs bounds them (0: no bound).
-	recent    []graphKey
-	maxGraphs int
+	// maxGraphs bounds them (0: no bound); budget bounds the bytes of the
+	// host tensors (host), the graphs' held bytes (held) and the largest
+	// run among them (0: no bound).
+	recent       []graphKey
+	maxGraphs    int
+	budget, host int64
+	held         int64
 	// rows are, per table (embeddings, bigrams), the distinct rows the
 	// last batch touched, sorted; dirty the rows of the table's gradient
 	// buffer that hold values (all: dirtyAll), zeroed before the next
@@ -133,7 +197,8 @@ func newModel[T float](cfg compute.Config, params []compute.Tensor, dt tensor.Dt
 	return m
 }
 
-// build compiles the graph for key, recovering gorgonia's panics.
+// build makes the graph for key and measures its cost, without compiling
+// it, recovering gorgonia's panics.
 func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -147,7 +212,7 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 	g := G.NewGraph()
 	o := &ops{g: g, dt: m.dt}
 	e := &encoderGraph{ops: o, cfg: m.cfg, T: k.T, R: k.rows, params: map[string]*G.Node{},
-		masks: map[int]*G.Node{}, invs: map[int]*G.Node{}}
+		masks: map[int][]*G.Node{}, invs: map[int]*G.Node{}}
 	for _, s := range m.specs {
 		if s.Name == compute.ParamEmbeddings || s.Name == compute.ParamBigrams {
 			continue
@@ -158,14 +223,21 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 		}
 		e.params[s.Name] = n
 	}
-	e.x = o.input("x", k.T, k.rows, m.cfg.Dim)
+	if stepwise(m.cfg.Encoder) {
+		e.xs = make([]*G.Node, k.T)
+		for t := range e.xs {
+			e.xs[t] = o.input(fmt.Sprintf("x.%d", t), k.rows, m.cfg.Dim)
+		}
+	} else {
+		e.x = o.input("x", k.T, k.rows, m.cfg.Dim)
+	}
 	if m.cfg.Encoder == compute.EncDAN {
 		e.xb = o.input("xb", k.T, k.rows, m.cfg.Dim)
 	}
 	if m.cfg.Context == compute.ContextTopics {
 		e.ctx = o.input("ctx", k.rows, m.cfg.Topics)
 	}
-	gr = &graph{enc: e, emb: e.encode()}
+	gr = &graph{g: g, enc: e, emb: e.encode()}
 	if k.train {
 		n := k.rows / 2
 		switch m.cfg.Loss {
@@ -183,9 +255,13 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 		for name, node := range e.params {
 			names, wrt = append(names, name), append(wrt, node)
 		}
-		names, wrt = append(names, "x"), append(wrt, e.x)
+		xs := e.xs
+		if xs == nil {
+			xs = []*G.Node{e.x}
+		}
+		wrt = append(wrt, xs...)
 		if e.xb != nil {
-			names, wrt = append(names, "xb"), append(wrt, e.xb)
+			wrt = append(wrt, e.xb)
 		}
 		gs, err := G.Grad(gr.loss, wrt...)
 		if err != nil {
@@ -195,32 +271,50 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 		for i, name := range names {
 			gr.grads[name] = gs[i]
 		}
+		gr.gx = gs[len(names) : len(names)+len(xs)]
+		if e.xb != nil {
+			gr.gxb = gs[len(gs)-1]
+		}
 	}
-	gr.vm = G.NewTapeMachine(g)
+	params := map[*G.Node]bool{}
+	for _, n := range e.params {
+		params[n] = true
+	}
+	gr.cost = measure(g, func(n *G.Node) bool { return params[n] })
 	return gr, nil
 }
 
+// compile makes the graph's machine, recovering gorgonia's panics.
+func compile(gr *graph) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("compiling the graph: gorgonia panicked: %v", r)
+		}
+	}()
+	gr.vm = G.NewTapeMachine(gr.g)
+	return nil
+}
+
+// graphFor returns the compiled graph for k: the cached one, or a new one
+// for which the cache makes room (admit).
 func (m *model[T]) graphFor(k graphKey) (*graph, error) {
 	if i := slices.Index(m.recent, k); i >= 0 {
 		m.recent = append(append(m.recent[:i:i], m.recent[i+1:]...), k)
 		return m.graphs[k], nil
 	}
-	if m.maxGraphs > 0 && len(m.recent) >= m.maxGraphs {
-		old := m.recent[0]
-		m.recent = m.recent[1:]
-		err := m.graphs[old].vm.Close()
-		delete(m.graphs, old)
-		debug.FreeOSMemory() // the point of the bound: give the graph's memory back now
-		if err != nil {
-			return nil, fmt.Errorf("releasing the graph for %d rows of %d steps: %w", old.rows, old.T, err)
-		}
-	}
 	gr, err := m.build(k)
 	if err != nil {
 		return nil, err
 	}
+	if err := m.admit(k, gr.cost); err != nil {
+		return nil, err
+	}
+	if err := compile(gr); err != nil {
+		return nil, fmt.Errorf("building graph for %d rows of %d steps: %w", k.rows, k.T, err)
+	}
 	m.graphs[k] = gr
 	m.recent = append(m.recent, k)
+	m.held += gr.cost.held()
 	return gr, nil
 }
 
@@ -266,7 +360,7 @@ func (m *model[T]) feed(gr *graph, seqs [][]int32, drop func(r int) []float32, c
 			}
 		}
 	}
-	if err := G.Let(e.x, tensor.New(tensor.WithShape(L, R, d), tensor.WithBacking(x))); err != nil {
+	if err := letSteps(e.x, e.xs, x, L, R, d); err != nil {
 		return err
 	}
 	if e.xb != nil {
@@ -282,7 +376,7 @@ func (m *model[T]) feed(gr *graph, seqs [][]int32, drop func(r int) []float32, c
 			return err
 		}
 	}
-	for dim, node := range e.masks {
+	for dim, nodes := range e.masks {
 		v := make([]T, L*R*dim)
 		for r, s := range seqs {
 			for t := range s {
@@ -292,7 +386,7 @@ func (m *model[T]) feed(gr *graph, seqs [][]int32, drop func(r int) []float32, c
 				}
 			}
 		}
-		if err := G.Let(node, tensor.New(tensor.WithShape(L, R, dim), tensor.WithBacking(v))); err != nil {
+		if err := letSteps(nil, nodes, v, L, R, dim); err != nil {
 			return err
 		}
 	}
@@ -465,15 +559,13 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer gr.release()
 	if err := run(gr); err != nil {
 		return 0, fmt.Errorf("running the %s/%s graph: %w", m.cfg.Encoder, m.cfg.Loss, err)
 	}
 	loss := float64(values[T](gr.loss)[0]) + konst
 	// Gradients: graph parameters directly; embeddings scattered from x.
 	for name, node := range gr.grads {
-		if name == "x" || name == "xb" {
-			continue
-		}
 		copy(m.grad[name], values[T](node))
 	}
 	d := m.cfg.Dim
@@ -483,11 +575,11 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 			yield(id)
 		}
 	}))
-	gx := values[T](gr.grads["x"])
+	gx := wordGrads[T](gr, d)
 	for r, s := range seqs {
 		dr := drop(r)
 		for t, id := range s {
-			src := gx[(t*R+r)*d : (t*R+r+1)*d]
+			src := gx(t, r)
 			dst := ge[int(id)*d : int(id+1)*d]
 			for u := range dst {
 				g := src[u]
@@ -498,7 +590,7 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 			}
 		}
 	}
-	if node, ok := gr.grads["xb"]; ok {
+	if node := gr.gxb; node != nil {
 		gb := m.clearTable(compute.ParamBigrams, distinctRows(seqs, func(s []int32, yield func(int32)) {
 			for t := 0; t+1 < len(s); t++ {
 				yield(compute.BigramID(s[t], s[t+1], m.cfg.BigramBuckets))
@@ -526,6 +618,11 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 	for name, node := range gr.grads {
 		if !finite(values[T](node)) {
 			return loss, fmt.Errorf("gradient of %s: %w", name, compute.ErrNonFinite)
+		}
+	}
+	for _, node := range append(slices.Clone(gr.gx), gr.gxb) {
+		if node != nil && !finite(values[T](node)) {
+			return loss, fmt.Errorf("gradient of the words: %w", compute.ErrNonFinite)
 		}
 	}
 	return loss, nil
@@ -705,6 +802,7 @@ func (m *model[T]) EmbedContext(seqs [][]int32, ctx [][]float32) ([][]float32, e
 			return nil, err
 		}
 		if err := run(gr); err != nil {
+			gr.release()
 			return nil, fmt.Errorf("running the %s encoder: %w", m.cfg.Encoder, err)
 		}
 		e := values[T](gr.emb)
@@ -716,6 +814,7 @@ func (m *model[T]) EmbedContext(seqs [][]int32, ctx [][]float32) ([][]float32, e
 			}
 			out = append(out, v)
 		}
+		gr.release()
 	}
 	return out, nil
 }
@@ -802,6 +901,6 @@ func (m *model[T]) Close() error {
 		errs = append(errs, gr.vm.Close())
 		delete(m.graphs, k)
 	}
-	m.recent = nil
+	m.recent, m.held = nil, 0
 	return errors.Join(errs...)
 }

@@ -54,13 +54,23 @@ func (o *ops) tr(a *G.Node) *G.Node                    { return must(G.Transpose
 func (o *ops) relu(a *G.Node) *G.Node                  { return must(G.Rectify(a)) }
 
 // at is a[t] of a (T, ...) tensor (the slice drops the leading dimension).
+// Its gradient is a zero tensor of a's whole shape with the slice's added:
+// take few (see encoderGraph).
 func (o *ops) at(a *G.Node, t int) *G.Node { return must(G.Slice(a, G.S(t))) }
 
 // rows is a[lo:hi] along axis 0.
 func (o *ops) rows(a *G.Node, lo, hi int) *G.Node { return must(G.Slice(a, G.S(lo, hi))) }
 
+// cols is a[:, lo:hi].
+func (o *ops) cols(a *G.Node, lo, hi int) *G.Node { return must(G.Slice(a, nil, G.S(lo, hi))) }
+
 // bias adds the vector b to every row of the matrix x.
 func (o *ops) bias(x, b *G.Node) *G.Node { return must(G.BroadcastAdd(x, b, nil, []byte{0})) }
+
+// rowScale multiplies every row of the matrix x by the vector v (R, H)⊙(H).
+func (o *ops) rowScale(x, v *G.Node) *G.Node {
+	return must(G.BroadcastHadamardProd(x, v, nil, []byte{0}))
+}
 
 // colVec broadcasts the vector v (R) along the columns of x (R, C) with op.
 func (o *ops) perRowAdd(x, v *G.Node) *G.Node { return must(G.BroadcastAdd(x, v, nil, []byte{1})) }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,7 +53,9 @@ func Lengths(b testing.TB) []int {
 	return lens
 }
 
-// Run measures Trainer.Step on the backend (nil: the CPU) in pairs/s:
+// Run measures Trainer.Step on the backend (nil: the CPU) in pairs/s, and
+// reports the process's peak RSS (peak-RSS-MiB; one benchmark a process
+// for a figure of its own):
 // eight batches of random word ids with lengths drawn from lens, dimension
 // 300, margin loss with max negatives and Adam (the defaults). Every
 // batch is stepped once first, so that graphs and workspaces are built
@@ -104,6 +107,9 @@ func RunConfig(b *testing.B, cfg trainstep.Config, backend compute.Backend, lens
 	}
 	rate := float64(n) / b.Elapsed().Seconds()
 	b.ReportMetric(rate, "pairs/s")
+	if hwm, ok := peakRSS(); ok {
+		b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MiB")
+	}
 	return rate
 }
 
@@ -119,4 +125,24 @@ func useBLAS(b *testing.B) {
 	if _, err := cpu.UseBLAS(choice, cblas.Options{}); err != nil {
 		b.Fatalf("%s=%s: %v", BLASEnv, choice, err)
 	}
+}
+
+// peakRSS is the process's peak resident set in bytes (VmHWM of
+// /proc/self/status; Linux only): with several benchmarks in one process,
+// the largest so far.
+func peakRSS() (int64, bool) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				kb, err := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10, err == nil
+			}
+		}
+	}
+	return 0, false
 }

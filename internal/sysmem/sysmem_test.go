@@ -1,0 +1,100 @@
+package sysmem
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func write(t *testing.T, root, file, data string) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(file))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const meminfo = "MemTotal:       24683620 kB\nMemFree:         8000000 kB\n"
+
+func TestLimit(t *testing.T) {
+	const total = 24683620 << 10
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  int64
+	}{
+		{"no cgroup file", map[string]string{}, total},
+		{"v2 unlimited", map[string]string{
+			"proc/self/cgroup":                        "0::/user.slice/job\n",
+			"sys/fs/cgroup/user.slice/job/memory.max": "max\n",
+		}, total},
+		{"v2 limit", map[string]string{
+			"proc/self/cgroup":                        "0::/user.slice/job\n",
+			"sys/fs/cgroup/user.slice/job/memory.max": "4294967296\n",
+		}, 4 << 30},
+		{"v2 limit of an ancestor", map[string]string{
+			"proc/self/cgroup":                        "0::/user.slice/job\n",
+			"sys/fs/cgroup/user.slice/job/memory.max": "max\n",
+			"sys/fs/cgroup/user.slice/memory.max":     "2147483648\n",
+		}, 2 << 30},
+		{"v1 limit, the container's path unmounted", map[string]string{
+			"proc/self/cgroup":                           "4:memory:/docker/abc\n3:cpu,cpuacct:/docker/abc\n",
+			"sys/fs/cgroup/memory/memory.limit_in_bytes": "3221225472\n",
+		}, 3 << 30},
+		{"v1 unlimited", map[string]string{
+			"proc/self/cgroup": "4:memory:/process_api/x\n0::/\n",
+			"sys/fs/cgroup/memory/process_api/x/memory.limit_in_bytes": "9223372036854771712\n",
+		}, total},
+		{"a limit above the machine's memory", map[string]string{
+			"proc/self/cgroup":         "0::/\n",
+			"sys/fs/cgroup/memory.max": "99999999999999\n",
+		}, total},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			write(t, root, "proc/meminfo", meminfo)
+			for f, data := range tc.files {
+				write(t, root, f, data)
+			}
+			got, err := limitUnder(root)
+			if err != nil || got != tc.want {
+				t.Errorf("limit %d, %v; want %d", got, err, tc.want)
+			}
+		})
+	}
+	if _, err := limitUnder(t.TempDir()); err == nil {
+		t.Error("no meminfo: no error")
+	}
+}
+
+// TestLimitHere: on this machine the limit is positive and at most its
+// memory.
+func TestLimitHere(t *testing.T) {
+	got, err := Limit()
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	total, _ := memTotal("/proc/meminfo")
+	if got <= 0 || got > total {
+		t.Errorf("limit %d, machine %d", got, total)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{
+		"4GiB": 4 << 30, "4gib": 4 << 30, "4G": 4 << 30, "4GB": 4e9, "512MiB": 512 << 20, "512 MB": 512e6,
+		"1.5g": 3 << 29, "1048576": 1 << 20, "0": 0, "100B": 100, "2TiB": 2 << 40, "1k": 1024,
+	} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "GiB", "-1GiB", "4 parsecs", "4GiBs", "1e30", "99999999TiB"} {
+		if got, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) = %d, no error", in, got)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Step cost against the vocabulary: avg at batch 100, dim 300, STS 2012
+lengths, with 20,000, 100,000 and 400,000 words, in PyTorch (CPU) with a
+sparse embedding gradient and SparseAdam beside dense Adam, and in
+parastream's CPU backend (BenchmarkVocabScaling: the sparse row update, the
+default, beside --embedding-update dense).
+
+A step of either sparse optimiser touches the batch's rows only, so its
+cost should not grow with the vocabulary; the dense ones update every row.
+The model and loss are scripts/train_bench.py's.
+
+Usage: scripts/vocab_bench.py [--steps N] [--threads T] [--go-pairs FILE]
+Without --go-pairs it runs the Go benchmark first (go test -bench
+BenchmarkVocabScaling); FILE is that benchmark's output, if already run.
+Debian: apt-get install python3-torch; run it with /usr/bin/python3.
+"""
+import argparse
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+
+import torch
+
+from train_bench import BATCH, DIM, ROOT, Encoder, make_batches, step, sts_lengths
+
+SIZES = (20_000, 100_000, 400_000)
+
+
+def torch_pairs_per_sec(vocab, sparse, steps, threads):
+    torch.set_num_threads(threads)
+    torch.manual_seed(1)
+    model = Encoder("avg", vocab=vocab, sparse=sparse)
+    if sparse:
+        opt = torch.optim.SparseAdam(list(model.parameters()), lr=0.001)
+    else:
+        opt = torch.optim.Adam(model.parameters(), lr=0.001)
+    batches = make_batches(sts_lengths(), random.Random(2), vocab=vocab)
+    for ids, mask in batches[:2]:  # warm up
+        step(model, opt, ids, mask)
+    t0 = time.perf_counter()
+    for i in range(steps):
+        ids, mask = batches[i % len(batches)]
+        step(model, opt, ids, mask)
+    return steps * BATCH / (time.perf_counter() - t0)
+
+
+def go_pairs_per_sec(steps, out=None):
+    if out is None:
+        cmd = ["go", "test", "-run", "XXX", "-bench", "BenchmarkVocabScaling", "-benchtime", f"{steps}x", "./trainstep/"]
+        out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    got = {}
+    for m in re.finditer(r"BenchmarkVocabScaling/(dense/)?vocab=(\d+)\S*\s+\d+\s+\d+ ns/op\s+([\d.]+) pairs/s", out):
+        got[(m.group(1) is None, int(m.group(2)))] = float(m.group(3))
+    missing = [(s, v) for s in (True, False) for v in SIZES if (s, v) not in got]
+    if missing:
+        sys.exit(f"could not find pairs/s of {missing} in the Go benchmark output:\n" + out)
+    return got
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--steps", type=int, default=20, help="steps per size")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--go-pairs", help="a file holding BenchmarkVocabScaling's output (skips go test)")
+    a = ap.parse_args()
+    go = go_pairs_per_sec(a.steps, open(a.go_pairs).read() if a.go_pairs else None)
+    pt = {(s, v): torch_pairs_per_sec(v, s, a.steps, a.threads) for s in (True, False) for v in SIZES}
+    print(f"step cost against the vocabulary: avg, batch {BATCH}, dim {DIM}, STS 2012 lengths, margin/max, lr 0.001")
+    print(f"{'vocab':>8} {'Go sparse':>12} {'Go dense':>12} {'PyTorch SparseAdam':>19} {'PyTorch Adam':>13} {'Go/PyTorch sparse':>18} {'dense':>6}")
+    for v in SIZES:
+        print(f"{v:8d} {go[(True, v)]:8.0f} p/s {go[(False, v)]:8.0f} p/s {pt[(True, v)]:15.0f} p/s {pt[(False, v)]:9.0f} p/s"
+              f" {go[(True, v)] / pt[(True, v)]:18.2f} {go[(False, v)] / pt[(False, v)]:6.2f}")
+    lo, hi = SIZES[0], SIZES[-1]
+    print(f"400,000 over 20,000 words: Go sparse {go[(True, hi)] / go[(True, lo)]:.2f}, Go dense {go[(False, hi)] / go[(False, lo)]:.2f}, "
+          f"PyTorch SparseAdam {pt[(True, hi)] / pt[(True, lo)]:.2f}, Adam {pt[(False, hi)] / pt[(False, lo)]:.2f}")
+    print(f"(PyTorch {torch.__version__} CPU, {a.threads} threads)")
+
+
+if __name__ == "__main__":
+    main()
