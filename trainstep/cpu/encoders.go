@@ -142,20 +142,6 @@ func (e *encoderGraph) lstmMean(prefix string, backward bool) *G.Node {
 	return e.prod(e.sum(e.lstmAll(prefix, backward, true), 0), e.inv(e.cfg.Hidden))
 }
 
-// average is Σ_t m_t⊙v_t / len over per-step (R, dim) values.
-func (e *encoderGraph) average(vs []*G.Node, dim int) *G.Node {
-	var s *G.Node
-	for t, v := range vs {
-		v = e.prod(e.mask(dim, t), v)
-		if s == nil {
-			s = v
-		} else {
-			s = e.add(s, v)
-		}
-	}
-	return e.prod(s, e.inv(dim))
-}
-
 // gate is σ(x_t·Wx + h_t·Wh [+ a_{t-1}·Wa] + b) for every t.
 type gate struct {
 	wx, b, wh, wa *G.Node
