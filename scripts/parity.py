@@ -212,6 +212,10 @@ class Reference:
         self.eps = f32(cfg["eps"])
         self.m = {n: torch.zeros_like(t) for n, t in self.p.items()}
         self.v = {n: torch.zeros_like(t) for n, t in self.p.items()}
+        # compute.CatchUp of the sparse update: each embedding row's last
+        # update step, and the learning rates from their first steps.
+        self.last = np.zeros(self.p["embeddings"].shape[0], dtype=np.float32)
+        self.lrs = []  # [(first step, lr)]
         self.torch_adam = None
         self.buf = {}
         self.ties = 0  # rows whose max negative was tied (several columns share the max)
@@ -396,10 +400,17 @@ class Reference:
             if g is None:
                 g = torch.zeros_like(w)
             if name == "embeddings" and sparse:
-                # PyTorch SparseAdam's lazy rule, as compute.Optimizer.StepRows:
-                # only the batch's rows and their moments move.
+                # compute.Optimizer.StepRows: only the batch's rows and their
+                # moments move, each first caught up with the steps it sat
+                # out (compute.CatchUp): w −= s·m/√v, m ·= d1, v ·= d2.
                 r = self.rows
                 wr, gr, mr, vr = w.index_select(0, r), g.index_select(0, r), m.index_select(0, r), v.index_select(0, r)
+                d1, d2, sz = self.catch_up(r.numpy(), step, lr)
+                sz, d1, d2 = (torch.from_numpy(x).unsqueeze(1) for x in (sz, d1, d2))
+                move = (sz * mr) / vr.sqrt()
+                wr.sub_(torch.where((sz != 0) & (vr > 0), move, torch.zeros_like(move)))
+                mr.mul_(d1)
+                vr.mul_(d2)
                 mr.mul_(b1).add_(gr * omb1)
                 vr.mul_(b2).add_((gr * omb2) * gr)
                 wr.sub_(((mr * c1) * a) / ((vr * c2).sqrt_().add_(eps)))
@@ -421,6 +432,58 @@ class Reference:
             t1.mul_(a).div_(t2)  # (m·c1)·lr = lr·(m·c1): one product, exactly
             w.sub_(t1)
 
+    def catch_up(self, rows, step, lr, through=None, mark=None):
+        """compute.CatchUp.Factors for Adam: per row, d1 = β1^k, d2 = β2^k
+        (k the steps it sat out) and s = Σ_j lr_u·√(1−β2^u)/(1−β1^u)·(β1/√β2)^j
+        over u = t0 + j, cut after N terms; float64, then float32. With
+        through and mark (CatchUp.Flush): the steps through `through`,
+        the rows marked updated at `mark`, no rate recorded."""
+        b1, b2 = float(self.cfg["beta1"]), float(self.cfg["beta2"])
+        if lr is not None:
+            lr32 = float(np.float32(lr))  # kept as float32, as the checkpoint keeps it
+            if not self.lrs or self.lrs[-1][1] != lr32:
+                self.lrs.append((step, lr32))
+        through = step - 1 if through is None else through
+        mark = step if mark is None else mark
+        t0 = self.last[rows].astype(np.int64)
+        skipped = np.maximum(through - t0, 0)
+        self.last[rows] = mark
+        r = b1 / math.sqrt(b2)
+        n = 4096 if not 0 < r < 1 else max(1, min(4096, math.ceil(math.log(1e-7) / math.log(r))))
+        froms = np.array([f for f, _ in self.lrs], dtype=np.int64)
+        rates = np.array([x for _, x in self.lrs], dtype=np.float64)
+        total = np.zeros(len(rows))
+        rj = 1.0
+        for j in range(1, min(int(skipped.max(initial=0)), n) + 1):
+            rj *= r
+            u = (t0 + j).astype(np.float64)
+            lr_u = rates[np.maximum(np.searchsorted(froms, t0 + j, side="right") - 1, 0)]
+            h = lr_u * np.sqrt(1 - np.power(b2, u)) / (1 - np.power(b1, u))
+            total = np.where(j <= skipped, total + h * rj, total)
+        d1 = np.power(b1, skipped.astype(np.float64)).astype(np.float32)
+        d2 = np.power(b2, skipped.astype(np.float64)).astype(np.float32)
+        return d1, d2, total.astype(np.float32)
+
+    def flush(self, step):
+        """compute.CatchUp.Flush: every embedding row updated before step
+        catches up through step (the sparse update only)."""
+        if self.cfg.get("embedding_update", "dense") != "sparse" or self.torch_adam is not None:
+            return
+        rows = np.nonzero((self.last > 0) & (self.last < step))[0]
+        if len(rows) == 0:
+            return
+        d1, d2, sz = self.catch_up(rows, step + 1, None, through=step, mark=step)
+        r = torch.from_numpy(rows.astype(np.int64))
+        with torch.no_grad():
+            w, m, v = self.p["embeddings"], self.m["embeddings"], self.v["embeddings"]
+            wr, mr, vr = w.index_select(0, r), m.index_select(0, r), v.index_select(0, r)
+            sz, d1, d2 = (torch.from_numpy(x).unsqueeze(1) for x in (sz, d1, d2))
+            move = (sz * mr) / vr.sqrt()
+            wr.sub_(torch.where((sz != 0) & (vr > 0), move, torch.zeros_like(move)))
+            w.index_copy_(0, r, wr)
+            m.index_copy_(0, r, mr.mul_(d1))
+            v.index_copy_(0, r, vr.mul_(d2))
+
     def set_params(self, params):
         with torch.no_grad():
             for n in self.names:
@@ -432,6 +495,10 @@ class Reference:
                 if slot + n not in st:
                     die(f"{where}: optimizer.safetensors has no {slot}{n}: cannot continue Adam from it")
                 dst[n].copy_(torch.from_numpy(st[slot + n].copy()))
+        if "lazy.last/embeddings" in st:
+            self.last = st["lazy.last/embeddings"].astype(np.float32).copy()
+            lr = st.get("lazy.lr/embeddings", np.zeros(0, dtype=np.float32))
+            self.lrs = [(int(lr[i]), float(lr[i + 1])) for i in range(0, len(lr), 2)]
 
     def params(self):
         return {n: t.detach().numpy().copy() for n, t in self.p.items()}
@@ -532,6 +599,7 @@ def write_checkpoint(out, cfg_path, vocab_path, ref, step, epoch, mode):
     cfg = ref.cfg
     meta = {"format": "pt", "producer": "parastream scripts/parity.py (pytorch-reference, mode " + mode + ")",
             "encoder": cfg["encoder"], "loss": cfg["loss"], "step": step}
+    ref.flush(step)  # as parastream's trainer before a checkpoint (compute.Flusher)
     write_safetensors(os.path.join(tmp, "model.safetensors"), ref.params(), meta)
     write_safetensors(os.path.join(tmp, "optimizer.safetensors"), ref.state(), {"optimizer": cfg["optimizer"]})
     shutil.copyfile(cfg_path, os.path.join(tmp, "config.json"))

@@ -96,6 +96,13 @@ func (t *Trainer) save(dir string, position, run json.RawMessage, extra map[stri
 	if err != nil {
 		return SaveStats{}, err
 	}
+	if f, ok := t.model.(compute.Flusher); ok {
+		// The rows owed steps of the sparse update take them now, so that
+		// the checkpoint holds the dense optimiser's parameters.
+		if err := f.Flush(t.step); err != nil {
+			return SaveStats{}, fmt.Errorf("catching up the embedding rows before the checkpoint: %w", err)
+		}
+	}
 	var state, initial []compute.Tensor
 	for _, ts := range t.model.State() {
 		if strings.HasPrefix(ts.Name, "init/") {

@@ -22,6 +22,13 @@ type Memory struct {
 // and the largest run.
 func (m Memory) Peak() int64 { return m.Host + m.Held + m.Run }
 
+// Flusher is a Model that defers work of past steps (the row-sparse
+// catch-up, CatchUp) and completes it through step on Flush. The trainer
+// flushes before it writes a checkpoint.
+type Flusher interface {
+	Flush(step int64) error
+}
+
 // MemoryReporter is a Model that accounts for its memory.
 type MemoryReporter interface {
 	Memory() Memory

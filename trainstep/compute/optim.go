@@ -3,11 +3,13 @@ package compute
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Optimizer updates parameters on host memory from their gradients. Its
 // state is a list of named tensors (for checkpoints): "adam.m/<param>",
-// "adam.v/<param>" for Adam, "rmsprop.v/<param>" for RMSProp, none for SGD.
+// "adam.v/<param>" for Adam, "rmsprop.v/<param>" for RMSProp, none for SGD,
+// and "lazy.last/<param>" for the row-sparse parameters (CatchUp).
 //
 // gorgonia's solvers keep their moments in unexported fields that cannot be
 // saved or restored, so a resumed run could not continue bit for bit; these
@@ -24,6 +26,10 @@ type Optimizer struct {
 	state             map[string][]float32 // by state tensor name
 	shapes            map[string][]int
 	order             []string
+	// lazy catches up the rows of the parameters updated by StepRows
+	// (CatchUp), by parameter name; its tensors follow order in State.
+	lazy      map[string]*CatchUp
+	lazyOrder []string
 }
 
 // NewOptimizer makes the optimiser of cfg for parameters of the given specs.
@@ -37,6 +43,7 @@ func NewOptimizer(cfg Config, specs []ParamSpec) *Optimizer {
 	case OptRMSProp:
 		slots = []string{"rmsprop.v/"}
 	}
+	o.lazy = map[string]*CatchUp{}
 	for _, s := range specs {
 		for _, sl := range slots {
 			name := sl + s.Name
@@ -44,26 +51,67 @@ func NewOptimizer(cfg Config, specs []ParamSpec) *Optimizer {
 			o.shapes[name] = s.Shape
 			o.order = append(o.order, name)
 		}
+		if c := NewCatchUp(cfg, s.Shape[0]); c != nil && SparseParam(cfg, s.Name) {
+			o.lazy[s.Name] = c
+			o.lazyOrder = append(o.lazyOrder, s.Name)
+		}
 	}
 	return o
 }
 
 // StepRows updates only the given rows of w (a row-major table of rows of
-// width values) from g, leaving the others and their state as they are:
-// the lazy update of PyTorch's SparseAdam (Adam's bias correction still
-// counts every step of the parameter). rows must be distinct.
+// width values) from g, each row first caught up (CatchUp) with the steps
+// it was skipped, so that the result is dense Adam's or RMSProp's but for
+// ε; the other rows and their state stay as they are. rows must be
+// distinct.
 func (o *Optimizer) StepRows(name string, w, g []float32, rows []int32, width int, step int64, lr float64) {
 	sub := func(v []float32, r int32) []float32 { return v[int(r)*width : int(r+1)*width] }
-	for _, r := range rows {
+	var d1, d2, s []float32
+	if c := o.lazy[name]; c != nil {
+		d1, d2, s = c.Factors(rows, step, lr)
+	}
+	for k, r := range rows {
 		switch o.kind {
 		case OptSGD:
 			o.step(name, sub(w, r), sub(g, r), nil, nil, step, lr)
 		case OptRMSProp:
-			o.step(name, sub(w, r), sub(g, r), nil, sub(o.state["rmsprop.v/"+name], r), step, lr)
+			v := sub(o.state["rmsprop.v/"+name], r)
+			if d2 != nil {
+				for i := range v {
+					v[i] *= d2[k]
+				}
+			}
+			o.step(name, sub(w, r), sub(g, r), nil, v, step, lr)
 		case OptAdam:
-			o.step(name, sub(w, r), sub(g, r), sub(o.state["adam.m/"+name], r), sub(o.state["adam.v/"+name], r), step, lr)
+			wr, m, v := sub(w, r), sub(o.state["adam.m/"+name], r), sub(o.state["adam.v/"+name], r)
+			if d1 != nil {
+				CatchUpRow(wr, m, v, d1[k], d2[k], s[k])
+			}
+			o.step(name, wr, sub(g, r), m, v, step, lr)
 		default:
 			panic("compute: unknown optimizer " + o.kind)
+		}
+	}
+}
+
+// Flush catches up every row of the row-sparse parameter name (a table of
+// rows of width values) through step (CatchUp.Flush).
+func (o *Optimizer) Flush(name string, w []float32, width int, step int64) {
+	c := o.lazy[name]
+	if c == nil {
+		return
+	}
+	rows, d1, d2, s := c.Flush(step)
+	sub := func(v []float32, r int32) []float32 { return v[int(r)*width : int(r+1)*width] }
+	for k, r := range rows {
+		switch o.kind {
+		case OptRMSProp:
+			v := sub(o.state["rmsprop.v/"+name], r)
+			for i := range v {
+				v[i] *= d2[k]
+			}
+		case OptAdam:
+			CatchUpRow(sub(w, r), sub(o.state["adam.m/"+name], r), sub(o.state["adam.v/"+name], r), d1[k], d2[k], s[k])
 		}
 	}
 }
@@ -111,22 +159,45 @@ func (o *Optimizer) step(name string, w, g, m, v []float32, step int64, lr float
 	}
 }
 
-// State copies the state tensors out.
+// State copies the state tensors out: the moments, then the rows' last
+// update steps of the row-sparse parameters.
 func (o *Optimizer) State() []Tensor {
-	out := make([]Tensor, 0, len(o.order))
+	out := make([]Tensor, 0, len(o.order)+len(o.lazyOrder))
 	for _, name := range o.order {
 		out = append(out, Tensor{Name: name, Shape: append([]int(nil), o.shapes[name]...), Data: append([]float32(nil), o.state[name]...)})
+	}
+	for _, name := range o.lazyOrder {
+		last, lrs := o.lazy[name].Last(), o.lazy[name].LRs()
+		out = append(out, Tensor{Name: CatchUpLastName(name), Shape: []int{len(last)}, Data: append([]float32(nil), last...)},
+			Tensor{Name: CatchUpLRName(name), Shape: []int{len(lrs)}, Data: lrs})
 	}
 	return out
 }
 
 // SetState restores state tensors by name; names it does not own are
-// ignored and reported back so a caller can handle them.
+// ignored and reported back so a caller can handle them. Every moment
+// tensor must be given; the rows' last steps may be missing (a checkpoint
+// written before them), and are then counted from the step the run
+// resumes at (CatchUp.Forget).
 func (o *Optimizer) SetState(ts []Tensor) (rest []Tensor, err error) {
 	seen := 0
+	lastSeen := map[string]bool{}
 	for _, t := range ts {
 		dst, ok := o.state[t.Name]
 		if !ok {
+			if param, isLast := strings.CutPrefix(t.Name, "lazy.last/"); isLast && o.lazy[param] != nil {
+				if err := o.lazy[param].SetLast(t.Data); err != nil {
+					return nil, err
+				}
+				lastSeen[param] = true
+				continue
+			}
+			if param, isLR := strings.CutPrefix(t.Name, "lazy.lr/"); isLR && o.lazy[param] != nil {
+				if err := o.lazy[param].SetLRs(t.Data); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			rest = append(rest, t)
 			continue
 		}
@@ -138,6 +209,11 @@ func (o *Optimizer) SetState(ts []Tensor) (rest []Tensor, err error) {
 	}
 	if seen != len(o.order) {
 		return nil, fmt.Errorf("optimizer state: %d of %d %s tensors given", seen, len(o.order), o.kind)
+	}
+	for _, name := range o.lazyOrder {
+		if !lastSeen[name] {
+			o.lazy[name].Forget()
+		}
 	}
 	return rest, nil
 }

@@ -124,6 +124,9 @@ func (m *model[T]) hostBytes() int64 {
 	var n int64
 	for _, s := range m.specs {
 		n += (2*size + 4*slots) * int64(compute.NumElems(s.Shape))
+		if slots > 0 && compute.SparseParam(m.cfg, s.Name) {
+			n += 4 * int64(s.Shape[0]) // the rows' last update steps (compute.CatchUp)
+		}
 	}
 	return n + size*int64(len(m.init))
 }

@@ -750,6 +750,31 @@ func (m *model[T]) Update(step int64, lr float64) error {
 	return nil
 }
 
+// Flush implements compute.Flusher: the row-sparse tables' rows catch up
+// with the steps since their last update (compute.CatchUp).
+func (m *model[T]) Flush(step int64) error {
+	for _, s := range m.specs {
+		if !compute.SparseParam(m.cfg, s.Name) {
+			continue
+		}
+		switch w := any(m.w[s.Name]).(type) {
+		case []float32:
+			m.opt.Flush(s.Name, w, m.cfg.Dim, step)
+		default:
+			wt := m.w[s.Name]
+			w32 := make([]float32, len(wt))
+			for i := range wt {
+				w32[i] = float32(wt[i])
+			}
+			m.opt.Flush(s.Name, w32, m.cfg.Dim, step)
+			for i := range wt {
+				wt[i] = T(w32[i])
+			}
+		}
+	}
+	return nil
+}
+
 // Embed implements compute.Model. Sequences are embedded in chunks of 64
 // rows (the last chunk padded with copies), each padded to its bucket
 // length; an empty sequence is an error.

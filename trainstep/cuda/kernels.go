@@ -473,20 +473,28 @@ func rowIndex(rows []int32, width, k int) int { return int(rows[k/width])*width 
 
 var (
 	kAdamRows = &kernel{name: "adam_rows",
-		params:  []string{"n nrows", "n width", "i rows", "f w", "f g", "f m", "f v", "s lr", "s b1", "s b2", "s c1", "s c2", "s eps"},
+		params:  []string{"n nrows", "n width", "i rows", "f w", "f g", "f m", "f v", "f d1", "f d2", "f s", "s lr", "s b1", "s b2", "s c1", "s c2", "s eps"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
 		body: func(tid, _ int, a []hostArg) {
 			nrows, width, rows, w, g, m, v := a[0].n, a[1].n, a[2].i, a[3].f, a[4].f, a[5].f, a[6].f
-			lr, b1, b2, c1, c2, eps := a[7].s, a[8].s, a[9].s, a[10].s, a[11].s, a[12].s
+			d1, d2, s := a[7].f, a[8].f, a[9].f
+			lr, b1, b2, c1, c2, eps := a[10].s, a[11].s, a[12].s, a[13].s, a[14].s, a[15].s
 			if tid >= nrows*width {
 				return
 			}
+			k := tid / width
 			i := rowIndex(rows, width, tid)
+			m0, v0, wi := m[i], v[i], w[i]
+			if s[k] != 0 && v0 > 0 {
+				wi -= s[k] * m0 / sqrt32(v0)
+			}
+			m0 *= d1[k]
+			v0 *= d2[k]
 			gi := g[i]
-			mi := b1*m[i] + (1-b1)*gi
-			vi := b2*v[i] + (1-b2)*gi*gi
+			mi := b1*m0 + (1-b1)*gi
+			vi := b2*v0 + (1-b2)*gi*gi
 			m[i], v[i] = mi, vi
-			w[i] -= lr * (mi * c1) / (sqrt32(vi*c2) + eps)
+			w[i] = wi - lr*(mi*c1)/(sqrt32(vi*c2)+eps)
 		}}
 	kSGDRows = &kernel{name: "sgd_rows",
 		params:  []string{"n nrows", "n width", "i rows", "f w", "f g", "s lr"},
@@ -500,18 +508,47 @@ var (
 			w[i] -= lr * g[i]
 		}}
 	kRMSPropRows = &kernel{name: "rmsprop_rows",
-		params:  []string{"n nrows", "n width", "i rows", "f w", "f g", "f v", "s lr", "s rho", "s eps"},
+		params:  []string{"n nrows", "n width", "i rows", "f w", "f g", "f v", "f d2", "s lr", "s rho", "s eps"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
 		body: func(tid, _ int, a []hostArg) {
-			nrows, width, rows, w, g, v, lr, rho, eps := a[0].n, a[1].n, a[2].i, a[3].f, a[4].f, a[5].f, a[6].s, a[7].s, a[8].s
+			nrows, width, rows, w, g, v, d2, lr, rho, eps := a[0].n, a[1].n, a[2].i, a[3].f, a[4].f, a[5].f, a[6].f, a[7].s, a[8].s, a[9].s
 			if tid >= nrows*width {
 				return
 			}
 			i := rowIndex(rows, width, tid)
 			gi := g[i]
-			vi := rho*v[i] + (1-rho)*gi*gi
+			vi := rho*(v[i]*d2[tid/width]) + (1-rho)*gi*gi
 			v[i] = vi
 			w[i] -= lr * gi / (sqrt32(vi) + eps)
+		}}
+)
+
+var (
+	kCatchUpRows = &kernel{name: "catch_up_rows",
+		params:  []string{"n nrows", "n width", "i rows", "f w", "f m", "f v", "f d1", "f d2", "f s"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() },
+		body: func(tid, _ int, a []hostArg) {
+			nrows, width, rows, w, m, v, d1, d2, s := a[0].n, a[1].n, a[2].i, a[3].f, a[4].f, a[5].f, a[6].f, a[7].f, a[8].f
+			if tid >= nrows*width {
+				return
+			}
+			k := tid / width
+			i := rowIndex(rows, width, tid)
+			m0, v0 := m[i], v[i]
+			if s[k] != 0 && v0 > 0 {
+				w[i] -= s[k] * m0 / sqrt32(v0)
+			}
+			m[i], v[i] = m0*d1[k], v0*d2[k]
+		}}
+	kScaleRows = &kernel{name: "scale_rows",
+		params:  []string{"n nrows", "n width", "i rows", "f v", "f d"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() },
+		body: func(tid, _ int, a []hostArg) {
+			nrows, width, rows, v, d := a[0].n, a[1].n, a[2].i, a[3].f, a[4].f
+			if tid >= nrows*width {
+				return
+			}
+			v[rowIndex(rows, width, tid)] *= d[tid/width]
 		}}
 )
 
@@ -520,7 +557,7 @@ const sumsqThreads = 64 * BlockSize
 
 // kernels lists every kernel, in the order of their files.
 var kernels = []*kernel{kGather, kScatter, kGateFwd, kGateBwd, kLSTMFwd, kLSTMBwd,
-	kRowNorm, kRowNormBwd, kMarginFwd, kMarginBwd, kAdam, kSGD, kRMSProp, kAdamRows, kSGDRows, kRMSPropRows,
+	kRowNorm, kRowNormBwd, kMarginFwd, kMarginBwd, kAdam, kSGD, kRMSProp, kAdamRows, kSGDRows, kRMSPropRows, kCatchUpRows, kScaleRows,
 	kMaskedMean, kMaskedMeanBwd, kFillRows, kColSum, kColDot, kSumsqGrad, kSumsqGradRows, kNonFinite}
 
 // KernelNames lists the kernels' C names.

@@ -29,6 +29,9 @@ type model struct {
 	// rows lists the distinct embedding rows of the last batch, on the
 	// host and in the "rows" workspace: a sparse update steps only them.
 	rows []int32
+	// lazy catches the rows up with the steps they were skipped (on the
+	// host; nil for SGD and the dense update).
+	lazy *compute.CatchUp
 }
 
 // sparse reports whether the embeddings update only the batch's rows.
@@ -71,6 +74,9 @@ func newModel(dev device, cfg compute.Config, params []compute.Tensor) (m *model
 			}
 			m.stateOrder = append(m.stateOrder, name)
 			m.stateShape[name] = s.Shape
+		}
+		if s.Name == compute.ParamEmbeddings && m.sparse() {
+			m.lazy = compute.NewCatchUp(cfg, s.Shape[0])
 		}
 	}
 	if cfg.LambdaW > 0 {
@@ -401,15 +407,30 @@ func (m *model) Update(step int64, lr float64) error {
 		if sp.Name == compute.ParamEmbeddings && m.sparse() {
 			rows := s.work("rows", len(m.rows))
 			nr, width := argN(len(m.rows)), argN(c.Dim)
+			var d1, d2, sz ptr
+			if m.lazy != nil {
+				f1, f2, fs := m.lazy.Factors(m.rows, step, lr)
+				d1, d2, sz = s.work("lazy.d1", len(m.rows)), s.work("lazy.d2", len(m.rows)), s.work("lazy.s", len(m.rows))
+				for _, u := range []struct {
+					p ptr
+					v []float32
+				}{{d1, f1}, {d2, f2}, {sz, fs}} {
+					if s.err == nil {
+						s.err = m.uploadF(u.p, u.v)
+					}
+				}
+			}
 			switch c.Optimizer {
 			case compute.OptSGD:
 				s.launch(kSGDRows, nr, width, argI(rows), argP(w), argP(g), argS(float32(lr)))
 			case compute.OptRMSProp:
-				s.launch(kRMSPropRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["rmsprop.v/"+sp.Name]), argS(float32(lr)), argS(float32(c.Rho)), argS(float32(c.Eps)))
+				s.launch(kRMSPropRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["rmsprop.v/"+sp.Name]), argP(d2),
+					argS(float32(lr)), argS(float32(c.Rho)), argS(float32(c.Eps)))
 			case compute.OptAdam:
 				c1 := float32(1 / (1 - math.Pow(c.Beta1, float64(step))))
 				c2 := float32(1 / (1 - math.Pow(c.Beta2, float64(step))))
 				s.launch(kAdamRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["adam.m/"+sp.Name]), argP(m.state["adam.v/"+sp.Name]),
+					argP(d1), argP(d2), argP(sz),
 					argS(float32(lr)), argS(float32(c.Beta1)), argS(float32(c.Beta2)), argS(c1), argS(c2), argS(float32(c.Eps)))
 			}
 			continue
@@ -430,6 +451,48 @@ func (m *model) Update(step int64, lr float64) error {
 	}
 	if s.err != nil {
 		return fmt.Errorf("%s update on %s: %w", c.Optimizer, m.dev.name(), s.err)
+	}
+	return nil
+}
+
+// Flush implements compute.Flusher: the embedding rows owed steps of the
+// sparse update catch up (compute.CatchUp.Flush), as the CPU backend's.
+func (m *model) Flush(step int64) error {
+	if m.lazy == nil {
+		return nil
+	}
+	rows, d1, d2, sz := m.lazy.Flush(step)
+	if len(rows) == 0 {
+		return nil
+	}
+	if err := m.dev.enter(); err != nil {
+		return err
+	}
+	defer m.dev.exit()
+	s := &seq{m: m}
+	n := len(rows)
+	pr, p1, p2, ps := s.work("flush.rows", n), s.work("lazy.d1", n), s.work("lazy.d2", n), s.work("lazy.s", n)
+	if s.err == nil {
+		s.err = m.uploadI(pr, rows)
+	}
+	for _, u := range []struct {
+		p ptr
+		v []float32
+	}{{p1, d1}, {p2, d2}, {ps, sz}} {
+		if s.err == nil {
+			s.err = m.uploadF(u.p, u.v)
+		}
+	}
+	name, w := compute.ParamEmbeddings, m.w[compute.ParamEmbeddings]
+	switch m.cfg.Optimizer {
+	case compute.OptAdam:
+		s.launch(kCatchUpRows, argN(n), argN(m.cfg.Dim), argI(pr), argP(w), argP(m.state["adam.m/"+name]), argP(m.state["adam.v/"+name]),
+			argP(p1), argP(p2), argP(ps))
+	case compute.OptRMSProp:
+		s.launch(kScaleRows, argN(n), argN(m.cfg.Dim), argI(pr), argP(m.state["rmsprop.v/"+name]), argP(p2))
+	}
+	if s.err != nil {
+		return fmt.Errorf("catching up %d embedding rows on %s: %w", n, m.dev.name(), s.err)
 	}
 	return nil
 }
@@ -562,6 +625,11 @@ func (m *model) State() []compute.Tensor {
 	for _, name := range m.stateOrder {
 		read(name, m.state[name], m.stateShape[name])
 	}
+	if m.lazy != nil { // as compute.Optimizer.State
+		last, lrs := m.lazy.Last(), m.lazy.LRs()
+		out = append(out, compute.Tensor{Name: compute.CatchUpLastName(compute.ParamEmbeddings), Shape: []int{len(last)}, Data: append([]float32(nil), last...)},
+			compute.Tensor{Name: compute.CatchUpLRName(compute.ParamEmbeddings), Shape: []int{len(lrs)}, Data: lrs})
+	}
 	if !m.init.null() {
 		read(initName, m.init, []int{m.cfg.Vocab, m.cfg.Dim})
 	}
@@ -569,14 +637,31 @@ func (m *model) State() []compute.Tensor {
 }
 
 // SetState implements compute.Model, with the CPU backend's rules: every
-// tensor of the optimiser, and the initial embeddings when λw > 0.
+// tensor of the optimiser, the rows' catch-up state when there (a
+// checkpoint written before it has none), and the initial embeddings when
+// λw > 0.
 func (m *model) SetState(ts []compute.Tensor) error {
 	if err := m.dev.enter(); err != nil {
 		return err
 	}
 	defer m.dev.exit()
-	seen := 0
+	seen, lastSeen := 0, false
 	for _, t := range ts {
+		if m.lazy != nil {
+			switch t.Name {
+			case compute.CatchUpLastName(compute.ParamEmbeddings):
+				if err := m.lazy.SetLast(t.Data); err != nil {
+					return err
+				}
+				lastSeen = true
+				continue
+			case compute.CatchUpLRName(compute.ParamEmbeddings):
+				if err := m.lazy.SetLRs(t.Data); err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		if p, ok := m.state[t.Name]; ok {
 			shape := m.stateShape[t.Name]
 			if !compute.SameShape(t.Shape, shape) || len(t.Data) != compute.NumElems(shape) {
@@ -600,6 +685,9 @@ func (m *model) SetState(ts []compute.Tensor) error {
 	}
 	if seen != len(m.stateOrder) {
 		return fmt.Errorf("optimizer state: %d of %d %s tensors given", seen, len(m.stateOrder), m.cfg.Optimizer)
+	}
+	if m.lazy != nil && !lastSeen {
+		m.lazy.Forget() // a checkpoint written before the catch-up
 	}
 	return nil
 }

@@ -157,10 +157,11 @@ func TestEmulatorMatchesCPU(t *testing.T) {
 	}
 }
 
-// TestEmulatorUpdate applies each optimiser after the same batches, with
-// sparse (the batch's rows) and dense embedding updates and with and
-// without λw: the parameters and the optimiser state must match the CPU
-// backend's.
+// TestEmulatorUpdate applies each optimiser after the same 8 batches, with
+// sparse (the batch's rows, caught up with the steps they sat out: rows
+// leave and return between the batches) and dense embedding updates and
+// with and without λw, then flushed (the rows owed steps catch up): the
+// parameters and the optimiser state must match the CPU backend's.
 func TestEmulatorUpdate(t *testing.T) {
 	type variant struct {
 		opt, update string
@@ -181,7 +182,7 @@ func TestEmulatorUpdate(t *testing.T) {
 			ps := params(cfg)
 			ref := buildWith(t, cpu.New(), cfg, ps)
 			emu := buildWith(t, cuda.Emulator(), cfg, ps)
-			for step := int64(1); step <= 3; step++ {
+			for step := int64(1); step <= 8; step++ {
 				b := batch(t, cfg, 5, uint64(step))
 				for _, m := range []compute.Model{ref, emu} {
 					if _, err := m.ForwardBackward(b); err != nil {
@@ -190,6 +191,11 @@ func TestEmulatorUpdate(t *testing.T) {
 					if err := m.Update(step, cfg.LR); err != nil {
 						t.Fatal(err)
 					}
+				}
+			}
+			for _, m := range []compute.Model{ref, emu} { // as before a checkpoint
+				if err := m.(compute.Flusher).Flush(8); err != nil {
+					t.Fatal(err)
 				}
 			}
 			for i, w := range ref.Params() {
