@@ -361,6 +361,13 @@ class Reference:
         seqs = [a[:L] for a, _ in pairs] + [b[:L] for _, b in pairs]
         for name in self.names:
             self.p[name].grad = None
+        if self.cfg.get("embedding_update", "dense") == "sparse" and self.torch_adam is None:
+            # compute.CatchUp.Prepare: the batch's rows owed steps take them
+            # before the forward pass reads them.
+            rows = np.array(sorted({int(i) for s in seqs for i in s}), dtype=np.int64)
+            seen = step - 1
+            owed = rows[(self.last[rows] > 0) & (self.last[rows] < seen)] if seen > 0 else rows[:0]
+            self.apply_catch_up(owed, *self.catch_up(owed, step, None, through=seen, mark=seen))
         emb, groups = self.embed_rows(seqs)
         loss = self.margin(emb, n, groups)
         loss.backward()
@@ -470,10 +477,14 @@ class Reference:
         if self.cfg.get("embedding_update", "dense") != "sparse" or self.torch_adam is not None:
             return
         rows = np.nonzero((self.last > 0) & (self.last < step))[0]
+        self.apply_catch_up(rows, *self.catch_up(rows, step + 1, None, through=step, mark=step))
+
+    def apply_catch_up(self, rows, d1, d2, sz):
+        """compute.CatchUpRow on the listed embedding rows: w −= s·m/√v of
+        the row's last update, then m ·= d1, v ·= d2."""
         if len(rows) == 0:
             return
-        d1, d2, sz = self.catch_up(rows, step + 1, None, through=step, mark=step)
-        r = torch.from_numpy(rows.astype(np.int64))
+        r = torch.from_numpy(np.asarray(rows, dtype=np.int64))
         with torch.no_grad():
             w, m, v = self.p["embeddings"], self.m["embeddings"], self.v["embeddings"]
             wr, mr, vr = w.index_select(0, r), m.index_select(0, r), v.index_select(0, r)
@@ -730,6 +741,7 @@ def check_steps(cfg, plan, ckdir, args):
                 t.zero_()
         e, batch = plan[k - 1]
         loss = ref.step(batch, k, cfg["lr"] * math.pow(cfg["decay"], e - first_epoch))
+        ref.flush(k)  # parastream's checkpoint of step k is flushed (compute.Flusher)
         theirs, _ = read_safetensors(os.path.join(ck(k), "model.safetensors"))
         topt, _ = read_safetensors(os.path.join(ck(k), "optimizer.safetensors"))
         c2 = 1 / (1 - cfg["beta2"] ** k)

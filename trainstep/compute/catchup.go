@@ -40,6 +40,7 @@ type CatchUp struct {
 	beta1, beta2, rho float64
 	last              []float32 // by row: the step of its last update, 0 before the first
 	known             bool      // false after a restore without last: set at the next step
+	seen              int64     // the last step Factors or Flush saw
 	n                 int64     // the series' cut
 	// lrs are the learning rates from step from on, in order of from
 	// (Factors records them; before the first recorded, the first's).
@@ -126,7 +127,27 @@ func (c *CatchUp) Factors(rows []int32, step int64, lr float64) (d1, d2, s []flo
 	if lr32 := float64(float32(lr)); len(c.lrs) == 0 || c.lrs[len(c.lrs)-1].lr != lr32 {
 		c.lrs = append(c.lrs, lrFrom{step, lr32})
 	}
+	c.seen = step
 	return c.factors(rows, step-1, step)
+}
+
+// Prepare returns those of rows that are owed steps (updated before the
+// last step seen, and after 0) with the factors that catch them up through
+// that step, and marks them updated then. A backend prepares a batch's
+// rows before its forward pass: dense Adam has moved them by then, and the
+// gradient must be taken where dense Adam's is; Factors then owes them
+// nothing. The slices are reused by the next call.
+func (c *CatchUp) Prepare(rows []int32) (owed []int32, d1, d2, s []float32) {
+	if !c.known || c.seen == 0 {
+		return nil, nil, nil, nil
+	}
+	for _, r := range rows {
+		if t := int64(c.last[r]); t > 0 && t < c.seen {
+			owed = append(owed, r)
+		}
+	}
+	d1, d2, s = c.factors(owed, c.seen, c.seen)
+	return owed, d1, d2, s
 }
 
 // Flush returns the rows last updated before step (and after 0) with the
@@ -144,6 +165,7 @@ func (c *CatchUp) Flush(step int64) (rows []int32, d1, d2, s []float32) {
 			rows = append(rows, int32(r))
 		}
 	}
+	c.seen = max(c.seen, step)
 	d1, d2, s = c.factors(rows, step, step)
 	return rows, d1, d2, s
 }
@@ -225,6 +247,10 @@ func (c *CatchUp) SetLast(v []float32) error {
 	}
 	copy(c.last, v)
 	c.known = true
+	c.seen = 0
+	for _, t := range v {
+		c.seen = max(c.seen, int64(t))
+	}
 	return nil
 }
 

@@ -11,7 +11,9 @@ import (
 // TestCatchUpMatchesDense: a table stepped row by row (StepRows, the
 // batch's rows each step) and flushed at the end ends where dense steps of
 // the whole table (zero gradient for the rows not in the batch) end, for
-// Adam and RMSProp, with rows skipped for 1 to 400 steps (beyond Adam's
+// Adam and RMSProp, and each batch's rows, caught up before its forward
+// pass (Prepare), read what dense Adam's hold, with rows skipped for 1 to
+// 400 steps (beyond Adam's
 // 153-step cut), a learning rate that changes, and a state flushed, saved
 // and restored halfway through. Adam's ε is
 // 1e-12 here: the catch-up leaves it out of the skipped steps.
@@ -28,6 +30,7 @@ func TestCatchUpMatchesDense(t *testing.T) {
 			wd[i] = ws[i]
 		}
 		g := make([]float32, rows*width)
+		worstRead := 0.0
 		for step := int64(1); step <= steps; step++ {
 			if step == steps/2 { // a checkpoint (flushed, as the trainer does) and a resume
 				sparse.Flush(compute.ParamEmbeddings, ws, width, step-1)
@@ -51,8 +54,21 @@ func TestCatchUpMatchesDense(t *testing.T) {
 					}
 				}
 			}
+			// Before the forward pass the batch's rows are caught up: they
+			// must read what dense Adam's rows hold after step-1.
+			sparse.Prepare(compute.ParamEmbeddings, ws, width, batch)
+			for _, r := range batch {
+				for k := int(r) * width; k < int(r+1)*width; k++ {
+					if d := math.Abs(float64(ws[k]-wd[k])) / max(1, math.Abs(float64(wd[k]))); d > worstRead {
+						worstRead = d
+					}
+				}
+			}
 			sparse.StepRows(compute.ParamEmbeddings, ws, g, batch, width, step, lr)
 			dense.Step(compute.ParamEmbeddings, wd, g, step, lr)
+		}
+		if worstRead > 2e-5 {
+			t.Errorf("%s: a batch's rows, caught up before its forward pass, were %.3g (relative) from dense Adam's", opt, worstRead)
 		}
 		sparse.Flush(compute.ParamEmbeddings, ws, width, steps) // as before the last checkpoint
 		worst := 0.0

@@ -97,11 +97,23 @@ func (o *Optimizer) StepRows(name string, w, g []float32, rows []int32, width in
 // Flush catches up every row of the row-sparse parameter name (a table of
 // rows of width values) through step (CatchUp.Flush).
 func (o *Optimizer) Flush(name string, w []float32, width int, step int64) {
-	c := o.lazy[name]
-	if c == nil {
-		return
+	if c := o.lazy[name]; c != nil {
+		rows, d1, d2, s := c.Flush(step)
+		o.catchUp(name, w, width, rows, d1, d2, s)
 	}
-	rows, d1, d2, s := c.Flush(step)
+}
+
+// Prepare catches up the given rows of the row-sparse parameter name
+// through the last step (CatchUp.Prepare): before a forward pass reads
+// them.
+func (o *Optimizer) Prepare(name string, w []float32, width int, rows []int32) {
+	if c := o.lazy[name]; c != nil {
+		owed, d1, d2, s := c.Prepare(rows)
+		o.catchUp(name, w, width, owed, d1, d2, s)
+	}
+}
+
+func (o *Optimizer) catchUp(name string, w []float32, width int, rows []int32, d1, d2, s []float32) {
 	sub := func(v []float32, r int32) []float32 { return v[int(r)*width : int(r+1)*width] }
 	for k, r := range rows {
 		switch o.kind {

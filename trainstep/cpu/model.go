@@ -552,6 +552,26 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 		sz := b.Len * m.cfg.Dim
 		return src[i*sz : (i+1)*sz]
 	}
+	embRows := distinctRows(seqs, func(s []int32, yield func(int32)) {
+		for _, id := range s {
+			yield(id)
+		}
+	})
+	var bigramRows []int32
+	if gr.gxb != nil {
+		bigramRows = distinctRows(seqs, func(s []int32, yield func(int32)) {
+			for t := 0; t+1 < len(s); t++ {
+				yield(compute.BigramID(s[t], s[t+1], m.cfg.BigramBuckets))
+			}
+		})
+	}
+	// The batch's rows owed steps of the sparse update take them before
+	// the forward pass reads them, as dense Adam's would have.
+	for name, rows := range map[string][]int32{compute.ParamEmbeddings: embRows, compute.ParamBigrams: bigramRows} {
+		if rows != nil && compute.SparseParam(m.cfg, name) {
+			m.asFloat32(name, func(w []float32) { m.opt.Prepare(name, w, m.cfg.Dim, rows) })
+		}
+	}
 	if err := m.feed(gr, seqs, drop, append(append([][]float32(nil), b.CtxA...), b.CtxB...)); err != nil {
 		return 0, err
 	}
@@ -570,11 +590,7 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 	}
 	d := m.cfg.Dim
 	R := 2 * n
-	ge := m.clearTable(compute.ParamEmbeddings, distinctRows(seqs, func(s []int32, yield func(int32)) {
-		for _, id := range s {
-			yield(id)
-		}
-	}))
+	ge := m.clearTable(compute.ParamEmbeddings, embRows)
 	gx := wordGrads[T](gr, d)
 	for r, s := range seqs {
 		dr := drop(r)
@@ -591,11 +607,7 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 		}
 	}
 	if node := gr.gxb; node != nil {
-		gb := m.clearTable(compute.ParamBigrams, distinctRows(seqs, func(s []int32, yield func(int32)) {
-			for t := 0; t+1 < len(s); t++ {
-				yield(compute.BigramID(s[t], s[t+1], m.cfg.BigramBuckets))
-			}
-		}))
+		gb := m.clearTable(compute.ParamBigrams, bigramRows)
 		gxb := values[T](node)
 		for r, s := range seqs {
 			for t := 0; t+1 < len(s); t++ {
@@ -754,25 +766,32 @@ func (m *model[T]) Update(step int64, lr float64) error {
 // with the steps since their last update (compute.CatchUp).
 func (m *model[T]) Flush(step int64) error {
 	for _, s := range m.specs {
-		if !compute.SparseParam(m.cfg, s.Name) {
-			continue
+		if compute.SparseParam(m.cfg, s.Name) {
+			m.asFloat32(s.Name, func(w []float32) { m.opt.Flush(s.Name, w, m.cfg.Dim, step) })
 		}
-		switch w := any(m.w[s.Name]).(type) {
-		case []float32:
-			m.opt.Flush(s.Name, w, m.cfg.Dim, step)
-		default:
-			wt := m.w[s.Name]
-			w32 := make([]float32, len(wt))
-			for i := range wt {
-				w32[i] = float32(wt[i])
-			}
-			m.opt.Flush(s.Name, w32, m.cfg.Dim, step)
-			for i := range wt {
+	}
+	return nil
+}
+
+// asFloat32 runs f on the parameter name as float32 values (in a float64
+// model a copy, of which the values f changed are written back).
+func (m *model[T]) asFloat32(name string, f func([]float32)) {
+	switch w := any(m.w[name]).(type) {
+	case []float32:
+		f(w)
+	default:
+		wt := m.w[name]
+		w32 := make([]float32, len(wt))
+		for i := range wt {
+			w32[i] = float32(wt[i])
+		}
+		f(w32)
+		for i := range wt {
+			if w32[i] != float32(wt[i]) { // values f left alone keep their precision
 				wt[i] = T(w32[i])
 			}
 		}
 	}
-	return nil
 }
 
 // Embed implements compute.Model. Sequences are embedded in chunks of 64

@@ -241,12 +241,6 @@ func (m *model) ForwardBackward(b *compute.Batch) (float64, error) {
 		drop = append(append(make([]float32, 0, 2*len(b.DropA)), b.DropA...), b.DropB...)
 	}
 	s := &seq{m: m}
-	p := m.prepare(s, append(append([][]int32(nil), b.A...), b.B...), b.Len, drop)
-	m.encode(s, p)
-	loss, dEmb := m.margin(s, p.emb, n, b)
-	m.encodeBackward(s, p, dEmb)
-	ge := m.g[compute.ParamEmbeddings]
-	s.zero(ge, m.cfg.Vocab*d)
 	m.rows = m.rows[:0]
 	seen := map[int32]bool{}
 	for _, q := range append(append([][]int32(nil), b.A...), b.B...) {
@@ -258,6 +252,18 @@ func (m *model) ForwardBackward(b *compute.Batch) (float64, error) {
 		}
 	}
 	slices.Sort(m.rows)
+	if m.lazy != nil {
+		// The batch's rows owed steps of the sparse update take them
+		// before the forward pass reads them, as dense Adam's would have.
+		owed, d1, d2, sz := m.lazy.Prepare(m.rows)
+		m.catchUp(s, owed, d1, d2, sz)
+	}
+	p := m.prepare(s, append(append([][]int32(nil), b.A...), b.B...), b.Len, drop)
+	m.encode(s, p)
+	loss, dEmb := m.margin(s, p.emb, n, b)
+	m.encodeBackward(s, p, dEmb)
+	ge := m.g[compute.ParamEmbeddings]
+	s.zero(ge, m.cfg.Vocab*d)
 	if s.err == nil {
 		s.err = m.uploadI(s.work("rows", len(m.rows)), m.rows)
 	}
@@ -470,8 +476,21 @@ func (m *model) Flush(step int64) error {
 	}
 	defer m.dev.exit()
 	s := &seq{m: m}
+	m.catchUp(s, rows, d1, d2, sz)
+	if s.err != nil {
+		return fmt.Errorf("catching up %d embedding rows on %s: %w", len(rows), m.dev.name(), s.err)
+	}
+	return nil
+}
+
+// catchUp applies compute.CatchUp's factors to the listed embedding rows
+// on the device: w steps s·m/√v, m and v decay (RMSProp: v decays).
+func (m *model) catchUp(s *seq, rows []int32, d1, d2, sz []float32) {
 	n := len(rows)
-	pr, p1, p2, ps := s.work("flush.rows", n), s.work("lazy.d1", n), s.work("lazy.d2", n), s.work("lazy.s", n)
+	if n == 0 {
+		return
+	}
+	pr, p1, p2, ps := s.work("lazy.rows", n), s.work("lazy.d1", n), s.work("lazy.d2", n), s.work("lazy.s", n)
 	if s.err == nil {
 		s.err = m.uploadI(pr, rows)
 	}
@@ -491,10 +510,6 @@ func (m *model) Flush(step int64) error {
 	case compute.OptRMSProp:
 		s.launch(kScaleRows, argN(n), argN(m.cfg.Dim), argI(pr), argP(m.state["rmsprop.v/"+name]), argP(p2))
 	}
-	if s.err != nil {
-		return fmt.Errorf("catching up %d embedding rows on %s: %w", n, m.dev.name(), s.err)
-	}
-	return nil
 }
 
 // embedChunk is the number of sequences Embed runs at once.
