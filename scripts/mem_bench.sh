@@ -22,7 +22,9 @@
 #     scripts/parity.sh does, published to a second broker: `parastream
 #     train` of each of $MEM_BENCH_MODELS at each of $MEM_BENCH_BATCHES for
 #     $MEM_BENCH_EPOCHS epochs at dim $MEM_BENCH_DIM (default flags, so the
-#     CPU backend's default --memory-budget), and PyTorch's peer: the
+#     CPU backend's default --memory-budget; a run it refuses, the graph of
+#     a batch being larger, runs again with --memory-budget
+#     $MEM_BENCH_RETRY_BUDGET, and the table says so), and PyTorch's peer: the
 #     reference trainer of `make parity` (scripts/parity.py, issue 13) in
 #     its own-order mode (b), from the parastream run's step-0 checkpoint
 #     (the same model, batch, dimension, vocabulary and initial parameters),
@@ -32,8 +34,11 @@
 #
 # Settings (environment):
 #   MEM_BENCH_ROWS        rows of the synthetic corpus             (1000000)
-#   MEM_BENCH_MODELS      encoders trained on the Quora sample     (avg lstmavg gran)
+#   MEM_BENCH_MODELS      encoders trained on the Quora sample     (avg lstmavg gran;
+#                         empty: none, the corpus's commands only)
 #   MEM_BENCH_BATCHES     batch sizes                              (100 1000)
+#   MEM_BENCH_RETRY_BUDGET  --memory-budget of a run the default
+#                         budget refuses (empty: no second run)    (8GiB)
 #   MEM_BENCH_EPOCHS      epochs of those runs                     (2)
 #   MEM_BENCH_DIM         word and LSTM dimension                  (300)
 #   MEM_BENCH_EVAL_STEPS  steps of the avg run whose checkpoints
@@ -49,8 +54,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ROWS=${MEM_BENCH_ROWS:-1000000}
-MODELS=${MEM_BENCH_MODELS:-avg lstmavg gran}
+MODELS=${MEM_BENCH_MODELS-avg lstmavg gran}
 BATCHES=${MEM_BENCH_BATCHES:-100 1000}
+RETRY_BUDGET=${MEM_BENCH_RETRY_BUDGET-8GiB}
 EPOCHS=${MEM_BENCH_EPOCHS:-2}
 DIM=${MEM_BENCH_DIM:-300}
 EVAL_STEPS=${MEM_BENCH_EVAL_STEPS:-200}
@@ -97,7 +103,10 @@ mkdir -p "$OUT"
 
 # Background processes of ours: their peakrss.sh pids.
 bg_pids=()
+# A function's bare `return` in a trap returns the status from before the
+# trap: child_ps returns 0 explicitly, and cleanup runs without -e.
 cleanup() {
+	set +e
 	local p c
 	for p in "${bg_pids[@]}"; do
 		c=$(child_ps "$p")
@@ -161,12 +170,12 @@ child_ps() {
 	for c in $(pgrep -P "$1" || true); do
 		if [ "$(cat "/proc/$c/comm" 2>/dev/null)" = parastream ]; then
 			echo "$c"
-			return
+			return 0
 		fi
 		f=$(child_ps "$c")
 		if [ -n "$f" ]; then
 			echo "$f"
-			return
+			return 0
 		fi
 	done
 }
@@ -184,7 +193,7 @@ measure() {
 	secs=$(elapsed "$t0" "$t1")
 	collect "$name"
 	if [ "$rc" -ne 0 ]; then
-		say "$name failed (exit $rc): $(grep -v '^peakrss:' "$W/$name.err" | tail -5)"
+		say "$name failed (exit $rc): $(errtail "$W/$name.err" 5)"
 		return "$rc"
 	fi
 	say "$name: peak RSS ${hwm} MiB (sampled ${sampled}), ${secs} s"
@@ -217,18 +226,20 @@ stop() {
 	pid=$(child_ps "$pp")
 	[ -z "$pid" ] || kill -TERM "$pid"
 	wait "$pp" || rc=$?
-	[ "$rc" -eq 0 ] || say "$name: exit $rc ($(grep -v '^peakrss:' "$W/$name.err" | tail -3))"
+	[ "$rc" -eq 0 ] || say "$name: exit $rc ($(errtail "$W/$name.err" 3))"
 	local keep_pids=() p
 	for p in "${bg_pids[@]}"; do [ "$p" = "$pp" ] || keep_pids+=("$p"); done
 	bg_pids=("${keep_pids[@]}")
 	collect "$name"
 }
+# errtail FILE N: the last N lines of a command's stderr, less peakrss.sh's.
+errtail() { grep -v '^peakrss:' "$1" 2>/dev/null | tail -"$2" || true; }
 status_kib() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
 # ---------------------------------------------------------------------------
 # 0. The floor: what the binary takes to start (package initialisation).
 measure version "$BIN" version
-row "version" "nothing: the RSS of starting the binary" 0 "$hwm" "$sampled" "$secs" "" "" "the floor under every command below"
+row "version" "nothing: the RSS of starting the binary" 0 "$hwm" "$sampled" "$secs" "" "" "the floor under every command below: mostly the binary's own pages"
 
 # 1. The synthetic corpus.
 say "synthetic corpus: $ROWS Quora rows"
@@ -254,8 +265,9 @@ measure publish "$BIN" publish --shards "$W/feat" --brokers "$addr" --topic-pref
 row "publish" "featurized shards of the corpus (every split)" "$feat_bytes" "$hwm" "$sampled" "$secs" "" "" ""
 held_rss=$(status_kib "$broker_pid" VmRSS)
 held_hwm=$(status_kib "$broker_pid" VmHWM)
+held_anon=$(status_kib "$broker_pid" RssAnon)
 data_dir_bytes=$(filebytes "$W/broker.data")
-say "broker after publish: VmRSS $((held_rss / 1024)) MiB, VmHWM $((held_hwm / 1024)) MiB; data directory $data_dir_bytes bytes"
+say "broker after publish: VmRSS $((held_rss / 1024)) MiB ($((held_anon / 1024)) MiB of it anonymous), VmHWM $((held_hwm / 1024)) MiB; data directory $data_dir_bytes bytes"
 
 measure consume "$BIN" consume --brokers "$addr" --topic-prefix "$P" --dataset quora --n 0 --quiet --group mem-consume
 consumed_mb=$(sed -n 's/.* messages, \([0-9.]*\) MB, lag.*/\1/p' "$W/consume.err" | tail -1)
@@ -300,7 +312,7 @@ row "eval watch" "$nck avg checkpoints on STS 2012-2015, STSb dev and the corpus
 
 stop "$broker_pp" broker
 row "broker, after publish" "featurized shards of the corpus held (data directory $data_dir_bytes B)" "$feat_bytes" \
-	"$((held_hwm / 1024))" "$((held_rss / 1024))" "" "" "" "VmHWM then, and VmRSS as the sampled figure"
+	"$((held_hwm / 1024))" "$((held_rss / 1024))" "" "" "" "VmHWM then; VmRSS $((held_rss / 1024)) MiB, $((held_anon / 1024)) MiB of it anonymous (the rest the binary's pages)"
 row "broker, whole run" "the same, serving publish, consume, train and eval watch" "$feat_bytes" \
 	"$hwm" "$sampled" "" "" "" ""
 
@@ -319,32 +331,55 @@ $NICE "$BIN" consume --brokers "$addr" --topic-prefix "$Q" --dataset quora --n 0
 q_rows=$(wc -l <"$qrows")
 say "$q_rows Quora sample train rows"
 
+# train_run NAME FLAGS...: parastream train of the cell NAME, measured.
+train_run() {
+	local name=$1
+	shift
+	rm -rf "$W/ck-$name"
+	measure "train-$name" "$BIN" train --brokers "$addr" --topic-prefix "$Q" --dataset quora --model "$enc" \
+		--epochs "$EPOCHS" --batch "$batch" --dim "$DIM" --seed 1 --run "mem-$name" \
+		--checkpoint-dir "$W/ck-$name" --checkpoint-every 100000000 --save-initial --quiet "$@"
+}
 for enc in $MODELS; do
 	for batch in $BATCHES; do
 		name="$enc-b$batch"
-		ck="$W/ck-$name"
-		if ! measure "train-$name" "$BIN" train --brokers "$addr" --topic-prefix "$Q" --dataset quora --model "$enc" \
-			--epochs "$EPOCHS" --batch "$batch" --dim "$DIM" --seed 1 --run "mem-$name" \
-			--checkpoint-dir "$ck" --checkpoint-every 100000000 --save-initial --quiet; then
-			row "train $enc --batch $batch" "Quora sample, $q_rows rows x $EPOCHS epochs" "$q_train_bytes" \
-				"${hwm:-}" "${sampled:-}" "$secs" "" "" "failed: $(grep -v '^peakrss:' "$W/train-$name.err" | tail -1)"
-			continue
+		input="Quora sample, $q_rows rows x $EPOCHS epochs, dim $DIM"
+		note=""
+		if ! train_run "$name"; then
+			err="$W/train-$name.err"
+			if [ -z "$RETRY_BUDGET" ] || ! grep -q -- 'give a larger --memory-budget' "$err"; then
+				row "train $enc --batch $batch" "$input" "$q_train_bytes" "$hwm" "$sampled" "$secs" "" "" \
+					"failed: $(errtail "$err" 1)"
+				continue
+			fi
+			# The default budget refused a batch's graph: again with a larger one.
+			budget=$(sed -n 's/^train: memory budget \([^ ]* [KMG]iB\).*/\1/p' "$err" | head -1)
+			graph=$(sed -n 's/.*the graph for \([0-9]* rows of [0-9]* steps needs [^ ]* [KMG]iB\).*/\1/p' "$err" | head -1)
+			note="the default --memory-budget ($budget) refused it (the graph for $graph; refused after ${secs} s at ${hwm} MiB): run with --memory-budget $RETRY_BUDGET"
+			say "train-$name: $note"
+			mv "$err" "$W/train-$name.refused.err"
+			if ! train_run "$name" --memory-budget "$RETRY_BUDGET"; then
+				row "train $enc --batch $batch" "$input" "$q_train_bytes" "$hwm" "$sampled" "$secs" "" "" \
+					"$note; failed: $(errtail "$err" 1)"
+				continue
+			fi
 		fi
 		ps_hwm=$hwm ps_sampled=$sampled ps_secs=$secs
-		t_rss="$torch_missing" t_secs="" note=""
+		t_rss="$torch_missing" t_secs=""
 		if [ -z "$torch_missing" ]; then
-			if measure "torch-$name" "$PY" scripts/parity.py --rows "$qrows" --init "$ck/step-00000000" \
-				--epochs "$EPOCHS" --seed 1 --threads "$TORCH_THREADS" --out "$W/ref-$name" --quiet; then
+			trc=0
+			measure "torch-$name" "$PY" scripts/parity.py --rows "$qrows" --init "$W/ck-$name/step-00000000" \
+				--epochs "$EPOCHS" --seed 1 --threads "$TORCH_THREADS" --out "$W/ref-$name" --quiet || trc=$?
+			if [ "$trc" -eq 0 ]; then
 				t_rss=$hwm t_secs=$secs
-				note="PyTorch: scripts/parity.py mode (b), $TORCH_THREADS thread(s), $(sed -n 's/^parity.py: \([0-9]*\) steps.*/\1/p' "$W/torch-$name.out") steps"
+				note="${note:+$note; }PyTorch: scripts/parity.py mode (b), $TORCH_THREADS thread(s), $(sed -n 's/^parity.py: \([0-9]*\) steps.*/\1/p' "$W/torch-$name.out") steps"
 			else
-				t_rss="failed" note="PyTorch: $(grep -v '^peakrss:' "$W/torch-$name.err" | tail -1)"
+				t_rss="failed" note="${note:+$note; }PyTorch: scripts/parity.py exit $trc after $secs s: $(errtail "$W/torch-$name.err" 1)"
 			fi
 			rm -rf "$W/ref-$name"
 		fi
-		row "train $enc --batch $batch" "Quora sample, $q_rows rows x $EPOCHS epochs, dim $DIM" "$q_train_bytes" \
-			"$ps_hwm" "$ps_sampled" "$ps_secs" "$t_rss" "$t_secs" "$note"
-		rm -rf "$ck"
+		row "train $enc --batch $batch" "$input" "$q_train_bytes" "$ps_hwm" "$ps_sampled" "$ps_secs" "$t_rss" "$t_secs" "$note"
+		rm -rf "$W/ck-$name"
 	done
 done
 stop "$broker_pp" qbroker
