@@ -10,7 +10,7 @@ PKGS        := ./...
 # Benchmarks to run; override with `make bench BENCH=Reddit`.
 BENCH       ?= .
 
-.PHONY: all build test demo bench fmt vet lint clean interop fuzz parity parity-exact
+.PHONY: all build test demo bench bench-mem fmt vet lint clean interop fuzz parity parity-exact
 
 all: build
 
@@ -48,6 +48,18 @@ bench:
 	@if ! /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then echo "bench: no /usr/bin/python3 with torch: skipping scripts/vocab_bench.py"; \
 	elif grep -q 'BenchmarkVocabScaling/vocab=' out/bench/go.txt; then /usr/bin/python3 scripts/vocab_bench.py --go-pairs out/bench/go.txt; \
 	else echo "bench: BenchmarkVocabScaling did not run (BENCH=$(BENCH)): skipping scripts/vocab_bench.py"; fi
+
+# The peak RSS of every long-running command beside the bytes it handles
+# (issue 24): gen, extract, featurize, broker, publish, consume and eval
+# watch on a generated Quora corpus of MEM_BENCH_ROWS rows (default 1M), and
+# train of avg, lstmavg and gran at batch 100 and 1000 over two epochs of the
+# Quora sample beside the PyTorch reference (scripts/parity.py; its column
+# says "not installed" without Debian's python3-torch). Table in
+# out/bench/mem.md and mem.json; settings in scripts/mem_bench.sh. Not part
+# of `make bench` or `make test`: it takes about half an hour at 1M rows.
+MEM_BENCH_ROWS ?= 1000000
+bench-mem:
+	MEM_BENCH_ROWS='$(MEM_BENCH_ROWS)' bash scripts/mem_bench.sh
 
 # The reference-parity harness (docs/trainstep.md, "Reference parity"):
 # parastream and the PyTorch reference (scripts/parity.py; /usr/bin/python3
