@@ -140,7 +140,13 @@ def torch_pairs_per_sec(kind, steps, threads):
     model = Encoder(kind)
     opt = torch.optim.Adam(model.parameters(), lr=0.001)
     batches = make_batches(sts_lengths(), random.Random(2))
-    for ids, mask in batches:  # warm up
+    return timed_steps(model, opt, batches, batches, steps)
+
+
+def timed_steps(model, opt, batches, warm_up, steps):
+    """pairs/s of steps steps over batches (cycled), after a step on each
+    of warm_up."""
+    for ids, mask in warm_up:
         step(model, opt, ids, mask)
     t0 = time.perf_counter()
     for i in range(steps):

@@ -20,11 +20,10 @@ import random
 import re
 import subprocess
 import sys
-import time
 
 import torch
 
-from train_bench import BATCH, DIM, ROOT, Encoder, make_batches, step, sts_lengths
+from train_bench import BATCH, DIM, ROOT, Encoder, make_batches, sts_lengths, timed_steps
 
 SIZES = (20_000, 100_000, 400_000)
 
@@ -38,13 +37,7 @@ def torch_pairs_per_sec(vocab, sparse, steps, threads):
     else:
         opt = torch.optim.Adam(model.parameters(), lr=0.001)
     batches = make_batches(sts_lengths(), random.Random(2), vocab=vocab)
-    for ids, mask in batches[:2]:  # warm up
-        step(model, opt, ids, mask)
-    t0 = time.perf_counter()
-    for i in range(steps):
-        ids, mask = batches[i % len(batches)]
-        step(model, opt, ids, mask)
-    return steps * BATCH / (time.perf_counter() - t0)
+    return timed_steps(model, opt, batches, batches[:2], steps)
 
 
 def go_pairs_per_sec(steps, out=None):

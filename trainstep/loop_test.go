@@ -206,23 +206,7 @@ func TestRunResumesExactlyOnce(t *testing.T) {
 
 	// Entries of steps after the resumed checkpoint, written by the first
 	// run, are the lost work: the second run trained those rows again.
-	count := map[int]map[string]int{1: {}, 2: {}}
-	for i, e := range readTrace(t, trace) {
-		if i < firstRun && e.step > crashedAt {
-			continue
-		}
-		count[e.epoch][e.id]++
-	}
-	for epoch, ids := range count {
-		if len(ids) != rows {
-			t.Errorf("epoch %d: %d distinct rows trained, want %d", epoch, len(ids), rows)
-		}
-		for id, n := range ids {
-			if n != 1 {
-				t.Errorf("epoch %d: row %s trained %d times", epoch, id, n)
-			}
-		}
-	}
+	trainedOnce(t, trace, firstRun, crashedAt, rows, 2)
 	if want := int64(2 * rows / 10); sum.TotalSteps != want {
 		t.Errorf("%d steps in all, want %d (two epochs of %d rows in batches of 10)", sum.TotalSteps, want, rows)
 	}

@@ -180,6 +180,10 @@ func (c *CatchUp) factors(rows []int32, through, mark int64) (d1, d2, s []float3
 		t0 := int64(c.last[row])
 		skipped := max(through-t0, 0)
 		c.last[row] = float32(mark)
+		if t0 == 0 { // never updated: m = v = 0, nothing owed
+			c.d1[i], c.d2[i], c.s[i] = 1, 1, 0
+			continue
+		}
 		switch c.kind {
 		case OptRMSProp:
 			c.d1[i], c.d2[i], c.s[i] = 1, float32(math.Pow(c.rho, float64(skipped))), 0

@@ -66,28 +66,18 @@ func NewOptimizer(cfg Config, specs []ParamSpec) *Optimizer {
 // distinct.
 func (o *Optimizer) StepRows(name string, w, g []float32, rows []int32, width int, step int64, lr float64) {
 	sub := func(v []float32, r int32) []float32 { return v[int(r)*width : int(r+1)*width] }
-	var d1, d2, s []float32
 	if c := o.lazy[name]; c != nil {
-		d1, d2, s = c.Factors(rows, step, lr)
+		d1, d2, s := c.Factors(rows, step, lr)
+		o.catchUp(name, w, width, rows, d1, d2, s)
 	}
-	for k, r := range rows {
+	for _, r := range rows {
 		switch o.kind {
 		case OptSGD:
 			o.step(name, sub(w, r), sub(g, r), nil, nil, step, lr)
 		case OptRMSProp:
-			v := sub(o.state["rmsprop.v/"+name], r)
-			if d2 != nil {
-				for i := range v {
-					v[i] *= d2[k]
-				}
-			}
-			o.step(name, sub(w, r), sub(g, r), nil, v, step, lr)
+			o.step(name, sub(w, r), sub(g, r), nil, sub(o.state["rmsprop.v/"+name], r), step, lr)
 		case OptAdam:
-			wr, m, v := sub(w, r), sub(o.state["adam.m/"+name], r), sub(o.state["adam.v/"+name], r)
-			if d1 != nil {
-				CatchUpRow(wr, m, v, d1[k], d2[k], s[k])
-			}
-			o.step(name, wr, sub(g, r), m, v, step, lr)
+			o.step(name, sub(w, r), sub(g, r), sub(o.state["adam.m/"+name], r), sub(o.state["adam.v/"+name], r), step, lr)
 		default:
 			panic("compute: unknown optimizer " + o.kind)
 		}

@@ -567,9 +567,12 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 	}
 	// The batch's rows owed steps of the sparse update take them before
 	// the forward pass reads them, as dense Adam's would have.
-	for name, rows := range map[string][]int32{compute.ParamEmbeddings: embRows, compute.ParamBigrams: bigramRows} {
-		if rows != nil && compute.SparseParam(m.cfg, name) {
-			m.asFloat32(name, func(w []float32) { m.opt.Prepare(name, w, m.cfg.Dim, rows) })
+	for _, t := range [...]struct {
+		name string
+		rows []int32
+	}{{compute.ParamEmbeddings, embRows}, {compute.ParamBigrams, bigramRows}} {
+		if t.rows != nil && compute.SparseParam(m.cfg, t.name) {
+			m.asFloat32(t.name, func(w []float32) { m.opt.Prepare(t.name, w, m.cfg.Dim, t.rows) })
 		}
 	}
 	if err := m.feed(gr, seqs, drop, append(append([][]float32(nil), b.CtxA...), b.CtxB...)); err != nil {

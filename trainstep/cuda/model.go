@@ -416,15 +416,7 @@ func (m *model) Update(step int64, lr float64) error {
 			var d1, d2, sz ptr
 			if m.lazy != nil {
 				f1, f2, fs := m.lazy.Factors(m.rows, step, lr)
-				d1, d2, sz = s.work("lazy.d1", len(m.rows)), s.work("lazy.d2", len(m.rows)), s.work("lazy.s", len(m.rows))
-				for _, u := range []struct {
-					p ptr
-					v []float32
-				}{{d1, f1}, {d2, f2}, {sz, fs}} {
-					if s.err == nil {
-						s.err = m.uploadF(u.p, u.v)
-					}
-				}
+				d1, d2, sz = m.uploadFactors(s, f1, f2, fs)
 			}
 			switch c.Optimizer {
 			case compute.OptSGD:
@@ -483,17 +475,11 @@ func (m *model) Flush(step int64) error {
 	return nil
 }
 
-// catchUp applies compute.CatchUp's factors to the listed embedding rows
-// on the device: w steps s·m/√v, m and v decay (RMSProp: v decays).
-func (m *model) catchUp(s *seq, rows []int32, d1, d2, sz []float32) {
-	n := len(rows)
-	if n == 0 {
-		return
-	}
-	pr, p1, p2, ps := s.work("lazy.rows", n), s.work("lazy.d1", n), s.work("lazy.d2", n), s.work("lazy.s", n)
-	if s.err == nil {
-		s.err = m.uploadI(pr, rows)
-	}
+// uploadFactors puts compute.CatchUp's factors of the listed rows in the
+// lazy.d1, lazy.d2 and lazy.s workspaces.
+func (m *model) uploadFactors(s *seq, d1, d2, sz []float32) (p1, p2, ps ptr) {
+	n := len(d1)
+	p1, p2, ps = s.work("lazy.d1", n), s.work("lazy.d2", n), s.work("lazy.s", n)
 	for _, u := range []struct {
 		p ptr
 		v []float32
@@ -502,6 +488,21 @@ func (m *model) catchUp(s *seq, rows []int32, d1, d2, sz []float32) {
 			s.err = m.uploadF(u.p, u.v)
 		}
 	}
+	return p1, p2, ps
+}
+
+// catchUp applies compute.CatchUp's factors to the listed embedding rows
+// on the device: w steps s·m/√v, m and v decay (RMSProp: v decays).
+func (m *model) catchUp(s *seq, rows []int32, d1, d2, sz []float32) {
+	n := len(rows)
+	if n == 0 {
+		return
+	}
+	pr := s.work("lazy.rows", n)
+	if s.err == nil {
+		s.err = m.uploadI(pr, rows)
+	}
+	p1, p2, ps := m.uploadFactors(s, d1, d2, sz)
 	name, w := compute.ParamEmbeddings, m.w[compute.ParamEmbeddings]
 	switch m.cfg.Optimizer {
 	case compute.OptAdam:
