@@ -147,6 +147,11 @@ def load_config(path):
             problems.append(f"{k} missing or 0: give a config.json written by parastream (defaults filled)")
     if problems:
         die(f"config {path}: " + "; ".join(problems))
+    # compute.Config.Defaults: the recurrent encoders start as the average.
+    if cfg["encoder"] != "avg":
+        cfg.setdefault("recurrent_init", "avg")
+        if cfg["recurrent_init"] not in ("avg", "glorot"):
+            die(f"config {path}: recurrent_init {cfg['recurrent_init']!r}: use avg or glorot")
     cfg.setdefault("decay", 1)
     if not cfg["decay"]:
         cfg["decay"] = 1
@@ -168,7 +173,7 @@ def layout(cfg):
 def draw_params(cfg, seed):
     """Parameters drawn from parastream's distributions (uniform ±0.1
     embeddings, Glorot uniform matrices, zero biases and peepholes, forget
-    bias 1) with numpy's generator: the same distribution as
+    bias 1; recurrent_init avg as start_as_average) with numpy's generator: the same distribution as
     compute.InitParams, not the same numbers (those come from Go's PCG)."""
     rng = np.random.default_rng(seed)
     out = {}
@@ -183,8 +188,27 @@ def draw_params(cfg, seed):
         if name.endswith("lstm.b"):
             h = shape[0] // 4
             a[h:2 * h] = 1
+        if cfg.get("recurrent_init") == "avg":
+            start_as_average(name, a)
         out[name] = a
     return out
+
+
+def start_as_average(name, a):
+    """compute.startAsAverage for lstmavg and gran: recurrent_init avg's
+    start, h_t ≈ 0.9·x_t and the GRAN gate open."""
+    if name.endswith("lstm.wx"):
+        h = a.shape[1] // 4
+        a[:, 2 * h:3 * h] = 0
+        n = min(a.shape[0], h)
+        a[np.arange(n), 2 * h + np.arange(n)] = 1
+    elif name.endswith("lstm.wh"):
+        a[:] = 0
+    elif name.endswith("lstm.b"):
+        h = a.shape[0] // 4
+        a[:h], a[h:2 * h], a[3 * h:] = 3, -3, 3
+    elif name.endswith("gran.b"):
+        a[:] = 3
 
 
 def check_params(cfg, params, where):

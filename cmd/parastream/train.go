@@ -38,6 +38,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&cfg.Dim, "dim", 300, "word embedding size")
 	fs.StringVar(&cfg.Context, "context", "", "topics: add each sentence's NMF topic vector to its embedding through a learned projection (Amiri et al. 2016); evaluation computes it with the featurize model kept in the checkpoint")
 	fs.BoolVar(&cfg.TrainCellBias, "train-cell-bias", false, "also train the LSTMs' cell-input bias (held at 0 by default: from random embeddings it lets recurrent encoders collapse, every sentence one vector)")
+	fs.StringVar(&cfg.RecurrentInit, "recurrent-init", "", "how the recurrent encoders start: avg (as the averaging model they generalise, the default) or glorot (Glorot-uniform matrices, forget-gate bias 1)")
 	fs.StringVar(&cfg.EmbedInit, "embed-init", "", "distribution of the initial embeddings: uniform:A (±A) or normal:S (default "+compute.DefaultEmbedInit+")")
 	fs.IntVar(&cfg.Hidden, "hidden", 0, "LSTM state size (0: --dim)")
 	fs.IntVar(&cfg.BatchSize, "batch", 100, "pairs per batch")

@@ -117,12 +117,14 @@ func Layout(cfg Config) []ParamSpec {
 }
 
 // InitParams draws the initial parameters of cfg from rng, in Layout
-// order. LSTM forget-gate biases start at 1. Callers replace rows of
+// order. LSTM forget-gate biases start at 1 (RecurrentInitGlorot;
+// RecurrentInitAvg starts the recurrent encoders as startAsAverage says). Callers replace rows of
 // "embeddings" with pretrained vectors afterwards (see trainstep.InitEmbeddings).
 func InitParams(cfg Config, rng *rand.Rand) []Tensor {
 	specs := Layout(cfg)
 	out := make([]Tensor, len(specs))
-	kind, scale, err := ParseEmbedInit(cfg.Defaults().EmbedInit)
+	def := cfg.Defaults()
+	kind, scale, err := ParseEmbedInit(def.EmbedInit)
 	if err != nil {
 		panic("compute: " + err.Error()) // Validate refuses it first
 	}
@@ -147,15 +149,69 @@ func InitParams(cfg Config, rng *rand.Rand) []Tensor {
 				t.Data[j] = 1
 			}
 		}
-		if n := len(s.Name); n >= 6 && s.Name[n-6:] == "lstm.b" {
+		if strings.HasSuffix(s.Name, "lstm.b") {
 			h := s.Shape[0] / 4
 			for j := h; j < 2*h; j++ {
 				t.Data[j] = 1
 			}
 		}
+		if def.RecurrentInit == RecurrentInitAvg {
+			startAsAverage(def.Encoder, s.Name, t)
+		}
 		out[i] = t
 	}
 	return out
+}
+
+// avgGateBias is the size of the gate biases of RecurrentInitAvg: σ(3) = 0.95.
+const avgGateBias = 3
+
+// startAsAverage sets t, a parameter of encoder drawn as
+// RecurrentInitGlorot, to RecurrentInitAvg's start, under which every
+// recurrent encoder starts as (a multiple of) the mean of its words:
+//   - the LSTM: W_x's cell-input block is the identity (on the first
+//     min(Dim, Hidden) units), W_h is 0, and the input and output gates'
+//     biases are +avgGateBias. The forget gate's is −avgGateBias where the
+//     states are averaged (h_t ≈ 0.9·x_t, with the embeddings' small
+//     values) and +avgGateBias for lstm, whose last state then carries the
+//     sum of the words (h_n ≈ tanh(Σ_t 0.95^(n−t)·x_t)).
+//   - the GRAN gates' biases are +avgGateBias, so a_t ≈ 0.95·x_t (gran)
+//     or 0.95·h_t (gran2), and gran3 and gran4 carry a running sum
+//     (a_t ≈ 0.95·(x_t + a_{t−1})); gran5's gate on h_t is −avgGateBias,
+//     the reduction to word averaging of W&G 2017 §3.1.
+func startAsAverage(encoder, name string, t Tensor) {
+	switch {
+	case strings.HasSuffix(name, "lstm.wx"):
+		in, h := t.Shape[0], t.Shape[1]/4
+		for r := range in {
+			cell := t.Data[r*4*h+2*h : r*4*h+3*h]
+			clear(cell)
+			if r < h {
+				cell[r] = 1
+			}
+		}
+	case strings.HasSuffix(name, "lstm.wh"):
+		clear(t.Data)
+	case strings.HasSuffix(name, "lstm.b"):
+		h := t.Shape[0] / 4
+		forget := float32(-avgGateBias)
+		if encoder == EncLSTM {
+			forget = avgGateBias
+		}
+		for j := range h {
+			t.Data[j] = avgGateBias
+			t.Data[h+j] = forget
+			t.Data[3*h+j] = avgGateBias
+		}
+	case strings.Contains(name, "gran.b"):
+		b := float32(avgGateBias)
+		if encoder == EncGRAN5 && strings.HasSuffix(name, "gran.b2") {
+			b = -avgGateBias
+		}
+		for j := range t.Data {
+			t.Data[j] = b
+		}
+	}
 }
 
 // HeldCellBias reports, for parameter name of cfg, the span [lo, hi) of

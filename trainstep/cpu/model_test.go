@@ -292,3 +292,58 @@ func TestHeldCellBias(t *testing.T) {
 		}
 	}
 }
+
+// TestStartsAsAverage: with recurrent_init avg (the default) every
+// untrained recurrent encoder embeds each sentence in nearly the direction
+// of the mean of its words (cosine above 0.99; 0.999 for the encoders that
+// average gated words or states), and the Glorot start of lstmavg and
+// bilstmavg does not.
+func TestStartsAsAverage(t *testing.T) {
+	seqs := [][]int32{{1, 2, 3, 4, 5, 6, 7}, {8, 9}, {10, 11, 12, 1, 2}}
+	for _, enc := range compute.Encoders() {
+		if enc == compute.EncAvg || enc == compute.EncDAN {
+			continue
+		}
+		for _, init := range []string{compute.RecurrentInitAvg, compute.RecurrentInitGlorot} {
+			if init == compute.RecurrentInitGlorot && enc != compute.EncLSTMAvg && enc != compute.EncBiLSTMAvg {
+				continue
+			}
+			t.Run(enc+"/"+init, func(t *testing.T) {
+				cfg := compute.Config{Encoder: enc, Dim: 50, Vocab: 13, RecurrentInit: init}.Defaults()
+				if def := (compute.Config{Encoder: enc}).Defaults().RecurrentInit; def != compute.RecurrentInitAvg {
+					t.Fatalf("%s: default recurrent_init %q, want avg", enc, def)
+				}
+				params := compute.InitParams(cfg, rand.New(rand.NewPCG(3, 4)))
+				avgCfg := compute.Config{Encoder: compute.EncAvg, Dim: 50, Vocab: 13}.Defaults()
+				want, err := build(t, avgCfg, params[:1]).Embed(seqs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := build(t, cfg, params).Embed(seqs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				least := 0.999
+				switch enc {
+				case compute.EncLSTM, compute.EncGRAN3, compute.EncGRAN4:
+					least = 0.99 // a sum decayed by 0.95 a step, not the mean
+				}
+				for i := range seqs {
+					var dot, a, b float64
+					for u := range want[i] {
+						dot += float64(want[i][u] * got[i][u])
+						a += float64(want[i][u] * want[i][u])
+						b += float64(got[i][u] * got[i][u])
+					}
+					cos := dot / math.Sqrt(a*b)
+					if init == compute.RecurrentInitAvg && cos < least {
+						t.Errorf("sentence %d: cosine with the mean of its words %.4f, want > %g", i, cos, least)
+					}
+					if init == compute.RecurrentInitGlorot && cos > 0.9 {
+						t.Errorf("sentence %d: the Glorot start has cosine %.4f with the mean of the words; the test cannot tell the starts apart", i, cos)
+					}
+				}
+			})
+		}
+	}
+}
