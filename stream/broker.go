@@ -5,9 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -41,7 +43,10 @@ type BrokerConfig struct {
 	// LoadServerTLS.
 	TLS *tls.Config
 	// Users, when given, makes the broker require SASL authentication as
-	// one of them; without, it takes any client.
+	// one of them; without, it takes any client. The broker keeps them in
+	// memory only (SCRAM passwords salted): each start takes the users it
+	// is given, so a changed password applies from the next start and the
+	// old one is refused.
 	Users []BrokerUser
 	// Logger receives the broker's warnings and errors; nil discards them.
 	Logger *slog.Logger
@@ -49,7 +54,8 @@ type BrokerConfig struct {
 
 // BrokerUser is a SASL user of the embedded broker: the mechanism it
 // authenticates with (SASLPlain, SASLScramSHA256 or SASLScramSHA512), its
-// name and password. Users may do everything.
+// name and password. Users may do everything. One name may be given once
+// for each mechanism it may use.
 type BrokerUser struct {
 	Mechanism, User, Password string
 }
@@ -70,7 +76,13 @@ func (c BrokerConfig) Validate() error {
 	if c.TLS != nil && len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil {
 		errs = append(errs, errors.New("stream: BrokerConfig.TLS has no certificate: give the broker's certificate and key (LoadServerTLS)"))
 	}
+	seen := map[BrokerUser]bool{}
 	for i, u := range c.Users {
+		if k := (BrokerUser{Mechanism: u.Mechanism, User: u.User}); seen[k] {
+			errs = append(errs, fmt.Errorf("stream: BrokerConfig.Users[%d]: user %q is given twice for %s", i, u.User, u.Mechanism))
+		} else {
+			seen[k] = true
+		}
 		switch u.Mechanism {
 		case SASLPlain, SASLScramSHA256, SASLScramSHA512:
 		default:
@@ -95,6 +107,9 @@ func (c BrokerConfig) Validate() error {
 // process killed without Close keeps what reached the segment files (the
 // operating system's page cache survives the process); SyncWrites also
 // survives a crash of the machine.
+//
+// TLS and SASL are the broker's own, in front of kfake (broker_gate.go);
+// its SASL users are never written to the data directory.
 type Broker struct {
 	cluster *kfake.Cluster
 	addr    string
@@ -120,11 +135,21 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (b *Broker, err error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	var users *saslUsers
+	if len(cfg.Users) > 0 {
+		if users, err = newSASLUsers(cfg.Users); err != nil {
+			return nil, err
+		}
+	}
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
 			var lc net.ListenConfig
-			return lc.Listen(ctx, network, listen)
+			ln, err := lc.Listen(ctx, network, listen)
+			if err != nil || (cfg.TLS == nil && users == nil) {
+				return ln, err
+			}
+			return newGate(ln, cfg.TLS, users, logger), nil
 		}),
 		kfake.DefaultNumPartitions(partitions),
 		kfake.WithLogger(kfakeLogger{logger}),
@@ -134,19 +159,16 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (b *Broker, err error) {
 		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 			return nil, fmt.Errorf("starting broker: %w", err)
 		}
+		// kfake's own SASL is off (see broker_gate.go), but an earlier
+		// version used it and left its users in sasl.json, PLAIN
+		// passwords in clear, which kfake would load and save again.
+		if err := os.Remove(filepath.Join(cfg.DataDir, "sasl.json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("starting broker: removing the SASL users an earlier version saved: %w", err)
+		}
 		opts = append(opts, kfake.DataDir(cfg.DataDir))
 	}
 	if cfg.SyncWrites {
 		opts = append(opts, kfake.SyncWrites())
-	}
-	if cfg.TLS != nil {
-		opts = append(opts, kfake.TLS(cfg.TLS))
-	}
-	if len(cfg.Users) > 0 {
-		opts = append(opts, kfake.EnableSASL())
-		for _, u := range cfg.Users {
-			opts = append(opts, kfake.Superuser(u.Mechanism, u.User, u.Password))
-		}
 	}
 	// kfake panics on some inconsistent persisted state; here that is an
 	// error naming the data directory.

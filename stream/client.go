@@ -58,8 +58,8 @@ func (c ClientConfig) Validate() error {
 			errs = append(errs, errors.New("stream: a SASL user without a mechanism: give PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"))
 		}
 	case SASLPlain, SASLScramSHA256, SASLScramSHA512:
-		if c.SASLUser == "" {
-			errs = append(errs, fmt.Errorf("stream: SASL %s needs a user and password", c.SASLMechanism))
+		if c.SASLUser == "" || c.SASLPassword == "" {
+			errs = append(errs, fmt.Errorf("stream: SASL %s needs a user and a password", c.SASLMechanism))
 		}
 	default:
 		errs = append(errs, fmt.Errorf("stream: SASL mechanism %q: give PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.SASLMechanism))
@@ -148,9 +148,14 @@ func (c ClientConfig) check(ctx context.Context) error {
 
 // explain says why connecting to addr failed with err.
 func (c ClientConfig) explain(addr string, err error) error {
-	closed := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, kafka.SASLAuthenticationFailed)
+	closed := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 	switch {
+	case errors.Is(err, kafka.SASLAuthenticationFailed):
+		return fmt.Errorf("%w: broker %s refused SASL %s authentication of user %q: check the user and the password: %v",
+			ErrAuthentication, addr, c.SASLMechanism, c.SASLUser, err)
+	case errors.Is(err, kafka.UnsupportedSASLMechanism):
+		return fmt.Errorf("%w: broker %s does not take SASL %s: give the mechanism it was started with: %v",
+			ErrAuthentication, addr, c.SASLMechanism, err)
 	case closed && c.SASLMechanism != "" && !strings.Contains(err.Error(), "SASL handshake failed"):
 		return fmt.Errorf("%w: broker %s refused SASL %s authentication of user %q (it closed the connection): check the user and the password: %v",
 			ErrAuthentication, addr, c.SASLMechanism, c.SASLUser, err)

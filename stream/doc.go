@@ -28,5 +28,7 @@
 // # The embedded broker
 //
 // StartBroker runs franz-go's kfake, a Kafka-protocol broker, persisting to
-// a data directory. See docs/stream.md for the whole story.
+// a data directory, behind its own TLS and SASL (PLAIN, SCRAM-SHA-256,
+// SCRAM-SHA-512; broker_gate.go, broker_sasl.go) that Kafka's clients,
+// librdkafka's included, log in to. See docs/stream.md for the whole story.
 package stream

@@ -1,17 +1,15 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 
 	"github.com/parastream/parastream/stream"
 )
 
-const brokerUsage = "parastream broker [--listen 127.0.0.1:9092] [--data-dir DIR] [--partitions N] [--sync] [--tls-cert FILE --tls-key FILE] [--sasl-mechanism PLAIN|SCRAM-SHA-256|SCRAM-SHA-512 --sasl-user U --sasl-password P]"
+const brokerUsage = "parastream broker [--listen 127.0.0.1:9092] [--data-dir DIR] [--partitions N] [--sync] [--tls-cert FILE --tls-key FILE] [--sasl-mechanism PLAIN,SCRAM-SHA-256,SCRAM-SHA-512 --sasl-user U --sasl-password-file FILE]"
 
 // runBroker runs the embedded broker until SIGINT or SIGTERM.
 func runBroker(ctx context.Context, e *env, args []string) error {
@@ -22,9 +20,10 @@ func runBroker(ctx context.Context, e *env, args []string) error {
 	sync := fs.Bool("sync", false, "fsync every produced batch before acknowledging it")
 	cert := fs.String("tls-cert", "", "PEM file of the broker's certificate: serve TLS only")
 	key := fs.String("tls-key", "", "PEM file of the certificate's key")
-	mech := fs.String("sasl-mechanism", "", "require SASL authentication: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	mech := fs.String("sasl-mechanism", "", "require SASL authentication with these mechanisms, comma-separated: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512")
 	user := fs.String("sasl-user", "", "the SASL user clients authenticate as")
-	pass := fs.String("sasl-password", "", "the SASL user's password (default: $PARASTREAM_SASL_PASSWORD)")
+	passFile := fs.String("sasl-password-file", "", "file holding the SASL user's password, read at each start (default: $"+envSASLPassword+")")
+	pass := fs.String("sasl-password", "", "the SASL user's password; visible to other users in ps: prefer --sasl-password-file or $"+envSASLPassword)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -43,12 +42,22 @@ func runBroker(ctx context.Context, e *env, args []string) error {
 		}
 		cfg.TLS = t
 	}
-	password := cmp.Or(*pass, os.Getenv("PARASTREAM_SASL_PASSWORD"))
 	switch {
 	case *mech != "":
-		cfg.Users = []stream.BrokerUser{{Mechanism: strings.ToUpper(*mech), User: *user, Password: password}}
-	case *user != "" || *pass != "":
-		return fmt.Errorf("%w: --sasl-user and --sasl-password need --sasl-mechanism", errUsage)
+		password, err := saslPassword(e.stderr, *pass, *passFile)
+		if err != nil {
+			return err
+		}
+		if *user == "" || password == "" {
+			return fmt.Errorf("%w: --sasl-mechanism needs --sasl-user and a password: --sasl-password-file FILE or $%s", errUsage, envSASLPassword)
+		}
+		for m := range strings.SplitSeq(*mech, ",") {
+			if m = strings.ToUpper(strings.TrimSpace(m)); m != "" {
+				cfg.Users = append(cfg.Users, stream.BrokerUser{Mechanism: m, User: *user, Password: password})
+			}
+		}
+	case *user != "" || *pass != "" || *passFile != "":
+		return fmt.Errorf("%w: --sasl-user and the password need --sasl-mechanism", errUsage)
 	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -65,7 +74,11 @@ func runBroker(ctx context.Context, e *env, args []string) error {
 		where += ", TLS"
 	}
 	if len(cfg.Users) > 0 {
-		where += ", SASL " + cfg.Users[0].Mechanism
+		var mechs []string
+		for _, u := range cfg.Users {
+			mechs = append(mechs, u.Mechanism)
+		}
+		where += ", SASL " + strings.Join(mechs, ",")
 	}
 	fmt.Fprintf(e.stdout, "broker listening on %s (%s)\n", b.Addr(), where)
 	<-ctx.Done()

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -26,11 +24,21 @@ func clientFlags(fs *flag.FlagSet) func() (stream.ClientConfig, error) {
 	insecure := fs.Bool("tls-insecure-skip-verify", false, "accept any broker certificate (tests only)")
 	mech := fs.String("sasl-mechanism", "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
 	user := fs.String("sasl-user", "", "SASL user")
-	pass := fs.String("sasl-password", "", "SASL password (default: $PARASTREAM_SASL_PASSWORD)")
+	passFile := fs.String("sasl-password-file", "", "file holding the SASL password (default: $"+envSASLPassword+")")
+	pass := fs.String("sasl-password", "", "SASL password; visible to other users in ps: prefer --sasl-password-file or $"+envSASLPassword)
 	return func() (stream.ClientConfig, error) {
-		cc := stream.ClientConfig{
-			SASLMechanism: strings.ToUpper(*mech), SASLUser: *user,
-			SASLPassword: cmp.Or(*pass, os.Getenv("PARASTREAM_SASL_PASSWORD")),
+		cc := stream.ClientConfig{SASLMechanism: strings.ToUpper(*mech), SASLUser: *user}
+		if cc.SASLMechanism != "" {
+			password, err := saslPassword(fs.Output(), *pass, *passFile)
+			if err != nil {
+				return cc, err
+			}
+			if password == "" {
+				return cc, fmt.Errorf("%w: --sasl-mechanism %s needs a password: give --sasl-password-file FILE or $%s", errUsage, cc.SASLMechanism, envSASLPassword)
+			}
+			cc.SASLPassword = password
+		} else if *pass != "" || *passFile != "" {
+			return cc, fmt.Errorf("%w: a SASL password without --sasl-mechanism", errUsage)
 		}
 		for _, b := range strings.Split(*brokers, ",") {
 			if b = strings.TrimSpace(b); b != "" {
