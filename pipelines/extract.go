@@ -40,7 +40,8 @@ type ExtractConfig struct {
 	// Out is the output root: shards, rejects and manifest.json.
 	Out string
 	// WorkDir holds the spill files while the pipeline runs; every worker
-	// must reach it. Default: Out/.work-<random>, removed at the end.
+	// must reach it. Default: Out/.work-extract-<random>, removed at the
+	// end, or by the next run into Out if this one dies.
 	WorkDir string
 	// Reader options: limits, encoding, dataset name, PPDB tier.
 	Reader corpora.Options
@@ -236,7 +237,8 @@ type Summary struct {
 	Counters map[string]int64
 	// Splits maps each split to its rows.
 	Splits map[string]int64
-	// Rejects is the rejects file (relative to Out) and its count.
+	// Rejects is the rejects file (relative to Out, with its version:
+	// rejects/<corpus>.<version>.jsonl) and its count.
 	Rejects     string
 	RejectCount int64
 	Elapsed     time.Duration

@@ -22,13 +22,14 @@ import (
 type FeaturizeConfig struct {
 	// In is a directory of shards with its manifest.json (extract's
 	// output); Out is where the featurized shards, their manifest and the
-	// model (Out/featurize/) go. Out may be In: each shard is then replaced
-	// in place, by rename, once its featurized copy is durable, and the
-	// manifest last.
+	// model (Out/featurize/<version>/) go, committed as Out's next version
+	// (see shards.Commit). Out may be In: the input's shards are then
+	// superseded by the featurized ones, and removed once the new manifest
+	// is in place.
 	In, Out string
 	// WorkDir holds temporary files while running (default
-	// Out/.work-featurize-*, removed at the end). On a cluster every worker
-	// must reach it.
+	// Out/.work-featurize-*, removed at the end, or by the next run into Out
+	// if this one dies). On a cluster every worker must reach it.
 	WorkDir string
 	// Model, when set, is a saved model (a featurize/ directory, or shards
 	// featurized before): its vocabulary and topics are applied as they
@@ -139,9 +140,11 @@ type FeaturizeSummary struct {
 // RunFeaturize featurizes the shards of cfg.In into cfg.Out: it counts the
 // training texts and samples them (a Beam pipeline), builds the vocabulary
 // and fits the topic model (unless cfg.Model gives one), saves the model
-// under Out/featurize/, then writes every shard again with token ids and
-// topic vectors (a second Beam pipeline, the model a side input), and the
-// manifest last.
+// into the work directory, then writes every shard again with token ids and
+// topic vectors (a second Beam pipeline, the model a side input), and
+// commits the featurized shards, the model and the manifest as Out's next
+// version. It locks Out (and In, shared, where it is another directory)
+// for its duration.
 func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*FeaturizeSummary, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/pipelines"
 	"github.com/parastream/parastream/shards"
 )
@@ -193,24 +193,12 @@ func TestKilledRunHelper(t *testing.T) {
 // work directory left there fails the test.
 func outputTree(t testing.TB, root string) map[string]string {
 	t.Helper()
-	files := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	files := testenv.Tree(t, root)
+	delete(files, shards.LockName)
+	for p := range files {
+		if strings.HasPrefix(p, shards.StagePrefix) || strings.HasPrefix(p, shards.WorkPrefix) {
+			t.Fatalf("%s left behind", p)
 		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), shards.StagePrefix) || strings.HasPrefix(d.Name(), shards.WorkPrefix)) {
-			return fmt.Errorf("%s left behind", p)
-		}
-		if d.IsDir() || d.Name() == shards.LockName {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(root, p)
-		files[filepath.ToSlash(rel)] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return files
 }

@@ -3,7 +3,6 @@ package shards_test
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/shards"
 )
 
@@ -66,19 +66,8 @@ func commitVersion(t testing.TB, out *shards.Output, work string, seed uint64) e
 // tree reads every file under root but the lock file, by relative path.
 func tree(t testing.TB, root string) map[string]string {
 	t.Helper()
-	files := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == shards.LockName {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(root, p)
-		files[filepath.ToSlash(rel)] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := testenv.Tree(t, root)
+	delete(files, shards.LockName)
 	return files
 }
 
@@ -190,20 +179,28 @@ func (f fixture) after(t *testing.T, root, work, what string) bool {
 
 var errInjected = errors.New("injected failure")
 
+// oldVersion is a new output directory holding version 1, and its work
+// directory.
+func oldVersion(t *testing.T) (root, work string) {
+	t.Helper()
+	root, work = t.TempDir(), t.TempDir()
+	out := open(t, root, shards.OutputOptions{})
+	defer out.Close()
+	if err := commitVersion(t, out, work, 1); err != nil {
+		t.Fatal(err)
+	}
+	return root, work
+}
+
 // Every file operation of a commit fails in turn: before the switch the
 // commit fails and the old version stays; after it the new one stands.
 func TestCommitFailpoints(t *testing.T) {
 	f := newFixture(t)
 	switched := false
 	for k, op := range f.ops {
-		root, work := t.TempDir(), t.TempDir()
-		out := open(t, root, shards.OutputOptions{})
-		if err := commitVersion(t, out, work, 1); err != nil {
-			t.Fatal(err)
-		}
-		out.Close()
+		root, work := oldVersion(t)
 		n := 0
-		out = open(t, root, shards.OutputOptions{Failpoint: func(string) error {
+		out := open(t, root, shards.OutputOptions{Failpoint: func(string) error {
 			if n++; n == k+1 {
 				return errInjected
 			}
@@ -236,12 +233,7 @@ func TestCommitKilled(t *testing.T) {
 	f := newFixture(t)
 	olds, news := 0, 0
 	for k, op := range f.ops {
-		root, work := t.TempDir(), t.TempDir()
-		out := open(t, root, shards.OutputOptions{})
-		if err := commitVersion(t, out, work, 1); err != nil {
-			t.Fatal(err)
-		}
-		out.Close()
+		root, work := oldVersion(t)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCommitKilledHelper$")
 		cmd.Env = append(os.Environ(), "SHARDS_KILL_ROOT="+root, "SHARDS_KILL_WORK="+work, "SHARDS_KILL_AT="+strconv.Itoa(k))
 		outb, err := cmd.CombinedOutput()
