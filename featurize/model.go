@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -144,12 +145,12 @@ func (m *Model) parts() ([][]byte, error) {
 }
 
 // LoadModel reads a model saved by Save. dir may also be a directory of
-// featurized shards, whose model is in its featurize/ subdirectory.
+// featurized shards, or its featurize/ subdirectory: the model is then the
+// one its manifest names (featurize/<version>/), or, in shards featurized
+// before versions, the files in featurize/.
 func LoadModel(dir string) (*Model, error) {
 	if _, err := os.Stat(filepath.Join(dir, InfoFile)); errors.Is(err, os.ErrNotExist) {
-		if _, err := os.Stat(filepath.Join(dir, "featurize", InfoFile)); err == nil {
-			dir = filepath.Join(dir, "featurize")
-		}
+		dir = modelDir(dir)
 	}
 	var parts [3][]byte
 	for i, name := range []string{VocabularyFile, TopicsFile, InfoFile} {
@@ -164,6 +165,27 @@ func LoadModel(dir string) (*Model, error) {
 		return nil, fmt.Errorf("loading the featurize model from %s: %w", dir, err)
 	}
 	return m, nil
+}
+
+// modelDir finds the model of a directory of featurized shards (dir) or of
+// its featurize/ subdirectory (dir's parent holds the manifest), following
+// the manifest; dir/featurize where no manifest names a model; dir itself
+// when neither is there, for the error to name.
+func modelDir(dir string) string {
+	for _, root := range []string{dir, filepath.Dir(dir)} {
+		m, err := shards.ReadManifest(root)
+		if err != nil || m.Featurize == nil {
+			continue
+		}
+		found := filepath.Join(root, filepath.FromSlash(path.Dir(m.Featurize.Path)))
+		if rel, err := filepath.Rel(dir, found); err == nil && filepath.IsLocal(rel) {
+			return found
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "featurize", InfoFile)); err == nil {
+		return filepath.Join(dir, "featurize")
+	}
+	return dir
 }
 
 func decodeModel(vocab, topics, info []byte) (*Model, error) {

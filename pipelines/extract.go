@@ -2,24 +2,22 @@ package pipelines
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/parastream/parastream/corpora"
-	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/transforms"
 )
@@ -42,7 +40,8 @@ type ExtractConfig struct {
 	// Out is the output root: shards, rejects and manifest.json.
 	Out string
 	// WorkDir holds the spill files while the pipeline runs; every worker
-	// must reach it. Default: Out/.work-<random>, removed at the end.
+	// must reach it. Default: Out/.work-extract-<random>, removed at the
+	// end, or by the next run into Out if this one dies.
 	WorkDir string
 	// Reader options: limits, encoding, dataset name, PPDB tier.
 	Reader corpora.Options
@@ -238,7 +237,8 @@ type Summary struct {
 	Counters map[string]int64
 	// Splits maps each split to its rows.
 	Splits map[string]int64
-	// Rejects is the rejects file (relative to Out) and its count.
+	// Rejects is the rejects file (relative to Out, with its version:
+	// rejects/<corpus>.<version>.jsonl) and its count.
 	Rejects     string
 	RejectCount int64
 	Elapsed     time.Duration
@@ -259,6 +259,10 @@ type RunOptions struct {
 	// higher target trades a little memory for less collector work: the
 	// CLI's default is DefaultGCPercent.
 	GCPercent int
+	// Failpoint, when set, is called before each file operation of the
+	// run's commit (see shards.OutputOptions); an error it returns fails
+	// that operation. It exists for fault-injection tests.
+	Failpoint func(op string) error
 }
 
 // DefaultGCPercent is the collector target the CLI runs extraction (and
@@ -270,10 +274,12 @@ type RunOptions struct {
 // figures).
 const DefaultGCPercent = 200
 
-// RunExtract validates cfg, runs the extraction pipeline, and writes the
-// rejects file and manifest.json under cfg.Out. The shards of this corpus
-// replace those of an earlier run into the same Out; other corpora's
-// entries in the manifest are kept.
+// RunExtract validates cfg, locks cfg.Out (a second run into it is refused
+// with an error wrapping shards.ErrLocked) and removes what dead runs left
+// there, runs the extraction pipeline, and commits the shards, the rejects
+// file and manifest.json under cfg.Out as its next version (see
+// shards.Commit). The shards of this corpus replace those of an earlier run
+// into the same Out; other corpora's entries in the manifest are kept.
 func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summary, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -282,11 +288,6 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 	if opts.GCPercent > 0 {
 		defer debug.SetGCPercent(debug.SetGCPercent(opts.GCPercent))
 	}
-	if cfg.WorkDir == "" {
-		var b [6]byte
-		rand.Read(b[:])
-		cfg.WorkDir = filepath.Join(cfg.Out, ".work-"+hex.EncodeToString(b[:]))
-	}
 	if cfg.Buckets == 0 {
 		n, err := autoBuckets(cfg)
 		if err != nil {
@@ -294,7 +295,12 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 		}
 		cfg.Buckets = n
 	}
-	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
+	out, err := shards.OpenOutput(cfg.Out, opts.outputOptions())
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	if cfg.WorkDir, err = workDir(out, cfg.WorkDir, "extract"); err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(cfg.WorkDir)
@@ -313,11 +319,32 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 		return nil, fmt.Errorf("running the extraction pipeline on %s: %w", runner, err)
 	}
 	sum := &Summary{Corpus: cfg.outName(), Counters: committedCounters(res), Splits: map[string]int64{}}
-	if err := finish(cfg, sum); err != nil {
+	if err := finish(out, cfg, sum); err != nil {
 		return nil, err
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, nil
+}
+
+// workDir is dir, created, or a new work directory in out that the next
+// run removes if this one dies.
+func workDir(out *shards.Output, dir, name string) (string, error) {
+	if dir == "" {
+		return out.WorkDir(name)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("creating work directory: %w", err)
+	}
+	return dir, nil
+}
+
+// outputOptions are the options of the output directory a run opens.
+func (o RunOptions) outputOptions() shards.OutputOptions {
+	opts := shards.OutputOptions{Failpoint: o.Failpoint}
+	if o.Progress != nil {
+		opts.Logger = slog.New(slog.NewTextHandler(o.Progress, nil))
+	}
+	return opts
 }
 
 // autoBuckets picks one bucket per 4 MiB of estimated decompressed input
@@ -359,33 +386,28 @@ func compressed(path string) bool {
 	return in.Compression != corpora.None
 }
 
-// finish merges the rejects, reads the shard writers' receipts and writes
-// the manifest.
-func finish(cfg ExtractConfig, sum *Summary) error {
+// finish merges the rejects, reads the shard writers' receipts and commits
+// the corpus's new shards, rejects file and manifest entries as the
+// output's next version.
+func finish(out *shards.Output, cfg ExtractConfig, sum *Summary) error {
 	corpus := cfg.outName()
-	m, err := shards.ReadManifest(cfg.Out)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		m = shards.NewManifest(cfg.Command)
-	case err != nil:
-		return fmt.Errorf("reading the existing manifest of %s: %w", cfg.Out, err)
-	default:
-		fresh := shards.NewManifest(cfg.Command)
-		m.CreatedBy = fresh.CreatedBy
-		dropCorpus(m, corpus)
-	}
-	rejPath := filepath.Join("rejects", corpus+".jsonl")
-	n, err := transforms.MergeRejects(cfg.WorkDir, filepath.Join(cfg.Out, rejPath))
-	if err != nil {
-		return fmt.Errorf("merging rejects: %w", err)
-	}
-	art, err := shards.NewArtifact(cfg.Out, filepath.ToSlash(rejPath), n)
+	c, err := out.Begin(nil, cfg.Command)
 	if err != nil {
 		return err
 	}
-	m.Rejects = append(m.Rejects, art)
-	sort.Slice(m.Rejects, func(i, j int) bool { return m.Rejects[i].Path < m.Rejects[j].Path })
-	sum.Rejects, sum.RejectCount = rejPath, n
+	defer c.Abort()
+	m := c.Manifest()
+	m.DropCorpus(corpus)
+	merged := filepath.Join(cfg.WorkDir, "rejects.jsonl")
+	n, err := transforms.MergeRejects(cfg.WorkDir, merged)
+	if err != nil {
+		return fmt.Errorf("merging rejects: %w", err)
+	}
+	art, err := c.PutRejects(corpus, merged, n)
+	if err != nil {
+		return err
+	}
+	sum.Rejects, sum.RejectCount = art.Path, n
 
 	splits := []string{"train", "dev", "test"}
 	if cfg.official() {
@@ -405,34 +427,33 @@ func finish(cfg ExtractConfig, sum *Summary) error {
 		}
 	}
 	delete(sum.Counters, "budget_tokens_kept")
+	bySplit := map[string][]shards.StagedShard{}
 	for _, rec := range receipts {
 		sum.Counters["budget_tokens_kept"] += rec.Tokens
+		for _, info := range rec.Shards {
+			bySplit[rec.Split] = append(bySplit[rec.Split], shards.StagedShard{Path: filepath.Join(rec.Root, filepath.FromSlash(info.Path)), Info: info})
+		}
 	}
 	if cfg.Budget.Tokens == 0 {
 		delete(sum.Counters, "budget_tokens_kept")
 	}
-	seen := map[string]bool{}
-	for split, infos := range placeShards(receipts) {
-		if err := moveShards(cfg.Out, corpus, split, infos); err != nil {
+	for _, split := range splits {
+		if _, ok := bySplit[split]; !ok {
+			bySplit[split] = nil // recorded, empty
+		}
+	}
+	// Receipts come in split and writer-group order: each split's shards
+	// are numbered over the groups, in order.
+	for _, split := range slices.Sorted(maps.Keys(bySplit)) {
+		files := bySplit[split]
+		if err := c.PutSplit(corpus, split, files); err != nil {
 			return err
 		}
-		var placed []shards.ShardInfo
-		for _, in := range infos {
-			placed = append(placed, in.final)
-			sum.Splits[split] += in.final.Rows
+		sum.Splits[split] = 0
+		for _, f := range files {
+			sum.Splits[split] += f.Info.Rows
 		}
-		m.AddSplit(corpus, split, placed...)
 		sum.Counters["written_"+split] = sum.Splits[split]
-		seen[split] = true
-	}
-	for _, split := range splits {
-		if !seen[split] {
-			if err := moveShards(cfg.Out, corpus, split, nil); err != nil { // an earlier run's shards go
-				return err
-			}
-			m.AddSplit(corpus, split) // recorded, empty
-			sum.Splits[split] = 0
-		}
 	}
 	if m.Stats == nil {
 		m.Stats = map[string]int64{}
@@ -440,104 +461,7 @@ func finish(cfg ExtractConfig, sum *Summary) error {
 	for k, v := range sum.Counters {
 		m.Stats[corpus+"/"+k] = v
 	}
-	return shards.WriteManifest(cfg.Out, m)
-}
-
-// placedShard is a shard as a writer group left it, and where it goes.
-type placedShard struct {
-	from  string // path of the written file
-	final shards.ShardInfo
-}
-
-// placeShards gives each split's shards, in writer-group order, their final
-// names: part-<i>-of-<n> over the whole split.
-func placeShards(receipts []transforms.Receipt) map[string][]placedShard {
-	bySplit := map[string][]placedShard{}
-	for _, rec := range receipts {
-		for _, info := range rec.Shards {
-			bySplit[rec.Split] = append(bySplit[rec.Split], placedShard{from: filepath.Join(rec.Root, filepath.FromSlash(info.Path)), final: info})
-		}
-	}
-	for _, infos := range bySplit {
-		for i := range infos {
-			infos[i].final.Path = fmt.Sprintf("%s/%s/part-%05d-of-%05d.parquet", infos[i].final.Corpus, infos[i].final.Split, i, len(infos))
-		}
-	}
-	return bySplit
-}
-
-// moveShards renames a split's new shards into out/<corpus>/<split>/ and
-// then removes the shards of an earlier run that the new ones did not
-// replace, so that the directory never lacks a complete set.
-func moveShards(out, corpus, split string, infos []placedShard) error {
-	dir := filepath.Join(out, corpus, split)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	keep := map[string]bool{}
-	for _, in := range infos {
-		to := filepath.Join(out, filepath.FromSlash(in.final.Path))
-		if err := renameOrCopy(in.from, to); err != nil {
-			return fmt.Errorf("moving shard %s into place: %w", in.from, err)
-		}
-		keep[filepath.Base(to)] = true
-	}
-	old, _ := filepath.Glob(filepath.Join(dir, "part-*.parquet"))
-	for _, p := range old {
-		if !keep[filepath.Base(p)] {
-			if err := os.Remove(p); err != nil {
-				return err
-			}
-		}
-	}
-	return atomicfile.SyncDir(dir)
-}
-
-// renameOrCopy renames a file, or copies it (through a temporary name) when
-// the work directory is on another filesystem.
-func renameOrCopy(from, to string) error {
-	if err := os.Rename(from, to); err == nil {
-		return nil
-	}
-	return copyFile(from, to)
-}
-
-// copyFile copies a file through a temporary name.
-func copyFile(from, to string) error {
-	src, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		return err
-	}
-	dst, err := atomicfile.Create(to)
-	if err != nil {
-		return err
-	}
-	defer dst.Abort()
-	if _, err := io.Copy(dst, src); err != nil {
-		return err
-	}
-	return dst.Commit()
-}
-
-// dropCorpus removes a corpus's splits, files, rejects and stats from a
-// manifest, before this run's replace them.
-func dropCorpus(m *shards.Manifest, corpus string) {
-	for k, sp := range m.Splits {
-		if sp.Corpus == corpus {
-			delete(m.Splits, k)
-		}
-	}
-	m.Files = slices.DeleteFunc(m.Files, func(f shards.ShardInfo) bool { return f.Corpus == corpus })
-	m.Rejects = slices.DeleteFunc(m.Rejects, func(a shards.Artifact) bool { return a.Path == "rejects/"+corpus+".jsonl" })
-	for k := range m.Stats {
-		if strings.HasPrefix(k, corpus+"/") {
-			delete(m.Stats, k)
-		}
-	}
+	return c.Done()
 }
 
 // committedCounters reads the pipeline's committed counters of namespace

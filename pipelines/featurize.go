@@ -2,12 +2,9 @@ package pipelines
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -17,7 +14,6 @@ import (
 
 	"github.com/parastream/parastream/featurize"
 	"github.com/parastream/parastream/featurize/lexicon"
-	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/shards"
 )
 
@@ -26,13 +22,14 @@ import (
 type FeaturizeConfig struct {
 	// In is a directory of shards with its manifest.json (extract's
 	// output); Out is where the featurized shards, their manifest and the
-	// model (Out/featurize/) go. Out may be In: each shard is then replaced
-	// in place, by rename, once its featurized copy is durable, and the
-	// manifest last.
+	// model (Out/featurize/<version>/) go, committed as Out's next version
+	// (see shards.Commit). Out may be In: the input's shards are then
+	// superseded by the featurized ones, and removed once the new manifest
+	// is in place.
 	In, Out string
 	// WorkDir holds temporary files while running (default
-	// Out/.work-featurize-*, removed at the end). On a cluster every worker
-	// must reach it.
+	// Out/.work-featurize-*, removed at the end, or by the next run into Out
+	// if this one dies). On a cluster every worker must reach it.
 	WorkDir string
 	// Model, when set, is a saved model (a featurize/ directory, or shards
 	// featurized before): its vocabulary and topics are applied as they
@@ -143,9 +140,11 @@ type FeaturizeSummary struct {
 // RunFeaturize featurizes the shards of cfg.In into cfg.Out: it counts the
 // training texts and samples them (a Beam pipeline), builds the vocabulary
 // and fits the topic model (unless cfg.Model gives one), saves the model
-// under Out/featurize/, then writes every shard again with token ids and
-// topic vectors (a second Beam pipeline, the model a side input), and the
-// manifest last.
+// into the work directory, then writes every shard again with token ids and
+// topic vectors (a second Beam pipeline, the model a side input), and
+// commits the featurized shards, the model and the manifest as Out's next
+// version. It locks Out (and In, shared, where it is another directory)
+// for its duration.
 func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*FeaturizeSummary, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -159,7 +158,26 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 			fmt.Fprintf(opts.Progress, format+"\n", args...)
 		}
 	}
-	m, err := shards.ReadManifest(cfg.In)
+	out, err := shards.OpenOutput(cfg.Out, opts.outputOptions())
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	var m *shards.Manifest
+	if sameDir(cfg.In, cfg.Out) {
+		m, err = out.Manifest()
+		if err == nil && m == nil {
+			err = fmt.Errorf("%s has no %s: featurize reads extract's output", cfg.In, shards.ManifestName)
+		}
+	} else {
+		// No run may write the input while it is read.
+		var in *shards.Lock
+		if in, err = shards.LockShared(cfg.In); err != nil {
+			return nil, err
+		}
+		defer in.Unlock()
+		m, err = shards.ReadManifest(cfg.In)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the manifest of %s: %w", cfg.In, err)
 	}
@@ -170,12 +188,7 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	for i, f := range m.Files {
 		tasks[i] = featurize.ShardTask{Index: i, Path: filepath.Join(cfg.In, filepath.FromSlash(f.Path)), Corpus: f.Corpus, Split: f.Split}
 	}
-	if cfg.WorkDir == "" {
-		var b [6]byte
-		rand.Read(b[:])
-		cfg.WorkDir = filepath.Join(cfg.Out, ".work-featurize-"+hex.EncodeToString(b[:]))
-	}
-	if err := os.MkdirAll(cfg.WorkDir, 0o755); err != nil {
+	if cfg.WorkDir, err = workDir(out, cfg.WorkDir, "featurize"); err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(cfg.WorkDir)
@@ -192,7 +205,7 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 		}
 		sum.Fitted = true
 	}
-	modelDir := filepath.Join(cfg.Out, "featurize")
+	modelDir := filepath.Join(cfg.WorkDir, "model")
 	files, err := sum.Model.Save(modelDir)
 	if err != nil {
 		return nil, err
@@ -218,7 +231,7 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	if len(receipts) != len(tasks) {
 		return nil, fmt.Errorf("featurize: %d of %d shards reported done", len(receipts), len(tasks))
 	}
-	if err := placeFeaturized(cfg, m, receipts, files, sum); err != nil {
+	if err := commitFeaturized(out, cfg, m, receipts, modelDir, files, sum); err != nil {
 		return nil, err
 	}
 	sum.Elapsed = time.Since(start)
@@ -362,88 +375,67 @@ func fitModel(ctx context.Context, cfg FeaturizeConfig, m *shards.Manifest, task
 	return featurize.NewModel(vocab, nmf, info)
 }
 
-// placeFeaturized renames the featurized shards into Out under their input
-// names and writes Out's manifest: the input's, with the new files' sizes
-// and checksums and the model's artifacts.
-func placeFeaturized(cfg FeaturizeConfig, in *shards.Manifest, receipts []featurize.Receipt, modelFiles []string, sum *FeaturizeSummary) error {
-	out := *in
-	out.CreatedBy = shards.NewManifest(cfg.Command).CreatedBy
-	out.Files = slices.Clone(in.Files)
-	out.Stats = map[string]int64{}
-	for k, v := range in.Stats {
-		out.Stats[k] = v
+// sameDir says whether a and b name the same directory.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
 	}
-	// Every shard is checked before any replaces its input.
-	for _, rec := range receipts {
-		if f := out.Files[rec.Task.Index]; rec.Shard.Rows != f.Rows {
-			return fmt.Errorf("featurize: shard %s has %d rows, its input %d", f.Path, rec.Shard.Rows, f.Rows)
-		}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// commitFeaturized commits Out's next version: the input's manifest with
+// each shard replaced by its featurized copy (same rows, same logical
+// name), the model's files (under featurize/<version>/) as its artifacts,
+// the input's rejects files (copied when Out is not In) and the featurize
+// stats.
+func commitFeaturized(out *shards.Output, cfg FeaturizeConfig, in *shards.Manifest, receipts []featurize.Receipt, modelDir string, modelFiles []string, sum *FeaturizeSummary) error {
+	c, err := out.Begin(in, cfg.Command)
+	if err != nil {
+		return err
 	}
-	keep := map[string]bool{}
+	defer c.Abort()
+	m := c.Manifest()
 	for _, rec := range receipts {
-		f := &out.Files[rec.Task.Index]
-		to := filepath.Join(cfg.Out, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-			return err
+		f := in.Files[rec.Task.Index]
+		if rec.Shard.Path == "" {
+			return fmt.Errorf("featurize: shard %s came out empty, its input has %d rows", f.Path, f.Rows)
 		}
-		from := filepath.Join(rec.Root, filepath.FromSlash(rec.Shard.Path))
-		if err := renameOrCopy(from, to); err != nil {
-			return fmt.Errorf("moving featurized shard %s into place: %w", from, err)
+		staged := shards.StagedShard{Path: filepath.Join(rec.Root, filepath.FromSlash(rec.Shard.Path)), Info: rec.Shard}
+		if err := c.ReplaceShard(f.Path, staged); err != nil {
+			return fmt.Errorf("featurize: %w", err)
 		}
-		f.Bytes, f.SHA256 = rec.Shard.Bytes, rec.Shard.SHA256
-		keep[to] = true
 		sum.Shards++
 		sum.Rows += f.Rows
 		sum.Stats.Add(rec.Stats)
 	}
-	// Stale shards of an earlier run into Out go; the splits' directories
-	// are synced.
-	for _, sp := range out.Splits {
-		dir := filepath.Join(cfg.Out, sp.Corpus, sp.Split)
-		old, _ := filepath.Glob(filepath.Join(dir, "part-*.parquet"))
-		for _, p := range old {
-			if !keep[p] {
-				if err := os.Remove(p); err != nil {
-					return err
-				}
-			}
-		}
-		if _, err := os.Stat(dir); err == nil {
-			if err := atomicfile.SyncDir(dir); err != nil {
-				return err
-			}
+	arts, err := c.PutGroup("featurize", modelDir, modelFiles)
+	if err != nil {
+		return err
+	}
+	for i, name := range modelFiles {
+		a := arts[i]
+		switch name {
+		case featurize.VocabularyFile:
+			a.Records = int64(sum.Model.Vocab.Len())
+			m.Vocabulary = &a
+		case featurize.TopicsFile:
+			m.Topics = &a
+		case featurize.InfoFile:
+			m.Featurize = &a
 		}
 	}
 	// The rejects files travel with the shards.
-	if filepath.Clean(cfg.In) != filepath.Clean(cfg.Out) {
-		for _, a := range in.Rejects {
-			if err := copyFile(filepath.Join(cfg.In, filepath.FromSlash(a.Path)), filepath.Join(cfg.Out, filepath.FromSlash(a.Path))); err != nil {
-				return fmt.Errorf("copying rejects file %s: %w", a.Path, err)
-			}
-		}
+	if err := c.Carry(cfg.In); err != nil {
+		return err
 	}
-	for _, name := range modelFiles {
-		rel := path.Join("featurize", name)
-		records := int64(0)
-		if name == featurize.VocabularyFile {
-			records = int64(sum.Model.Vocab.Len())
-		}
-		a, err := shards.NewArtifact(cfg.Out, rel, records)
-		if err != nil {
-			return err
-		}
-		switch name {
-		case featurize.VocabularyFile:
-			out.Vocabulary = &a
-		case featurize.TopicsFile:
-			out.Topics = &a
-		case featurize.InfoFile:
-			out.Featurize = &a
-		}
+	if m.Stats == nil {
+		m.Stats = map[string]int64{}
 	}
 	for k, v := range map[string]int64{"texts": sum.Stats.Texts, "tokens": sum.Stats.Tokens, "unknown_tokens": sum.Stats.Unknown,
 		"bucketed_tokens": sum.Stats.Bucketed, "empty_texts": sum.Stats.Empty} {
-		out.Stats["featurize/"+k] = v
+		m.Stats["featurize/"+k] = v
 	}
-	return shards.WriteManifest(cfg.Out, &out)
+	return c.Done()
 }

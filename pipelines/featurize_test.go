@@ -187,9 +187,16 @@ func TestFeaturizeWithoutBuckets(t *testing.T) {
 		t.Fatalf("info %+v, stats %+v (with buckets %+v)", sum.Model.Info, sum.Stats, withB.Stats)
 	}
 	m, _ := readManifestFiles(t, unkDir)
+	mb, _ := readManifestFiles(t, bucketsDir)
 	unknown := 0
-	for _, f := range m.Files {
-		plain, bucketed := readRows(t, filepath.Join(unkDir, f.Path)), readRows(t, filepath.Join(bucketsDir, f.Path))
+	for i, f := range m.Files {
+		// The two runs' shards differ, and so do their names (a name holds
+		// its content's version); they have the same logical names.
+		fb := mb.Files[i]
+		if shards.LogicalPath(f.Path) != shards.LogicalPath(fb.Path) {
+			t.Fatalf("shard %d: %s, with buckets %s", i, f.Path, fb.Path)
+		}
+		plain, bucketed := readRows(t, filepath.Join(unkDir, f.Path)), readRows(t, filepath.Join(bucketsDir, fb.Path))
 		if len(plain) != len(bucketed) {
 			t.Fatalf("%s: %d rows, with buckets %d", f.Path, len(plain), len(bucketed))
 		}
@@ -245,7 +252,12 @@ func TestFeaturizeChoosesK(t *testing.T) {
 	if len(sum.Model.Info.Curve) != 3 || !slices.Contains(c.Candidates, sum.Model.NMF.K) {
 		t.Fatalf("curve %+v, k %d", sum.Model.Info.Curve, sum.Model.NMF.K)
 	}
-	if _, err := os.Stat(filepath.Join(out, "featurize", featurize.CurveFile)); err != nil {
+	// The curve is saved beside the model the manifest names.
+	m, err := shards.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, filepath.Dir(m.Featurize.Path), featurize.CurveFile)); err != nil {
 		t.Error(err)
 	}
 }

@@ -8,9 +8,16 @@
 // A run writes, under its output root:
 //
 //	<root>/manifest.json
-//	<root>/<corpus>/<split>/part-00000-of-00016.parquet
-//	<root>/<corpus>/<split>/part-00001-of-00016.parquet
+//	<root>/<corpus>/<split>/part-00000-of-00016.<version>.parquet
+//	<root>/<corpus>/<split>/part-00001-of-00016.<version>.parquet
 //	...
+//
+// where <version> is the first 16 hex digits of the file's sha256 (see
+// LogicalPath; outputs written before versions have plain names). An
+// Output owns a directory's files: a run locks it, and a Commit stages a
+// complete new version beside the current one and switches to it by
+// renaming the new manifest over the old, so that a reader following the
+// manifest sees one version or the other, whenever a run dies.
 //
 // Each shard holds at most WriterOptions.MaxRows rows (default 1,000,000)
 // and about WriterOptions.MaxBytes bytes (default 256 MiB), in row groups of
@@ -42,7 +49,9 @@
 //	DESCRIBE SELECT * FROM 'out/*/*/*.parquet';
 //
 // The glob matches only final names: temporaries start with a dot and end
-// in .tmp. With pandas (through pyarrow), read one split's directory, or
+// in .tmp. After a run died, and until the next run into the directory, it
+// can also match files the manifest does not name; the manifest is the
+// truth. With pandas (through pyarrow), read one split's directory, or
 // every shard through DuckDB:
 //
 //	import duckdb, pandas as pd

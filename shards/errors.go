@@ -28,6 +28,13 @@ var (
 	// ErrChecksum reports a file whose sha256 or size is not the one the
 	// manifest records.
 	ErrChecksum = errors.New("checksum mismatch")
+	// ErrLocked reports an output directory that another live run holds
+	// (see OpenOutput and LockShared).
+	ErrLocked = errors.New("directory locked by another run")
+	// ErrCommit reports a commit that cannot go ahead: its new manifest
+	// names a file it did not stage, a staged shard that does not match
+	// the one it replaces, a commit used after Done or Abort.
+	ErrCommit = errors.New("invalid commit")
 	// ErrRowCount reports a shard whose row count is not the one the
 	// manifest records.
 	ErrRowCount = errors.New("row count mismatch")

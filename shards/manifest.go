@@ -150,6 +150,23 @@ func (m *Manifest) AddSplit(corpus, split string, infos ...ShardInfo) {
 	m.updateSplit(key)
 }
 
+// DropCorpus removes a corpus's splits, shards, rejects file and stats
+// (keys "<corpus>/...") from the manifest, before a new run's replace them.
+func (m *Manifest) DropCorpus(corpus string) {
+	for k, sp := range m.Splits {
+		if sp.Corpus == corpus {
+			delete(m.Splits, k)
+		}
+	}
+	m.Files = slices.DeleteFunc(m.Files, func(f ShardInfo) bool { return f.Corpus == corpus })
+	m.Rejects = slices.DeleteFunc(m.Rejects, func(a Artifact) bool { return LogicalPath(a.Path) == RejectsPath(corpus) })
+	for k := range m.Stats {
+		if strings.HasPrefix(k, corpus+"/") {
+			delete(m.Stats, k)
+		}
+	}
+}
+
 func (m *Manifest) sortFiles() {
 	slices.SortFunc(m.Files, func(a, b ShardInfo) int { return strings.Compare(a.Path, b.Path) })
 }

@@ -29,3 +29,23 @@ func SharedData(t testing.TB, rel string) string {
 	}
 	return p
 }
+
+// Tree reads every regular file under root, keyed by its path relative to
+// root with forward slashes.
+func Tree(t testing.TB, root string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
