@@ -285,3 +285,30 @@ func TestTrainResumeIsTheRun(t *testing.T) {
 		t.Errorf("resume past a checkpoint missing a file: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestOutRefused: --out refuses the root, the home directory and a
+// directory of someone else's files before anything runs.
+func TestOutRefused(t *testing.T) {
+	foreign := t.TempDir()
+	if err := os.WriteFile(filepath.Join(foreign, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	input := filepath.Join(t.TempDir(), "quora.tsv")
+	if err := os.WriteFile(input, []byte("id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"extract", "--corpus", "quora", "--input", input, "--out", "/"},
+		{"extract", "--corpus", "quora", "--input", input, "--out", foreign},
+		{"featurize", "--in", foreign, "--out", "/"},
+		{"demo", "--out", foreign},
+	} {
+		code, _, stderr := runCLI(t, args...)
+		if code != 2 || !strings.Contains(stderr, "output directory refused") {
+			t.Errorf("%q: exit %d, stderr %q; want --out refused", args, code, stderr)
+		}
+		if entries, _ := os.ReadDir(foreign); len(entries) != 1 {
+			t.Errorf("%q: %d entries in the foreign directory, want its one file", args, len(entries))
+		}
+	}
+}
