@@ -51,7 +51,9 @@ type Limits struct {
 	// MaxDecompressedBytes stops reading a file whose decompressed size
 	// passes it, with ErrTooLarge. Default 4 TiB.
 	MaxDecompressedBytes int64
-	// MaxRejectBytes cuts the raw record kept in a ParseError. Default 64 KiB.
+	// MaxRejectBytes cuts the raw record kept in a ParseError, and so in a
+	// rejects file: the first MaxRejectBytes bytes of a rejected record are
+	// kept, a line over MaxLineBytes included. Default 64 KiB.
 	MaxRejectBytes int
 }
 

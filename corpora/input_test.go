@@ -141,6 +141,26 @@ func TestLineTooLongIsRejectedAndSkipped(t *testing.T) {
 	}
 }
 
+// TestLineTooLongKeepsMaxRejectBytes: with the default limits a line over
+// MaxLineBytes (1 MiB, read in many buffer fills) keeps only its first
+// MaxRejectBytes (64 KiB) in the reject, as the limit's doc says.
+func TestLineTooLongKeepsMaxRejectBytes(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "x.en"), filepath.Join(dir, "x.fr")
+	os.WriteFile(a, []byte("one\n"+strings.Repeat("x", 2<<20)+"\nthree\n"), 0o644)
+	os.WriteFile(b, []byte("un\ndeux\ntrois\n"), 0o644)
+	_, rejects, _, err := readAll(t, "europarl", []string{a, b}, corpora.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rejects) != 1 {
+		t.Fatalf("%d rejects, want 1", len(rejects))
+	}
+	if r := rejects[0]; r.Reason != corpora.ReasonLineTooLong || len(r.Record) != corpora.DefaultMaxRejectBytes {
+		t.Fatalf("reject %s keeping %d bytes, want line_too_long keeping %d", r.Reason, len(r.Record), corpora.DefaultMaxRejectBytes)
+	}
+}
+
 func TestRejectsFileKeepsEveryByte(t *testing.T) {
 	var buf bytes.Buffer
 	w := corpora.NewRejectsWriter(&buf)

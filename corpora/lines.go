@@ -77,7 +77,7 @@ func (l *lineReader) next() ([]byte, Source, error) {
 	}
 	if tooLong {
 		return nil, src, &ParseError{Source: src, Reason: ReasonLineTooLong,
-			Detail: fmt.Sprintf("%d bytes, limit %d", total, l.max), Record: bytes.Clone(l.buf)}
+			Detail: fmt.Sprintf("%d bytes, limit %d", total, l.max), Record: bytes.Clone(l.buf[:min(len(l.buf), l.keep)])}
 	}
 	line := l.buf
 	line = bytes.TrimSuffix(line, []byte{'\n'})

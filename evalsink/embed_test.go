@@ -153,6 +153,10 @@ func TestCheckpointWithoutBucketsMapsToUnk(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Checkpoints of then had no sha256sums.txt either.
+	if err := os.Remove(filepath.Join(dir, trainstep.FileSums)); err != nil {
+		t.Fatal(err)
+	}
 	model, ck, err := trainstep.LoadModel(dir, nil)
 	if err != nil {
 		t.Fatal(err)

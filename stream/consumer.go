@@ -244,7 +244,8 @@ func NewConsumer(ctx context.Context, cfg ConsumerConfig) (*Consumer, error) {
 	}
 	t, ok := topics[c.topic]
 	if !ok {
-		return nil, fmt.Errorf("%w: topic %s does not exist", ErrTopic, c.topic)
+		return nil, fmt.Errorf("%w: the manifest of %s is on %s, but its %s rows are not: topic %s does not exist; %s",
+			ErrIncomplete, cfg.Dataset, ManifestTopic(cfg.Prefix), cfg.Split, c.topic, republish(cfg.Prefix, cfg.Dataset))
 	}
 	c.nparts = t.partitions
 	switch {
@@ -480,8 +481,11 @@ func (c *Consumer) Next(ctx context.Context) (Record, error) {
 			continue
 		}
 		if done {
-			if got := c.Stats().EpochRows; c.whole && got != c.expected {
-				c.log.Warn("epoch ended with another row count than the manifest's", "topic", c.topic, "epoch", c.epoch, "rows", got, "manifest", c.expected)
+			if got := c.Stats().EpochRows; c.whole && got < c.expected {
+				return Record{}, fmt.Errorf("%w: epoch %d of %s ended with %d of the %d rows the manifest of %s lists (%d bad messages skipped); %s",
+					ErrIncomplete, c.epoch, c.topic, got, c.expected, c.cfg.Dataset, c.stats.BadMessages, republish(c.cfg.Prefix, c.cfg.Dataset))
+			} else if c.whole && got > c.expected {
+				c.log.Warn("epoch ended with more rows than the manifest's", "topic", c.topic, "epoch", c.epoch, "rows", got, "manifest", c.expected)
 			}
 			if c.cfg.Epochs > 0 && c.epoch >= c.cfg.Epochs {
 				return Record{}, io.EOF
@@ -617,3 +621,8 @@ func (q *pendingQueue) done(offset int64) {
 
 func (q *pendingQueue) len() int     { return len(q.offsets) - q.head }
 func (q *pendingQueue) front() int64 { return q.offsets[q.head] }
+
+// republish says how to complete a dataset's topics.
+func republish(prefix, dataset string) string {
+	return fmt.Sprintf("publish the dataset again to complete it: parastream publish --shards DIR --dataset %s --topic-prefix %s (DIR: the directory of its manifest.json; rows already there are not sent twice)", dataset, prefix)
+}

@@ -21,12 +21,17 @@ var (
 	// the topic's maximum message size.
 	ErrTooLarge = errors.New("row larger than the maximum message size")
 	// ErrTopic reports a topic that exists but does not fit what publishing
-	// asks for (too few partitions, not compacted, messages too small), or
-	// that is missing when consuming.
+	// asks for (too few partitions, not compacted, messages too small).
 	ErrTopic = errors.New("topic does not fit")
 	// ErrNoManifest reports a dataset with no manifest on the manifests
 	// topic: it was never published under this prefix.
 	ErrNoManifest = errors.New("no manifest published for the dataset")
+	// ErrIncomplete reports a dataset whose manifest is published but whose
+	// split's topic is missing, or ended an epoch with fewer rows than the
+	// manifest lists (a publish that failed or was stopped part way, or
+	// messages removed by retention): publish the dataset again to
+	// complete it.
+	ErrIncomplete = errors.New("dataset not completely published")
 	// ErrPosition reports a position that does not belong to the dataset
 	// being consumed, or offsets the broker no longer holds.
 	ErrPosition = errors.New("position does not fit the dataset")

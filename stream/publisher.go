@@ -120,10 +120,14 @@ type TopicSummary struct {
 }
 
 // Publish publishes the shards under root (as their manifest lists them)
-// to Kafka: for each dataset (corpus) it creates or checks the topics,
-// publishes the dataset's manifest on the manifests topic, then the rows of
-// each split on the split's topic, in messages of at most BatchRows rows
-// keyed by shard, waiting for every replica's acknowledgement.
+// to Kafka. It first checks every shard of the datasets it publishes and
+// every artifact against the manifest (size, sha256, row count): a file
+// that does not match fails it, naming the file, before any topic is
+// created or message produced. Then, for each dataset (corpus), it
+// creates or checks the topics, publishes the dataset's manifest on the
+// manifests topic, then the rows of each split on the split's topic, in
+// messages of at most BatchRows rows keyed by shard, waiting for every
+// replica's acknowledgement.
 //
 // Publishing is resumable: Publish first reads what each row topic already
 // holds (the headers of its messages) and publishes only the row ranges
@@ -148,17 +152,23 @@ func Publish(ctx context.Context, root string, cfg PublishConfig) ([]TopicSummar
 		slices.Sort(datasets)
 		datasets = slices.Compact(datasets)
 	}
-	// The artifacts are checked now; the shards in the background, each
-	// before its rows are read (see verifier).
-	if err := m.VerifyArtifacts(root); err != nil {
-		return nil, fmt.Errorf("publishing %s: %w", root, err)
+	// Every file is checked before the first topic is created or message
+	// produced: a mismatch publishes nothing.
+	var files []shards.ShardInfo
+	for _, ds := range datasets {
+		dm := datasetManifest(m, ds)
+		if len(dm.Splits) == 0 {
+			return nil, fmt.Errorf("publishing %s: the manifest has no dataset %q", root, ds)
+		}
+		files = append(files, dm.Files...)
 	}
-	v := startVerifier(ctx, root, m.Files)
-	defer v.stop()
+	if err := errors.Join(m.VerifyArtifacts(root), verifyShards(ctx, root, files)); err != nil {
+		return nil, fmt.Errorf("publishing %s: nothing was published: %w", root, err)
+	}
 	if err := cfg.Client.check(ctx); err != nil {
 		return nil, fmt.Errorf("publishing %s: %w", root, err)
 	}
-	p := &publisher{cfg: cfg, root: root, log: cfg.Logger, verify: v}
+	p := &publisher{cfg: cfg, root: root, log: cfg.Logger}
 	if p.client, err = cfg.Client.client(); err != nil {
 		return nil, err
 	}
@@ -176,11 +186,6 @@ func Publish(ctx context.Context, root string, cfg PublishConfig) ([]TopicSummar
 	}
 	if err := p.w.Close(); err != nil {
 		return sums, fmt.Errorf("closing the writer: %w", err)
-	}
-	// A shard whose rows were all on the topic already was not waited
-	// for: a mismatch there fails the run all the same.
-	if err := v.wait(ctx, m.Files); err != nil {
-		return sums, fmt.Errorf("publishing %s: %w", root, err)
 	}
 	return sums, nil
 }
@@ -239,7 +244,6 @@ type publisher struct {
 	client *kafka.Client
 	w      *kafka.Writer
 	log    *slog.Logger
-	verify *verifier
 }
 
 // dataset publishes one dataset: topics, manifest, rows.
@@ -543,9 +547,6 @@ func (p *publisher) cut(ctx context.Context, infos []shards.ShardInfo, have map[
 		}
 		if len(missing) == 0 {
 			continue
-		}
-		if err := p.verify.waitFor(ctx, f.Path); err != nil {
-			return fmt.Errorf("publishing %s: %w", p.root, err)
 		}
 		if err := p.cutShard(ctx, f, missing, limit, emit); err != nil {
 			return err

@@ -4,12 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +32,7 @@ const (
 	FileVocab     = "vocab.txt"             // one word per line, line i is id i (absent without a vocabulary)
 	FileTrainer   = "trainer.json"          // TrainerState
 	FileRun       = "run.json"              // the training loop's configuration (absent outside a Run)
+	FileSums      = "sha256sums.txt"        // the sha256 of every other file, as sha256sum(1) writes them (absent before it was added)
 	// DirFeaturize holds the featurize model the data was featurized with
 	// (vocab.tsv, topics.safetensors, featurize.json), in checkpoints of a
 	// model with a topic context: evaluation computes the topic vectors of
@@ -146,23 +151,20 @@ func (t *Trainer) save(dir string, position, run json.RawMessage, extra map[stri
 	}
 	// The featurize files may differ between calls (Save after a Run):
 	// link them only when their content is the same.
-	sums := map[string][sha256.Size]byte{}
-	for name, data := range extra {
-		sums[name] = sha256.Sum256(data)
-	}
-	link := map[string]string{}
+	link := map[string]linkSource{}
 	if t.saved != "" {
 		for name := range files {
-			if !staticFile(name) {
+			sum, ok := t.savedSums[name]
+			if !staticFile(name) || !ok {
 				continue
 			}
-			if sum, ok := sums[name]; ok && t.savedSums[name] != sum {
+			if data, ok := extra[name]; ok && hexSum(data) != sum {
 				continue
 			}
-			link[name] = filepath.Join(t.saved, name)
+			link[name] = linkSource{path: filepath.Join(t.saved, name), sum: sum}
 		}
 	}
-	st2, err := writeDirAtomic(dir, files, link)
+	st2, sums, err := writeDirAtomic(dir, files, link)
 	if err != nil {
 		return SaveStats{}, fmt.Errorf("saving checkpoint %s: %w", dir, err)
 	}
@@ -177,78 +179,138 @@ func writeJSON(b *bytes.Buffer, v any) error {
 	return enc.Encode(v)
 }
 
-// writeDirAtomic writes files into a temporary sibling of dir and renames
-// it to dir. A file named in link is hard-linked from the path given there
-// instead (an unchanged file of the previous checkpoint); where the link
-// cannot be made (the file is gone, another file system) it is written.
-func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error, link map[string]string) (SaveStats, error) {
+// linkSource is an unchanged file of the previous checkpoint, and its
+// sha256 (hex) as that checkpoint's FileSums lists it.
+type linkSource struct{ path, sum string }
+
+// hexSum is the sha256 of data in hex, as FileSums lists it.
+func hexSum(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// writeDirAtomic writes files into a temporary sibling of dir, with
+// FileSums listing the sha256 of each, and renames it to dir. A file named
+// in link is hard-linked from the path given there instead (an unchanged
+// file of the previous checkpoint); where the link cannot be made (the
+// file is gone, another file system) it is written. It returns the sums by
+// file name.
+func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error, link map[string]linkSource) (SaveStats, map[string]string, error) {
 	var st SaveStats
+	sums := make(map[string]string, len(files))
 	parent := filepath.Dir(filepath.Clean(dir))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return st, err
+		return st, nil, err
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".*.tmp")
 	if err != nil {
-		return st, err
+		return st, nil, err
 	}
 	defer os.RemoveAll(tmp) // no-op once renamed
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return st, err
+		return st, nil, err
 	}
 	var buf bytes.Buffer
 	for name, write := range files {
 		if sub := filepath.Dir(name); sub != "." {
 			if err := os.MkdirAll(filepath.Join(tmp, sub), 0o755); err != nil {
-				return st, err
+				return st, nil, err
 			}
 		}
 		if src, ok := link[name]; ok {
-			if fi, err := os.Stat(src); err == nil && fi.Mode().IsRegular() && os.Link(src, filepath.Join(tmp, name)) == nil {
+			if fi, err := os.Stat(src.path); err == nil && fi.Mode().IsRegular() && os.Link(src.path, filepath.Join(tmp, name)) == nil {
 				st.Linked += fi.Size()
+				sums[name] = src.sum
 				continue
 			}
 		}
 		buf.Reset()
 		if err := write(&buf); err != nil {
-			return st, fmt.Errorf("%s: %w", name, err)
+			return st, nil, fmt.Errorf("%s: %w", name, err)
 		}
-		f, err := os.Create(filepath.Join(tmp, name))
-		if err != nil {
-			return st, err
-		}
-		_, err = f.Write(buf.Bytes())
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return st, fmt.Errorf("%s: %w", name, err)
+		if err := writeSynced(filepath.Join(tmp, name), buf.Bytes()); err != nil {
+			return st, nil, fmt.Errorf("%s: %w", name, err)
 		}
 		st.Written += int64(buf.Len())
+		sums[name] = hexSum(buf.Bytes())
+	}
+	buf.Reset()
+	for _, name := range slices.Sorted(maps.Keys(sums)) {
+		fmt.Fprintf(&buf, "%s  %s\n", sums[name], filepath.ToSlash(name))
+	}
+	if err := writeSynced(filepath.Join(tmp, FileSums), buf.Bytes()); err != nil {
+		return st, nil, fmt.Errorf("%s: %w", FileSums, err)
 	}
 	for name := range files {
 		if sub := filepath.Dir(name); sub != "." {
 			if err := atomicfile.SyncDir(filepath.Join(tmp, sub)); err != nil {
-				return st, err
+				return st, nil, err
 			}
 		}
 	}
 	if err := atomicfile.SyncDir(tmp); err != nil {
-		return st, err
+		return st, nil, err
 	}
 	if _, err := os.Stat(dir); err == nil {
 		old := tmp + ".old"
 		if err := os.Rename(dir, old); err != nil {
-			return st, err
+			return st, nil, err
 		}
 		defer os.RemoveAll(old)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
-		return st, err
+		return st, nil, err
 	}
-	return st, atomicfile.SyncDir(parent)
+	return st, sums, atomicfile.SyncDir(parent)
+}
+
+// writeSynced creates the file name holding data, synced.
+func writeSynced(name string, data []byte) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// verifySums checks the files of checkpoint dir against its FileSums: each
+// listed file must be there with that sha256. A checkpoint written before
+// FileSums existed has none, and passes.
+func verifySums(dir string) error {
+	data, err := os.ReadFile(filepath.Join(dir, FileSums))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		want, name, ok := strings.Cut(line, "  ")
+		if !ok || len(want) != 2*sha256.Size || name == "" || !filepath.IsLocal(filepath.FromSlash(name)) {
+			return fmt.Errorf("%s line %d: %q is not \"<sha256>  <file>\"", FileSums, i+1, line)
+		}
+		f, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			return err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", name, err)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != want {
+			return fmt.Errorf("%w: %s has sha256 %s, %s says %s", ErrCorrupt, name, got, FileSums, want)
+		}
+	}
+	return nil
 }
 
 // Checkpoint is a checkpoint directory read back.
@@ -284,8 +346,17 @@ func (ck *Checkpoint) Lexicon() (*lexicon.Lexicon, error) {
 	return lexicon.New(ck.Vocab, ck.Config.OOVBuckets)
 }
 
-// ReadCheckpoint reads and checks every file of a checkpoint directory.
+// ErrCorrupt reports a checkpoint file whose sha256 is not the one its
+// FileSums lists.
+var ErrCorrupt = errors.New("checkpoint file corrupt")
+
+// ReadCheckpoint reads and checks every file of a checkpoint directory:
+// the sha256 of each against FileSums (when the checkpoint has one), then
+// their contents.
 func ReadCheckpoint(dir string) (*Checkpoint, error) {
+	if err := verifySums(dir); err != nil {
+		return nil, fmt.Errorf("reading checkpoint %s: %w", dir, err)
+	}
 	ck := &Checkpoint{}
 	read := func(name string, into func([]byte) error) error {
 		data, err := os.ReadFile(filepath.Join(dir, name))

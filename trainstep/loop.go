@@ -114,6 +114,10 @@ type RunConfig struct {
 	// the untrained baseline for eval, and the start a reference trainer
 	// can load (scripts/parity.py --init).
 	SaveInitial bool
+	// Flags are the command line's flags of the run, by name (as
+	// flag.Value's String gives them): Run saves them in run.json
+	// (RunInfo.Flags) for a resume to restore; it does not read them.
+	Flags map[string]string
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -190,6 +194,27 @@ type RunInfo struct {
 	KeepCheckpoints int                `json:"keep_checkpoints,omitempty"`
 	ResumedFrom     string             `json:"resumed_from,omitempty"`
 	Tokenize        Tokenize           `json:"tokenize"`
+	// Flags are the command line's flags of the run (RunConfig.Flags):
+	// `parastream train --resume` restores them. Absent in checkpoints
+	// written before they were kept.
+	Flags map[string]string `json:"flags,omitempty"`
+}
+
+// ReadRunInfo reads run.json of checkpoint dir; nil when it has none (a
+// checkpoint not written by Run).
+func ReadRunInfo(dir string) (*RunInfo, error) {
+	data, err := os.ReadFile(filepath.Join(dir, FileRun))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading checkpoint %s: %w", dir, err)
+	}
+	info := new(RunInfo)
+	if err := json.Unmarshal(data, info); err != nil {
+		return nil, fmt.Errorf("reading checkpoint %s: %s: %w", dir, FileRun, err)
+	}
+	return info, nil
 }
 
 // Tokenize is how the dataset's texts were tokenised, as seen in its rows:
@@ -274,7 +299,9 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		mixStart *MixPosition
 	)
 	if cfg.Resume != "" {
-		dir, err := LatestCheckpoint(cfg.Resume)
+		dir, err := FindCheckpoint(cfg.Resume, func(bad string, err error) {
+			cfg.Logger.Warn("passing over a corrupt checkpoint", "checkpoint", bad, "err", err)
+		})
 		if err != nil {
 			return RunSummary{}, err
 		}
@@ -327,7 +354,7 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 	defer l.tr.Close()
 	l.info = RunInfo{Run: l.cfg.Run, Dataset: cfg.datasetName(), Split: cfg.Split, Prefix: cfg.Prefix, Brokers: cfg.Client.Brokers,
 		Epochs: cfg.Epochs, ShuffleBuffer: cfg.ShuffleBuffer, Window: cfg.Window, CheckpointEvery: cfg.CheckpointEvery,
-		KeepCheckpoints: cfg.KeepCheckpoints, ResumedFrom: l.info.ResumedFrom, Tokenize: l.info.Tokenize}
+		KeepCheckpoints: cfg.KeepCheckpoints, ResumedFrom: l.info.ResumedFrom, Tokenize: l.info.Tokenize, Flags: cfg.Flags}
 	if l.tokenizeSeen < 0 {
 		l.info.Tokenize = Tokenize{Lower: true}
 	}
@@ -359,9 +386,21 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 	return l.run(ctx)
 }
 
-// LatestCheckpoint resolves dir to a checkpoint: dir itself when it is one,
-// or else its step-N subdirectory of the highest N.
+// LatestCheckpoint resolves dir to a checkpoint: dir itself when it is one
+// (not checked: reading it says what is wrong with it), or else its newest
+// good step-N subdirectory (FindCheckpoint), passing over corrupt newer
+// ones silently.
 func LatestCheckpoint(dir string) (string, error) {
+	return FindCheckpoint(dir, nil)
+}
+
+// FindCheckpoint resolves dir to a checkpoint as LatestCheckpoint does,
+// and calls passed (when not nil) for each step-N checkpoint newer than
+// the one it returns that it passed over, with what is wrong with it: a
+// file whose sha256 is not the one sha256sums.txt lists, a file missing,
+// unreadable or truncated (ReadCheckpoint checks every file). It fails
+// when dir holds no good checkpoint, naming the ones it passed over.
+func FindCheckpoint(dir string, passed func(bad string, err error)) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, FileTrainer)); err == nil {
 		return dir, nil
 	}
@@ -369,17 +408,36 @@ func LatestCheckpoint(dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("finding a checkpoint in %s: %w", dir, err)
 	}
-	best := ""
+	var bad []error
 	for _, c := range cks { // newest first
-		if _, err := os.Stat(filepath.Join(dir, c.name, FileTrainer)); err == nil {
-			best = filepath.Join(dir, c.name)
-			break
+		path := filepath.Join(dir, c.name)
+		err := checkCheckpoint(path)
+		if err == nil {
+			return path, nil
+		}
+		bad = append(bad, err)
+		if passed != nil {
+			passed(path, err)
 		}
 	}
-	if best == "" {
-		return "", fmt.Errorf("%s is not a checkpoint and holds no step-N checkpoint", dir)
+	if len(bad) > 0 {
+		return "", fmt.Errorf("%s holds no good checkpoint: %w", dir, errors.Join(bad...))
 	}
-	return best, nil
+	return "", fmt.Errorf("%s is not a checkpoint and holds no step-N checkpoint", dir)
+}
+
+// checkCheckpoint checks a checkpoint directory without building its
+// model: the sha256 of its files when it lists them (sha256sums.txt), or
+// else every file read and parsed (ReadCheckpoint).
+func checkCheckpoint(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, FileTrainer)); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileSums)); err != nil {
+		_, err := ReadCheckpoint(dir)
+		return err
+	}
+	return verifySums(dir)
 }
 
 // loop is one Run.
@@ -534,6 +592,15 @@ func (l *loop) stopping(ctx context.Context) error {
 func (l *loop) finish(ctx context.Context, why error, untrained []item) (RunSummary, error) {
 	if ctx.Err() == nil && errors.Is(why, context.DeadlineExceeded) && l.cfg.Duration > 0 {
 		why = errStop
+	}
+	if l.steps == 0 && l.info.ResumedFrom == "" {
+		// A new run that trained nothing has nothing to keep: no
+		// checkpoint (a step-0 one would look like a run to resume).
+		if why = ignoreStop(why); why == nil {
+			s := l.c.Stats()
+			why = fmt.Errorf("trainstep: run %s trained nothing (%d rows read, %d filtered, %d skipped): no checkpoint written", l.cfg.Run, s.Rows, l.filtered, l.skipped)
+		}
+		return l.summary(), why
 	}
 	cctx := ctx
 	if ctx.Err() != nil {

@@ -2,7 +2,6 @@ package trainstep
 
 import (
 	"cmp"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -56,9 +55,10 @@ type Trainer struct {
 	epoch   int
 	vocab   []string
 	// saved is the checkpoint this trainer wrote last, and savedSums the
-	// sha256 of its featurize files: save links unchanged files from it.
+	// sha256 (hex) of each of its files: save links unchanged files from
+	// it.
 	saved     string
-	savedSums map[string][sha256.Size]byte
+	savedSums map[string]string
 	// Found and OOV count the vocabulary words that did and did not have a
 	// pretrained vector.
 	Found, OOV int

@@ -11,6 +11,7 @@ import (
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
 	"github.com/parastream/parastream/corpora"
+	"github.com/parastream/parastream/internal/outdir"
 	"github.com/parastream/parastream/pipelines"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/transforms"
@@ -50,6 +51,9 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	show := fs.Int("show", 2, "examples and rejects to print per input")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if err := outdir.Check(*out); err != nil {
+		return fmt.Errorf("%w: --out: %v", errUsage, err)
 	}
 	if _, err := os.Stat(*data); err != nil {
 		return fmt.Errorf("fixtures not found (run from the repository root or pass --data): %w", err)

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/internal/outdir"
 	"github.com/parastream/parastream/stream"
 )
 
@@ -67,6 +68,9 @@ func runEvalRun(ctx context.Context, e *env, args []string) error {
 	if *checkpoint == "" || cfg.Eval == "" || fs.NArg() > 0 {
 		return fmt.Errorf("%w: --checkpoint and --eval are required, and nothing else", errUsage)
 	}
+	if err := outdir.Check(cfg.Out); err != nil {
+		return fmt.Errorf("%w: --out: %v", errUsage, err)
+	}
 	ev, err := evalsink.NewEvaluator(ctx, cfg)
 	if err != nil {
 		return err
@@ -117,6 +121,9 @@ func runEvalWatch(ctx context.Context, e *env, args []string) error {
 	cc, err := client()
 	if err != nil {
 		return err
+	}
+	if err := outdir.Check(cfg.Out); err != nil {
+		return fmt.Errorf("%w: --out: %v", errUsage, err)
 	}
 	ev, err := evalsink.NewEvaluator(ctx, cfg)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx" // every runner and filesystem Beam ships
 
 	"github.com/parastream/parastream/corpora"
+	"github.com/parastream/parastream/internal/outdir"
 	"github.com/parastream/parastream/pipelines"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/transforms"
@@ -93,6 +94,9 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	cfg.Command = append([]string{"parastream", "extract"}, args...)
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := outdir.Check(cfg.Out); err != nil {
+		return fmt.Errorf("%w: --out: %v", errUsage, err)
 	}
 	if !*verbose {
 		beamlog.LogLevel = "warn" // Prism logs each job's lifecycle at info

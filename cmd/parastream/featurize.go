@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
 	"github.com/parastream/parastream/featurize"
+	"github.com/parastream/parastream/internal/outdir"
 	"github.com/parastream/parastream/pipelines"
 )
 
@@ -67,6 +68,9 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	cfg.Command = append([]string{"parastream", "featurize"}, args...)
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := outdir.Check(cfg.Out); err != nil {
+		return fmt.Errorf("%w: --out: %v", errUsage, err)
 	}
 	if !*verbose {
 		beamlog.LogLevel = "warn"

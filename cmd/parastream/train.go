@@ -19,7 +19,7 @@ import (
 	"github.com/parastream/parastream/trainstep/compute"
 )
 
-const trainUsage = "parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--keep-checkpoints N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [--device cpu|cuda[:N]|auto] [--cuda-lib-dir DIR] [--memory-budget SIZE] [--max-graphs N] [TLS and SASL flags]"
+const trainUsage = "parastream train --resume DIR [flags that override the run's] | parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--keep-checkpoints N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [--device cpu|cuda[:N]|auto] [--cuda-lib-dir DIR] [--memory-budget SIZE] [--max-graphs N] [TLS and SASL flags]"
 
 func runTrain(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "train", trainUsage)
@@ -58,7 +58,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	ckDir := fs.String("checkpoint-dir", "", "directory of the checkpoints, step-N subdirectories (default: checkpoints/<run>; when resuming, the resumed checkpoint's directory)")
 	every := fs.Int64("checkpoint-every", trainstep.DefaultCheckpointEvery, "steps between checkpoints (one is also written at the end)")
 	keep := fs.Int("keep-checkpoints", 0, "keep only the newest N checkpoints, removing older ones once a newer one is committed (0: keep all)")
-	resume := fs.String("resume", "", "continue from this checkpoint, or from the latest one in this checkpoint directory, exactly at its stream position")
+	resume := fs.String("resume", "", "continue from this checkpoint, or from the newest good one in this checkpoint directory (a corrupt newer one is passed over with a warning), exactly at its stream position and with the run's flags (run.json): a flag given again overrides the run's value with a line saying so (--epochs, --duration, --max-steps, --checkpoint-every, --brokers, ...) or is refused where it would change the model or its data (--model, --lr, --dim, --dataset, ...)")
 	vectors := fs.String("vectors", "", "GloVe or word2vec text file initialising the word embeddings (.gz read)")
 	buffer := fs.Int("shuffle-buffer", 0, "rows the consumer shuffles among (0: 10,000; 1: topic order)")
 	window := fs.Int("window", trainstep.DefaultWindow, "batches of rows read before sorting them into length buckets")
@@ -73,8 +73,24 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if *resume != "" && fs.NArg() == 0 {
+		// The run's flags, from the checkpoint it resumes from.
+		dir, err := trainstep.FindCheckpoint(*resume, func(bad string, err error) {
+			fmt.Fprintf(e.stderr, "train: WARNING: passing over the corrupt checkpoint %s: %v\n", bad, err)
+		})
+		if err != nil {
+			return err
+		}
+		if dir != *resume {
+			fmt.Fprintf(e.stderr, "train: resuming from %s\n", dir)
+		}
+		if err := restoreFlags(fs, dir, e.stderr); err != nil {
+			return err
+		}
+		*resume = dir
+	}
 	if *dataset == "" || fs.NArg() > 0 {
-		return fmt.Errorf("%w: --brokers and --dataset are required, and nothing else", errUsage)
+		return fmt.Errorf("%w: --brokers and --dataset are required (or --resume), and nothing else", errUsage)
 	}
 	cc, err := client()
 	if err != nil {
@@ -90,7 +106,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		Backend: backend, Client: cc, Prefix: *prefix, Split: *split, Run: *run, Model: cfg,
 		Epochs: *epochs, ShuffleBuffer: *buffer, Window: *window, CheckpointDir: *ckDir, CheckpointEvery: *every, KeepCheckpoints: *keep,
 		Resume: *resume, MaxSteps: *maxSteps, Duration: *duration, ProgressEvery: *progressEvery, TraceIDs: *traceIDs,
-		SaveInitial: *saveInitial, Logger: logger,
+		SaveInitial: *saveInitial, Logger: logger, Flags: keptFlags(fs),
 	}
 	if names := splitList(*dataset); len(names) > 1 {
 		rc.Datasets = names
@@ -132,8 +148,6 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 				return fmt.Errorf("reading vectors %s: %w", *vectors, err)
 			}
 		}
-	} else if *vectors != "" {
-		return fmt.Errorf("%w: --vectors initialises a new run; a resumed run has its embeddings", errUsage)
 	}
 	sum, err := trainstep.Run(ctx, rc)
 	if errors.Is(err, compute.ErrMemoryBudget) {

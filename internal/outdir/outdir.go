@@ -1,0 +1,86 @@
+// Package outdir decides whether a directory may receive a parastream
+// output: a command that writes an output directory (extract, featurize,
+// demo, eval) refuses one that holds something else, before it writes.
+package outdir
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrRefused reports an output directory that a command must not write
+// into.
+var ErrRefused = errors.New("output directory refused")
+
+// Check refuses dir as an output directory when it is the file system's
+// root, the home directory, not a directory, or a non-empty directory that
+// is not a parastream output. An output is recognised by any of what
+// parastream writes at its top: manifest.json (shards), results.csv or
+// parts/*.parquet (evaluation tables), rejects/*.jsonl, shards at
+// <corpus>/<split>/part-*.parquet, or a .work-* directory a killed run
+// left. A directory that does not exist yet, or is empty, is accepted.
+func Check(dir string) error {
+	if dir == "" {
+		return fmt.Errorf("%w: no directory given", ErrRefused)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrRefused, dir, err)
+	}
+	real := abs
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		real = r
+	}
+	if real == filepath.VolumeName(real)+string(filepath.Separator) {
+		return fmt.Errorf("%w: %s is the root of the file system: give a directory of its own, such as %s", ErrRefused, dir, filepath.Join(real, "parastream-out"))
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		if h, err := filepath.EvalSymlinks(home); err == nil {
+			home = h
+		}
+		if filepath.Clean(home) == real {
+			return fmt.Errorf("%w: %s is the home directory: give a directory of its own, such as %s", ErrRefused, dir, filepath.Join(dir, "parastream-out"))
+		}
+	}
+	fi, err := os.Stat(real)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%w: %s is a file, not a directory", ErrRefused, dir)
+	}
+	entries, err := os.ReadDir(real)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	if len(entries) == 0 || isOutput(real, entries) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s holds %d entries (%s, ...) and is not a parastream output (no manifest.json, shards, rejects or results): give an empty or new directory",
+		ErrRefused, dir, len(entries), entries[0].Name())
+}
+
+// isOutput reports whether a directory holding entries looks like what
+// parastream writes (see Check).
+func isOutput(dir string, entries []os.DirEntry) bool {
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case (name == "manifest.json" || name == "results.csv") && e.Type().IsRegular():
+			return true
+		case strings.HasPrefix(name, ".work-") && e.IsDir():
+			return true
+		}
+	}
+	for _, pattern := range []string{"rejects/*.jsonl", "parts/*.parquet", "*/*/part-*.parquet"} {
+		if m, _ := filepath.Glob(filepath.Join(dir, pattern)); len(m) > 0 {
+			return true
+		}
+	}
+	return false
+}

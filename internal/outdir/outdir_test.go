@@ -1,0 +1,55 @@
+package outdir_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/parastream/parastream/internal/outdir"
+)
+
+func TestCheck(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home directory:", err)
+	}
+	mk := func(files ...string) string {
+		dir := t.TempDir()
+		for _, f := range files {
+			p := filepath.Join(dir, filepath.FromSlash(f))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if f[len(f)-1] == '/' {
+				continue
+			}
+			if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	file := filepath.Join(mk("f"), "f")
+	for _, tc := range []struct {
+		name string
+		dir  string
+		ok   bool
+	}{
+		{"root", "/", false},
+		{"home", home, false},
+		{"a file", file, false},
+		{"new", filepath.Join(t.TempDir(), "new"), true},
+		{"empty", mk(), true},
+		{"someone's files", mk("notes.txt", "src/main.go"), false},
+		{"shards output", mk("manifest.json", "quora/train/part-00000-of-00001.parquet"), true},
+		{"killed before its manifest", mk("quora/train/part-00000-of-00002.parquet", "rejects/quora.jsonl"), true},
+		{"work directory left", mk(".work-0a1b/"), true},
+		{"results", mk("results.csv", "report.md"), true},
+	} {
+		err := outdir.Check(tc.dir)
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, outdir.ErrRefused)) {
+			t.Errorf("%s (%s): %v, want accepted %v", tc.name, tc.dir, err, tc.ok)
+		}
+	}
+}
