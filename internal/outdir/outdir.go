@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/parastream/parastream/shards"
 )
 
 // ErrRefused reports an output directory that a command must not write
@@ -73,7 +75,9 @@ func isOutput(dir string, entries []os.DirEntry) bool {
 		switch name := e.Name(); {
 		case (name == "manifest.json" || name == "results.csv") && e.Type().IsRegular():
 			return true
-		case strings.HasPrefix(name, ".work-") && e.IsDir():
+		case (strings.HasPrefix(name, ".work-") || strings.HasPrefix(name, shards.StagePrefix)) && e.IsDir():
+			return true
+		case name == shards.LockName && e.Type().IsRegular():
 			return true
 		}
 	}
