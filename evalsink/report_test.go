@@ -45,6 +45,9 @@ func TestReportNamesWhatItMeasured(t *testing.T) {
 			Pairs: 165, Candidates: 100, PAt1: f(12.5), PAt3: f(20), PAt10: f(40), MRR: f(21)},
 		evalsink.Result{EvalID: "e1", Run: "run-a", Step: 20, Corpus: "quora", Split: "test", Dataset: "quora/test", Kind: evalsink.KindRetrievalChance,
 			Pairs: 165, Candidates: 100, PAt1: f(1), PAt3: f(3), PAt10: f(10), MRR: f(5.2)})
+	// A set without a true pair ranks nothing and has no pool.
+	rows = append(rows, evalsink.Result{EvalID: "e1", Run: "run-a", Step: 20, Corpus: "reddit", Split: "test", Dataset: "reddit/test",
+		Kind: evalsink.KindRetrieval, PAt1: f(0), PAt3: f(0), PAt10: f(0), MRR: f(0)})
 	var b bytes.Buffer
 	if err := evalsink.WriteReport(&b, rows); err != nil {
 		t.Fatal(err)
@@ -60,6 +63,7 @@ func TestReportNamesWhatItMeasured(t *testing.T) {
 		"| quora/test, pool of 100 (the true response, 99 others) P@1 | 165 | 12.5 |",
 		"| quora/test chance (the same pools in random order) MRR | 165 | 5.2 |",
 		"† fewer than 100 pairs",
+		"| reddit/test (no true pair to rank) P@1 | 0 † | 0.0 |",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q", want)

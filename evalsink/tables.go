@@ -212,6 +212,9 @@ func lineLabel(r Result) string {
 	case KindAverage:
 		return "**Average of the STS 2012–2015 and SICK test sets**"
 	case KindRetrieval:
+		if r.Candidates < 1 {
+			return r.Dataset + " (no true pair to rank)"
+		}
 		return r.Dataset + fmt.Sprintf(", pool of %d (the true response, %d others)", r.Candidates, r.Candidates-1)
 	case KindRetrievalChance, KindRankingChance:
 		return r.Dataset + " chance (the same pools in random order)"
