@@ -12,16 +12,19 @@
 // vector), correlated with the gold scores: Pearson and Spearman (average
 // ranks for ties) ×100 per set, and per STS year the mean, the weighted
 // mean (by pairs) and the pooled score (all the year's pairs as one set),
-// and the average over the STS 2012-2015 and SICK test sets as Wieting &
-// Gimpel (2017) report it (SimilarityScores). A correlation that is
-// undefined (a constant prediction, fewer than two pairs) is 0, never NaN.
-// Where a score on the 0-5 scale is needed (ScaleAngular, the scatter
-// plot) the cosine maps to 5(1 − arccos(cos)/π) (Angular).
+// and the average over those of the STS 2012-2015 and SICK test sets that
+// were evaluated, as Wieting & Gimpel (2017) report it (SimilarityScores);
+// the report names the sets it averaged. A correlation that is undefined
+// (a constant prediction, fewer than two pairs) is 0, never NaN. With
+// ScaleAngular the cosine maps to 5(1 − arccos(cos)/π) (Angular); the
+// scatter plot shows the prediction on the evaluation's scale.
 //
 // Retrieval: precision at 1, 3 and 10 and MRR for ranking the true
-// response among 100 candidates (99 drawn at random, seeded), as Yang et
-// al. (2018) report; MAP and MRR where the data gives rankings
-// (RetrievalScores).
+// response in a pool of 100 candidates (99 drawn at random, seeded, never
+// the query itself nor another of its true responses), as Yang et al.
+// (2018) report; MAP and MRR where the data gives rankings (a question with
+// a relevant and an irrelevant candidate); each with what chance scores on
+// the same pools (RetrievalScores, ChanceAP, ChanceRR).
 //
 // # Tables
 //

@@ -348,12 +348,18 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 		r := base
 		r.Corpus, r.Split, r.Dataset, r.Kind, r.Pairs, r.Candidates = x.Corpus, x.Split, x.Dataset, KindRetrieval, int64(x.Queries), int64(x.Candidates)
 		r.PAt1, r.PAt3, r.PAt10, r.MRR = ptr(x.P1), ptr(x.P3), ptr(x.P10), ptr(x.MRR)
-		rows = append(rows, r)
+		chance := r
+		chance.Kind = KindRetrievalChance
+		chance.PAt1, chance.PAt3, chance.PAt10, chance.MRR = ptr(x.ChanceP1), ptr(x.ChanceP3), ptr(x.ChanceP10), ptr(x.ChanceMRR)
+		rows = append(rows, r, chance)
 		if x.RankQueries > 0 {
 			r := base
-			r.Corpus, r.Split, r.Dataset, r.Kind, r.Pairs = x.Corpus, x.Split, x.Dataset, KindRanking, int64(x.RankQueries)
+			r.Corpus, r.Split, r.Dataset, r.Kind, r.Pairs, r.Candidates = x.Corpus, x.Split, x.Dataset, KindRanking, int64(x.RankQueries), int64(x.RankCandidates)
 			r.MAP, r.MRR = ptr(x.MAP), ptr(x.RankMRR)
-			rows = append(rows, r)
+			chance := r
+			chance.Kind = KindRankingChance
+			chance.MAP, chance.MRR = ptr(x.ChanceMAP), ptr(x.ChanceRankMRR)
+			rows = append(rows, r, chance)
 		}
 	}
 	sum.Tokens, sum.Unknown, sum.Bucketed, sum.Empty, sum.Buckets = emb.Tokens, emb.Unknown, emb.Bucketed, emb.Empty, lex.Buckets()

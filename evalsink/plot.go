@@ -295,9 +295,25 @@ func curveSeries(rows []Result, kind string) []series {
 func drawLines(path, title, xlabel, ylabel string, ss []series) error {
 	x0, x1, y0, y1 := bounds(ss)
 	pad := (y1 - y0) * 0.05
+	if x0 == x1 {
+		// One step: centre it.
+		w := max(1, math.Abs(x0)/2)
+		x0, x1 = x0-w, x0+w
+	}
+	if y0 == y1 {
+		pad = max(1, math.Abs(y0)/10)
+	}
 	c := newChart(title, xlabel, ylabel, x0, x1, y0-pad, y1+pad)
 	for i, s := range ss {
 		col := palette[i%len(palette)]
+		if len(s.x) == 1 {
+			// One checkpoint: a curve of one point, drawn as a large
+			// marker with its value beside it.
+			px, py := c.at(s.x[0], s.y[0])
+			c.dot(px, py, 5, col)
+			c.text(px+9, py-glyphH/2, tickLabel(math.Round(s.y[0]*10)/10), 1, col)
+			continue
+		}
 		for j := range s.x {
 			px, py := c.at(s.x[j], s.y[j])
 			c.dot(px, py, 2, col)
@@ -323,20 +339,32 @@ func bounds(ss []series) (x0, x1, y0, y1 float64) {
 	return x0, x1, y0, y1
 }
 
-// WriteScatter plots a set's predictions, mapped to the 0-5 scale
-// (Angular), against its gold scores.
-func WriteScatter(path string, sc *Scored, base Result) error {
-	pred := make([]float64, len(sc.Cos))
-	for i, c := range sc.Cos {
-		pred[i] = Angular(c)
+// scatterAxis is the y axis of the scatter plot on a scale: its label and
+// range. The cosine's range reaches down to the lowest prediction.
+func scatterAxis(scale string, pred []float64) (label string, lo, hi float64) {
+	if scale == ScaleAngular {
+		return "predicted 5(1 - arccos(cos)/pi)", 0, 5
 	}
+	lo = 0
+	for _, p := range pred {
+		lo = min(lo, math.Floor(p*10)/10)
+	}
+	return "predicted cosine", max(-1, lo), 1
+}
+
+// WriteScatter plots a set's predictions on the evaluation's scale
+// (base.Scale: the cosine, or the cosine mapped to 0-5 by Angular), the
+// figures the report correlates, against its gold scores.
+func WriteScatter(path string, sc *Scored, base Result) error {
+	pred := sc.Pred
 	lo, hi := 0.0, 5.0
 	for _, g := range sc.Gold {
 		lo, hi = min(lo, g), max(hi, g)
 	}
 	r := 100 * Pearson(sc.Pred, sc.Gold)
-	title := fmt.Sprintf("%s step %d: %s (r x100 = %.1f)", base.Run, base.Step, sc.Set.Dataset, r)
-	c := newChart(title, "gold score", "predicted 5(1 - arccos(cos)/pi)", lo, hi, 0, 5)
+	ylabel, y0, y1 := scatterAxis(base.Scale, pred)
+	title := fmt.Sprintf("%s step %d: %s (r x100 = %.1f, %d pairs)", base.Run, base.Step, sc.Set.Dataset, r, len(pred))
+	c := newChart(title, "gold score", ylabel, lo, hi, y0, y1)
 	col := palette[0]
 	col.A = 255
 	for i := range pred {

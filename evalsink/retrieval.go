@@ -17,20 +17,30 @@ const DefaultCandidates = 100
 // Retrieval is what RetrievalScores measures on one set.
 type Retrieval struct {
 	Corpus, Split, Dataset string
-	// Queries is the number of true pairs ranked; Candidates the
-	// responses each ranks (fewer than asked when the set has fewer
-	// distinct responses).
-	Queries, Candidates int
+	// Queries is the number of true pairs ranked; Candidates the pool
+	// each ranks: its true response and Candidates−1 negatives (the same
+	// for every query; fewer than asked when the set has too few
+	// responses); Responses the set's distinct responses the negatives
+	// are drawn from.
+	Queries, Candidates, Responses int
 	// P1, P3, P10 are the share of queries whose true response ranks in
 	// the top 1, 3, 10 (×100); MRR the mean reciprocal rank of the true
 	// response (×100).
 	P1, P3, P10, MRR float64
+	// ChanceP1, ChanceP3, ChanceP10 and ChanceMRR are what a model that
+	// ranks the pool at random scores on average: min(N, Candidates) /
+	// Candidates and H(Candidates) / Candidates (×100).
+	ChanceP1, ChanceP3, ChanceP10, ChanceMRR float64
 	// RankQueries counts the queries the data gives a ranking for (a
-	// text with at least two labelled candidates, one relevant); MAP and
-	// RankMRR are their mean average precision and mean reciprocal rank
-	// (×100). Zero RankQueries: none.
-	RankQueries  int
-	MAP, RankMRR float64
+	// text paired with at least one relevant and one irrelevant labelled
+	// candidate); RankCandidates the candidates they rank in all; MAP
+	// and RankMRR are their mean average precision and mean reciprocal
+	// rank (×100), ChanceMAP and ChanceRankMRR what a random ranking of
+	// the same candidates scores on average (ChanceAP, ChanceRR). Zero
+	// RankQueries: none.
+	RankQueries, RankCandidates int
+	MAP, RankMRR                float64
+	ChanceMAP, ChanceRankMRR    float64
 }
 
 // positive says whether a retrieval pair is a true input-response pair:
@@ -43,21 +53,24 @@ func positive(s *Set, p Pair) bool {
 }
 
 // RetrievalScores ranks, for each true pair of a retrieval set, its
-// response among candidates−1 others drawn at random (seeded by seed and
-// the pair's ID, so the draw does not depend on the order of the set)
-// from the set's distinct responses, by the cosine of the embeddings. A
+// response among candidates−1 negatives by the cosine of the embeddings.
+// The negatives are drawn at random (seeded by seed and the pair's ID, so
+// the draw does not depend on the order of the set) from the set's
+// distinct responses, less those that are not negatives: the query's own
+// text, and every text the set pairs with the query as a true pair (another
+// duplicate of a Quora question, another reply to a Reddit comment). Every
+// query ranks a pool of the same size, so chance is the same for all. A
 // tie with a negative counts against the true response, so a model that
 // gives everything the same score ranks it last. Where the data gives
-// rankings (a text paired with several labelled candidates) it also
-// measures MAP and MRR over them.
+// rankings (a text paired with several labelled candidates, at least one
+// relevant and one not) it also measures MAP and MRR over them.
 func RetrievalScores(ctx context.Context, e *Embedder, s *Set, candidates int, seed uint64) (*Retrieval, error) {
 	r := &Retrieval{Corpus: s.Corpus, Split: s.Split, Dataset: s.Dataset}
-	key := func(t []string) string { return strings.Join(t, "\x00") }
 	// Distinct texts, embedded once.
 	index := map[string]int{}
 	var texts [][]string
 	add := func(t []string) int {
-		k := key(t)
+		k := textKey(t)
 		if i, ok := index[k]; ok {
 			return i
 		}
@@ -68,32 +81,71 @@ func RetrievalScores(ctx context.Context, e *Embedder, s *Set, candidates int, s
 	qa, qb := make([]int, len(s.Pairs)), make([]int, len(s.Pairs))
 	var responses []int
 	isResponse := map[int]bool{}
+	// related[t] are the texts the set pairs with t as a true pair, in
+	// either direction: never a negative for t.
+	related := map[int]map[int]bool{}
+	relate := func(a, b int) {
+		if related[a] == nil {
+			related[a] = map[int]bool{}
+		}
+		related[a][b] = true
+	}
 	for i, p := range s.Pairs {
 		qa[i], qb[i] = add(p.A), add(p.B)
 		if !isResponse[qb[i]] {
 			isResponse[qb[i]] = true
 			responses = append(responses, qb[i])
 		}
+		if positive(s, p) {
+			relate(qa[i], qb[i])
+			relate(qb[i], qa[i])
+		}
 	}
+	// The draw indexes responses in the order of their texts, not of the
+	// set's rows.
+	slices.SortFunc(responses, func(a, b int) int { return cmp.Compare(textKey(texts[a]), textKey(texts[b])) })
+	r.Responses = len(responses)
 	vecs, err := e.Embed(ctx, texts)
 	if err != nil {
 		return nil, err
 	}
-	r.Candidates = min(candidates, len(responses))
+	// excluded is the responses that cannot be a negative of query i.
+	excluded := func(i, c int) bool { return c == qa[i] || related[qa[i]][c] }
+	// The pool: as asked, or as many as the query with the fewest
+	// eligible negatives has, plus its true response.
+	r.Candidates = candidates
+	for i, p := range s.Pairs {
+		if !positive(s, p) {
+			continue
+		}
+		n := len(responses)
+		if isResponse[qa[i]] && !related[qa[i]][qa[i]] {
+			n--
+		}
+		for c := range related[qa[i]] {
+			if isResponse[c] {
+				n--
+			}
+		}
+		r.Candidates = min(r.Candidates, n+1)
+	}
 	var rr, p1, p3, p10 float64
 	for i, p := range s.Pairs {
 		if !positive(s, p) {
 			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		h := fnv.New64a()
 		h.Write([]byte(p.ID))
 		rng := rand.New(rand.NewPCG(seed, h.Sum64()))
 		truth := Cosine(vecs[qa[i]], vecs[qb[i]])
 		rank := 1
-		drawn := map[int]bool{qb[i]: true}
+		drawn := map[int]bool{}
 		for n := 1; n < r.Candidates; {
 			c := responses[rng.IntN(len(responses))]
-			if drawn[c] {
+			if drawn[c] || excluded(i, c) {
 				continue
 			}
 			drawn[c] = true
@@ -116,29 +168,48 @@ func RetrievalScores(ctx context.Context, e *Embedder, s *Set, candidates int, s
 	if r.Queries > 0 {
 		q := float64(r.Queries)
 		r.P1, r.P3, r.P10, r.MRR = 100*p1/q, 100*p3/q, 100*p10/q, 100*rr/q
+		c := float64(r.Candidates)
+		r.ChanceP1, r.ChanceP3, r.ChanceP10 = 100*min(1, c)/c, 100*min(3, c)/c, 100*min(10, c)/c
+		r.ChanceMRR = 100 * ChanceRR(r.Candidates, 1)
+	} else {
+		r.Candidates = 0
 	}
 	if s.Corpus == "quora" {
-		r.RankQueries, r.MAP, r.RankMRR = rankings(s, qa, qb, vecs)
+		rankings(r, s, qa, qb, vecs)
 	}
 	return r, nil
 }
 
+func textKey(t []string) string { return strings.Join(t, "\x00") }
+
 // rankings measures MAP and MRR over the texts that the set pairs with at
-// least two labelled candidates, one or more of them relevant.
-func rankings(s *Set, qa, qb []int, vecs [][]float32) (queries int, mapScore, mrr float64) {
+// least one relevant and one irrelevant labelled candidate. A query whose
+// candidates are all relevant ranks nothing (every order gives AP 1): it
+// is left out, as is a candidate that is the query's own text or repeats
+// one already counted.
+func rankings(r *Retrieval, s *Set, qa, qb []int, vecs [][]float32) {
 	type cand struct {
+		text     int
 		score    float64
 		relevant bool
 	}
 	byQuery := map[int][]cand{}
 	var order []int
 	for i, p := range s.Pairs {
-		if _, ok := byQuery[qa[i]]; !ok {
+		if qa[i] == qb[i] {
+			continue
+		}
+		cs, ok := byQuery[qa[i]]
+		if !ok {
 			order = append(order, qa[i])
 		}
-		byQuery[qa[i]] = append(byQuery[qa[i]], cand{Cosine(vecs[qa[i]], vecs[qb[i]]), p.Gold > 0})
+		if j := slices.IndexFunc(cs, func(c cand) bool { return c.text == qb[i] }); j >= 0 {
+			cs[j].relevant = cs[j].relevant || p.Gold > 0
+			continue
+		}
+		byQuery[qa[i]] = append(cs, cand{qb[i], Cosine(vecs[qa[i]], vecs[qb[i]]), p.Gold > 0})
 	}
-	var sumAP, sumRR float64
+	var sumAP, sumRR, chanceAP, chanceRR float64
 	for _, q := range order {
 		cs := byQuery[q]
 		rel := 0
@@ -147,7 +218,7 @@ func rankings(s *Set, qa, qb []int, vecs [][]float32) (queries int, mapScore, mr
 				rel++
 			}
 		}
-		if len(cs) < 2 || rel == 0 {
+		if rel == 0 || rel == len(cs) {
 			continue
 		}
 		// Highest score first; on a tie the irrelevant candidate first
@@ -174,12 +245,56 @@ func rankings(s *Set, qa, qb []int, vecs [][]float32) (queries int, mapScore, mr
 				}
 			}
 		}
-		queries++
+		r.RankQueries++
+		r.RankCandidates += len(cs)
 		sumAP += ap / float64(rel)
 		sumRR += firstRR
+		chanceAP += ChanceAP(len(cs), rel)
+		chanceRR += ChanceRR(len(cs), rel)
 	}
-	if queries == 0 {
-		return 0, 0, 0
+	if r.RankQueries > 0 {
+		q := float64(r.RankQueries)
+		r.MAP, r.RankMRR = 100*sumAP/q, 100*sumRR/q
+		r.ChanceMAP, r.ChanceRankMRR = 100*chanceAP/q, 100*chanceRR/q
 	}
-	return queries, 100 * sumAP / float64(queries), 100 * sumRR / float64(queries)
+}
+
+// ChanceAP is the expected average precision of a uniformly random order
+// of n candidates of which rel are relevant (1 ≤ rel ≤ n): position k is
+// relevant with probability rel/n, and then each of the k−1 above it with
+// probability (rel−1)/(n−1), so
+//
+//	E[AP] = (1/n) Σ_{k=1..n} (1 + (k−1)(rel−1)/(n−1)) / k
+//
+// (1/2 + 1/4 = 3/4 for one relevant of two; 1 when all are relevant).
+func ChanceAP(n, rel int) float64 {
+	if n <= 0 || rel <= 0 || rel > n {
+		return 0
+	}
+	if n == 1 {
+		return 1
+	}
+	var sum float64
+	for k := 1; k <= n; k++ {
+		sum += (1 + float64(k-1)*float64(rel-1)/float64(n-1)) / float64(k)
+	}
+	return sum / float64(n)
+}
+
+// ChanceRR is the expected reciprocal rank of the first relevant
+// candidate in a uniformly random order of n candidates of which rel are
+// relevant: Σ_k P(first = k)/k, where P(first > k) = C(n−k, rel)/C(n, rel).
+// For one relevant candidate it is H(n)/n (0.0519 for n = 100).
+func ChanceRR(n, rel int) float64 {
+	if n <= 0 || rel <= 0 || rel > n {
+		return 0
+	}
+	var sum float64
+	above := 1.0 // P(first > k−1)
+	for k := 1; k <= n-rel+1; k++ {
+		next := above * float64(n-k+1-rel) / float64(n-k+1) // P(first > k)
+		sum += (above - next) / float64(k)
+		above = next
+	}
+	return sum
 }

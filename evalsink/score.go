@@ -27,8 +27,13 @@ const (
 	// response among candidates.
 	KindRetrieval = "retrieval"
 	// KindRanking is MAP and MRR over the rankings the data gives (a
-	// query with several labelled candidates).
+	// query with labelled candidates, relevant and not).
 	KindRanking = "ranking"
+	// KindRetrievalChance and KindRankingChance are what a model that
+	// ranks at random scores on average on the same pools: the figures
+	// to read a KindRetrieval or KindRanking row against.
+	KindRetrievalChance = "retrieval_chance"
+	KindRankingChance   = "ranking_chance"
 )
 
 // Scales of the predicted similarity.
@@ -91,6 +96,12 @@ type Score struct {
 // averageYears are the STS years KindAverage takes its sets from.
 var averageYears = []string{"2012", "2013", "2014", "2015"}
 
+// inAverage says whether a set's score enters KindAverage: the STS
+// 2012-2015 test sets and SICK's test set.
+func inAverage(corpus, split, year string) bool {
+	return split == "test" && (corpus == "sts" && slices.Contains(averageYears, year) || corpus == "sick")
+}
+
 // SimilarityScores returns each set's Pearson and Spearman (×100), then
 // for each STS year (per split) its mean, weighted mean and pooled score,
 // then the average over all sets (KindAverage), where there is one.
@@ -111,7 +122,7 @@ func SimilarityScores(scored []*Scored) []Score {
 			}
 			members[k] = append(members[k], len(out)-1)
 		}
-		if (s.Corpus == "sts" && s.Split == "test" && slices.Contains(averageYears, s.Year)) || (s.Corpus == "sick" && s.Split == "test") {
+		if inAverage(s.Corpus, s.Split, s.Year) {
 			avg = append(avg, len(out)-1)
 		}
 	}

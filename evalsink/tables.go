@@ -108,7 +108,23 @@ type lineKey struct{ corpus, split, dataset, kind string }
 
 func keyOf(r Result) lineKey { return lineKey{r.Corpus, r.Split, r.Dataset, r.Kind} }
 
-var kindOrder = []string{KindDataset, KindMean, KindWeightedMean, KindPooled, KindAverage, KindRetrieval, KindRanking}
+var kindOrder = []string{KindDataset, KindMean, KindWeightedMean, KindPooled, KindAverage,
+	KindRetrieval, KindRetrievalChance, KindRanking, KindRankingChance}
+
+// isSimilarity says whether a kind of row holds correlations.
+func isSimilarity(kind string) bool {
+	switch kind {
+	case KindRetrieval, KindRetrievalChance, KindRanking, KindRankingChance:
+		return false
+	}
+	return true
+}
+
+// SmallSet is the fewest pairs (retrieval: queries) a line needs for its
+// figures to be compared between models: below it the report marks the
+// line as too small to compare. A correlation over 100 pairs still has a
+// standard error of about 0.1 (10 points ×100).
+const SmallSet = 100
 
 // lineOrder sorts report lines: STS by split and year (its sets, then the
 // year's aggregates), STS Benchmark, SICK, the average, retrieval.
@@ -137,6 +153,49 @@ func lineOrder(a, b Result) int {
 		cmp.Compare(slices.Index(kindOrder, a.Kind), slices.Index(kindOrder, b.Kind)), cmp.Compare(a.Dataset, b.Dataset))
 }
 
+// setLabel is how the report names a set.
+func setLabel(r Result) string {
+	year := r.Year
+	if r.Split != "test" && !strings.HasSuffix(year, r.Split) {
+		year += " " + r.Split
+	}
+	switch r.Corpus {
+	case "sts":
+		_, set, _ := strings.Cut(r.Dataset, "/")
+		return year + " " + set
+	case "stsb":
+		return "STS Benchmark " + r.Split
+	case "sick":
+		return "SICK " + r.Split
+	}
+	return r.Dataset
+}
+
+// averageLabel names the average by the sets it averaged (members, each
+// set's label), grouping the STS sets of a year: "Average of 2 sets: STS
+// 2012 MSRpar; SICK test".
+func averageLabel(members []Result) string {
+	var parts []string
+	lastYear := ""
+	for _, m := range members {
+		if m.Corpus != "sts" {
+			parts, lastYear = append(parts, setLabel(m)), ""
+			continue
+		}
+		_, set, _ := strings.Cut(m.Dataset, "/")
+		if m.Year == lastYear {
+			parts[len(parts)-1] += ", " + set
+			continue
+		}
+		parts, lastYear = append(parts, "STS "+m.Year+" "+set), m.Year
+	}
+	noun := "sets"
+	if len(members) == 1 {
+		noun = "set"
+	}
+	return fmt.Sprintf("**Average of %d %s**: %s", len(members), noun, strings.Join(parts, "; "))
+}
+
 // lineLabel is how the report names a line.
 func lineLabel(r Result) string {
 	year := r.Year
@@ -151,18 +210,18 @@ func lineLabel(r Result) string {
 	case KindPooled:
 		return "STS " + year + " pooled (all pairs)"
 	case KindAverage:
-		return "**Average (STS 2012–2015, SICK test sets)**"
+		return "**Average of the STS 2012–2015 and SICK test sets**"
+	case KindRetrieval:
+		if r.Candidates < 1 {
+			return r.Dataset + " (no true pair to rank)"
+		}
+		return r.Dataset + fmt.Sprintf(", pool of %d (the true response, %d others)", r.Candidates, r.Candidates-1)
+	case KindRetrievalChance, KindRankingChance:
+		return r.Dataset + " chance (the same pools in random order)"
+	case KindRanking:
+		return r.Dataset + fmt.Sprintf(" rankings (%d labelled candidates in all)", r.Candidates)
 	}
-	switch r.Corpus {
-	case "sts":
-		_, set, _ := strings.Cut(r.Dataset, "/")
-		return year + " " + set
-	case "stsb":
-		return "STS Benchmark " + r.Split
-	case "sick":
-		return "SICK " + r.Split
-	}
-	return r.Dataset
+	return setLabel(r)
 }
 
 // WriteReport writes the Markdown report: one table per figure with a
@@ -197,12 +256,71 @@ func WriteReport(w io.Writer, rows []Result) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
+	// The sets each column's average averaged.
+	members := make([][]Result, len(cols))
+	for _, r := range rows {
+		if ci, ok := in[r.EvalID]; ok && r.Kind == KindDataset && inAverage(r.Corpus, r.Split, r.Year) {
+			members[ci] = append(members[ci], r)
+		}
+	}
+	for _, m := range members {
+		slices.SortStableFunc(m, lineOrder)
+	}
+	label := func(l Result) string {
+		cs := cells[keyOf(l)]
+		if l.Kind == KindAverage {
+			var labels []string
+			for ci, c := range cs {
+				if c != nil && !slices.Contains(labels, averageLabel(members[ci])) {
+					labels = append(labels, averageLabel(members[ci]))
+				}
+			}
+			if len(labels) == 1 {
+				return labels[0]
+			}
+			return lineLabel(l) + " (the sets differ by run: see each run's n)"
+		}
+		var cands []int64
+		for _, c := range cs {
+			if c != nil && !slices.Contains(cands, c.Candidates) {
+				cands = append(cands, c.Candidates)
+			}
+		}
+		if len(cands) > 1 {
+			return lineLabel(l) + " (the pool differs by run)"
+		}
+		return lineLabel(l)
+	}
+	// n: the pairs (queries) of the line, one figure when every column
+	// has the same; marked when too few to compare.
+	small := false
+	count := func(l Result) string {
+		var ns []string
+		least := int64(-1)
+		for _, c := range cells[keyOf(l)] {
+			if c == nil {
+				continue
+			}
+			if n := strconv.FormatInt(c.Pairs, 10); !slices.Contains(ns, n) {
+				ns = append(ns, n)
+			}
+			if least < 0 || c.Pairs < least {
+				least = c.Pairs
+			}
+		}
+		n := strings.Join(ns, "/")
+		if least >= 0 && least < SmallSet {
+			small = true
+			n += " †"
+		}
+		return n
+	}
 	header := func(first string) {
-		b.WriteString("| " + first + " |")
+		b.WriteString("| " + first + " | n |")
 		for _, c := range cols {
 			fmt.Fprintf(&b, " %s (%s, step %d) |", c.run, c.model, c.step)
 		}
-		b.WriteString("\n|---|" + strings.Repeat("---:|", len(cols)) + "\n")
+		b.WriteString("\n|---|---:|" + strings.Repeat("---:|", len(cols)) + "\n")
 	}
 	figure := func(v *float64) string {
 		if v == nil {
@@ -227,11 +345,11 @@ func WriteReport(w io.Writer, rows []Result) error {
 		header("Dataset")
 		for _, l := range sel {
 			for _, m := range metrics {
-				label := lineLabel(l)
+				name := label(l)
 				if m.name != "" {
-					label += " " + m.name
+					name += " " + m.name
 				}
-				b.WriteString("| " + label + " |")
+				b.WriteString("| " + name + " | " + count(l) + " |")
 				for _, c := range cells[keyOf(l)] {
 					if c == nil {
 						b.WriteString(" |")
@@ -248,20 +366,25 @@ func WriteReport(w io.Writer, rows []Result) error {
 		name string
 		get  func(*Result) *float64
 	}
-	similarity := func(r Result) bool { return r.Kind != KindRetrieval && r.Kind != KindRanking }
+	similarity := func(r Result) bool { return isSimilarity(r.Kind) }
 	table("Semantic textual similarity: Pearson's r × 100", similarity, []metric{{"", func(r *Result) *float64 { return r.Pearson }}})
 	table("Semantic textual similarity: Spearman's ρ × 100", similarity, []metric{{"", func(r *Result) *float64 { return r.Spearman }}})
-	table("Response retrieval among candidates (1 true, the rest random): precision at N and MRR, × 100",
-		func(r Result) bool { return r.Kind == KindRetrieval }, []metric{
+	table("Response retrieval among candidates (1 true, the rest drawn at random from the set's other responses): precision at N and MRR, × 100",
+		func(r Result) bool { return r.Kind == KindRetrieval || r.Kind == KindRetrievalChance }, []metric{
 			{"P@1", func(r *Result) *float64 { return r.PAt1 }}, {"P@3", func(r *Result) *float64 { return r.PAt3 }},
 			{"P@10", func(r *Result) *float64 { return r.PAt10 }}, {"MRR", func(r *Result) *float64 { return r.MRR }}})
-	table("Rankings the data gives (a question with several labelled candidates): MAP and MRR, × 100",
-		func(r Result) bool { return r.Kind == KindRanking }, []metric{
+	table("Rankings the data gives (a question with labelled candidates, at least one relevant and one not): MAP and MRR, × 100",
+		func(r Result) bool { return r.Kind == KindRanking || r.Kind == KindRankingChance }, []metric{
 			{"MAP", func(r *Result) *float64 { return r.MAP }}, {"MRR", func(r *Result) *float64 { return r.MRR }}})
 	scale := rows[0].Scale
 	fmt.Fprintf(&b, "Similarity is the cosine of the sentence embeddings (scale: %s); a year's mean is the research's \"STS <year> Average\"; "+
 		"the weighted mean weights sets by their pairs; pooled scores all the year's pairs as one set. "+
+		"n is the pairs scored (an aggregate: all its sets' pairs; retrieval and rankings: the queries). "+
+		"Retrieval ranks each query's true response in a pool of candidates; a chance line is what ranking the same pools at random scores on average. "+
 		"Columns: each run's checkpoint of the highest evaluated step. See docs/evalsink.md.\n", scale)
+	if small {
+		fmt.Fprintf(&b, "\n† fewer than %d pairs (queries): too small to compare models on; such a figure can move tens of points between two equally good models.\n", SmallSet)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

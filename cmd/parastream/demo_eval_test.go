@@ -16,7 +16,7 @@ func TestDemoEval(t *testing.T) {
 	if err := demoEval(context.Background(), &env{stdout: &out, stderr: &out}, ck, eval, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| Dataset | demo (avg, step 0) |", "| 2016 mini |", "| **STS 2016 mean** |", "| SICK "} {
+	for _, want := range []string{"| Dataset | n | demo (avg, step 0) |", "| 2016 mini | 3 † |", "| **STS 2016 mean** | 3 † |", "| SICK ", "| **Average of 1 set**: SICK test | 4 † |", "† fewer than 100 pairs"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
 		}

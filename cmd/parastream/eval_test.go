@@ -67,7 +67,7 @@ func TestEvalRunTwice(t *testing.T) {
 	ck := saveCheckpoint(t, filepath.Join(t.TempDir(), "run-x", "step-0"), vocab, 1)
 	out := t.TempDir()
 	code, stdout, stderr := runCLI(t, "eval", "run", "--checkpoint", ck, "--eval", eval, "--out", out)
-	if code != 0 || !strings.Contains(stdout, "| Dataset | run-x (avg, step 0) |") || !strings.Contains(stdout, "| STS Benchmark ") {
+	if code != 0 || !strings.Contains(stdout, "| Dataset | n | run-x (avg, step 0) |") || !strings.Contains(stdout, "| STS Benchmark ") {
 		t.Fatalf("eval run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runCLI(t, "eval", "run", "--checkpoint", ck, "--eval", eval, "--out", out)
