@@ -176,7 +176,7 @@ func printSummary(e *env, sum *pipelines.Summary, out string) {
 	c := sum.Counters
 	w := e.stdout
 	fmt.Fprintf(w, "%s: extracted in %s\n", sum.Corpus, sum.Elapsed.Round(1e6))
-	fmt.Fprintf(w, "  in        %d files, %d records (%s), %d parsed\n", c["files"], c["read"], humanBytes(c["bytes_read"]), c["parsed"])
+	fmt.Fprintf(w, "  in        %s, %d records (%s), %d parsed\n", plural(c["files"], "file"), c["read"], humanBytes(c["bytes_read"]), c["parsed"])
 	fmt.Fprintf(w, "  rejected  %d%s -> %s\n", sumPrefix(c, "rejected_"), breakdownPrefix(c, "rejected_"), sum.Rejects)
 	if n := sumPrefix(c, "skipped_"); n > 0 {
 		fmt.Fprintf(w, "  skipped   %d%s\n", n, breakdownPrefix(c, "skipped_"))
@@ -205,6 +205,14 @@ func printSummary(e *env, sum *pipelines.Summary, out string) {
 	for _, h := range extractOutcome(c, kept).hints() {
 		fmt.Fprintf(w, "  %s\n", h)
 	}
+}
+
+// plural is "1 file", "2 files".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func sumPrefix(c map[string]int64, prefix string) int64 {

@@ -155,6 +155,7 @@ func TestOutcomeHints(t *testing.T) {
 		{"some bad utf-8", outcome{read: 39346, kept: 33895, dropped: map[string]int64{"bad_utf8": 5451}},
 			[]string{"hint: 5451 of 39346 records (14%) are not UTF-8: if the files are Latin-1 (older Moses and Europarl releases), try --encoding latin1"}},
 		{"clean", outcome{read: 10, kept: 9, dropped: map[string]int64{"too_few_tokens": 1}}, nil},
+		{"stray bad utf-8", outcome{read: 100001, kept: 78698, dropped: map[string]int64{"bad_utf8": 33, "duplicates": 21189}}, nil},
 	} {
 		got := tc.o.hints()
 		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {

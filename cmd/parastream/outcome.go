@@ -38,8 +38,8 @@ var fixes = map[string]string{
 }
 
 // hints are the lines a summary ends with when a rule dropped most of the
-// input, when nothing was kept, and whenever records were rejected as not
-// UTF-8 (the one reject a flag fixes).
+// input, when nothing was kept, and when 1% or more of the records were
+// rejected as not UTF-8 (the one reject a flag fixes).
 func (o outcome) hints() []string {
 	if o.read == 0 {
 		return []string{"warning: no records were read: are the input files empty?"}
@@ -82,7 +82,9 @@ func (o outcome) hints() []string {
 		}
 		out = append(out, msg)
 	}
-	if n := o.dropped["bad_utf8"]; n > 0 && named != "bad_utf8" {
+	// A few stray bytes are a dirty dump; one record in a hundred or more
+	// is more likely a file in another encoding.
+	if n := o.dropped["bad_utf8"]; 100*n >= o.read && named != "bad_utf8" {
 		out = append(out, fmt.Sprintf("hint: %s are not UTF-8: %s", share(n), fixes["bad_utf8"]))
 	}
 	return out
