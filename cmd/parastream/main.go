@@ -185,10 +185,10 @@ func printHelp(w io.Writer) {
 
 // newFlags makes a subcommand's flag set. --help prints usage and one line
 // a flag (describe groups them); a bad flag prints nothing itself:
-// parseFlags returns it as errUsage.
+// parseFlags returns it as errUsage. fs.Output() is stderr.
 func newFlags(e *env, name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs.SetOutput(e.stderr) // what commands write warnings to (fs.Output())
 	fs.Usage = func() { printUsage(e.stdout, fs, usage, "", nil) }
 	return fs
 }
@@ -198,10 +198,14 @@ func newFlags(e *env, name, usage string) *flag.FlagSet {
 // errUsage with a message that names it and, where one is near, the flag
 // meant.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	usage := fs.Usage
-	fs.Usage = func() {} // the flag package calls it on every error too
+	// The flag package prints each error and calls Usage on it too: the
+	// error is returned instead, and Usage runs on --help alone.
+	usage, output := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	fs.Usage = usage
+	fs.SetOutput(output)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		usage()
