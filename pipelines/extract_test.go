@@ -4,8 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
@@ -99,6 +103,45 @@ func TestDedupeAndWriteMatchesTwoStages(t *testing.T) {
 		}
 	}
 	if fs.Counters["dedupe_exact"]+fs.Counters["dedupe_normalized"] == 0 {
+		t.Error("nothing was deduplicated: the test does not exercise dedupe")
+	}
+}
+
+// The last progress line, printed when the run ends, gives the counts the
+// summary gives: records read, duplicates dropped and rows written.
+func TestProgressAgreesWithSummary(t *testing.T) {
+	input := filepath.Join(t.TempDir(), "RC.jsonl")
+	f, err := os.Create(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := synth.Reddit(f, synth.Config{Rows: 5000, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	c := cfg("reddit", input, "")
+	c.Out, c.Buckets = t.TempDir(), 3
+	var progress strings.Builder
+	sum, err := pipelines.RunExtract(context.Background(), c, pipelines.RunOptions{Progress: &progress, ProgressEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`read (\d+) records .* duplicates dropped (\d+)  written (\d+)\n$`).FindStringSubmatch(progress.String())
+	if m == nil {
+		t.Fatalf("no final progress line in %q", progress.String())
+	}
+	var written int64
+	for _, n := range sum.Splits {
+		written += n
+	}
+	k := sum.Counters
+	want := []int64{k["read"], k["dedupe_exact"] + k["dedupe_normalized"] + k["dedupe_external"], written}
+	for i, name := range []string{"read", "duplicates dropped", "written"} {
+		if got, _ := strconv.ParseInt(m[i+1], 10, 64); got != want[i] {
+			t.Errorf("%s: progress %d, summary %d", name, got, want[i])
+		}
+	}
+	if want[1] == 0 {
 		t.Error("nothing was deduplicated: the test does not exercise dedupe")
 	}
 }

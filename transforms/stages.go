@@ -398,7 +398,7 @@ func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates
 	for _, rows := range bySplit {
 		slices.SortFunc(rows, func(a, b shards.Row) int { return strings.Compare(a.ID, b.ID) })
 	}
-	LocalProgress.add("deduplicated", st.Kept)
+	st.progress()
 	return bySplit, st, nil
 }
 

@@ -72,6 +72,6 @@ func demoTrain(ctx context.Context, e *env, brokerAddr, dataset string, out stri
 	}
 	fmt.Fprintf(e.stdout, "\ntrained %d steps (%d examples, %.0f/s) in %d epochs, loss %.4f; last checkpoint %s\n",
 		sum.Steps, sum.Examples, float64(sum.Examples)/sum.Elapsed.Seconds(), sum.Epoch, sum.Loss, sum.Checkpoint)
-	fmt.Fprintf(e.stdout, "embed sentences with it: echo 'how do i learn go' | parastream embed --checkpoint %s\n", sum.Checkpoint)
+	fmt.Fprintf(e.stdout, "embed sentences with it: echo 'how do i learn go' | %s embed --checkpoint %s\n", selfName(), sum.Checkpoint)
 	return nil
 }

@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx" // every runner and filesystem Beam ships
 
@@ -26,8 +24,8 @@ const extractUsage = "parastream extract --corpus NAME --input GLOB [--input-b G
 func runExtract(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "extract", extractUsage)
 	cfg := pipelines.NewExtractConfig("", "", "")
-	fs.StringVar(&cfg.Corpus, "corpus", "", "corpus: reddit, or a format from 'parastream formats' (europarl, moses, ppdb, ppdb-pairs, ppdb-human, simpwiki, turkcorpus, quora, msrp, sts, stsb, sick)")
-	fs.StringVar(&cfg.Input, "input", "", "glob of the input files (any compression)")
+	fs.StringVar(&cfg.Corpus, "corpus", "", "corpus: "+strings.Join(pipelines.Corpora(), ", "))
+	fs.StringVar(&cfg.Input, "input", "", "glob of the input files (any compression), or a directory of them")
 	fs.StringVar(&cfg.InputB, "input-b", "", "glob of the second files of two-file formats, paired with --input's in sorted order")
 	fs.StringVar(&cfg.Submissions, "submissions", "", "reddit: glob of submission files (RS_*), for (title, top-level comment) pairs with --titles")
 	fs.StringVar(&cfg.Out, "out", "", "output directory: <out>/<corpus>/<split>/part-*.parquet, rejects/, manifest.json")
@@ -64,17 +62,18 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	verbose := fs.Bool("verbose", false, "let Beam and the runner log at info level")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
-	beamHelp := fs.Bool("help-beam", false, "list Beam's own flags (runner, endpoint, environment, cloud options), which extract accepts too")
-	addBeamFlags(fs)
+	addBeamFlags(e, fs)
+	describe(fs, e, extractUsage, extractExample,
+		flagGroup{"input", []string{"corpus", "input", "input-b", "submissions", "encoding", "dataset", "tier", "max-line-bytes", "skip-bad-files"}},
+		flagGroup{"pairs and filters", []string{"lower", "start-end", "min-tokens", "max-tokens", "reddit-rules", "max-chars", "min-alpha", "context", "titles",
+			"moses-min-prob", "ppdb-max-tier", "ppdb-tiers", "ppdb-min-score", "keep-duplicates", "dedupe-against", "token-budget", "budget-seed"}},
+		flagGroup{"output", []string{"out", "split", "seed", "shard-rows", "shard-bytes"}},
+		flagGroup{"run", []string{"work-dir", "buckets", "gc-percent", "quiet", "verbose", "cpuprofile", "help-beam"}})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *beamHelp {
-		printBeamFlags(e)
-		return nil
-	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q (use --input GLOB)", errUsage, fs.Args())
+		return fmt.Errorf("%w: unexpected arguments %q: give the files with --input GLOB", errUsage, fs.Args())
 	}
 	var err error
 	if cfg.Split, err = transforms.ParseSplitRatios(*split); err != nil {
@@ -98,10 +97,14 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	if err := outdir.Check(cfg.Out); err != nil {
 		return fmt.Errorf("%w: --out: %v", errUsage, err)
 	}
-	if !*verbose {
-		beamlog.LogLevel = "warn" // Prism logs each job's lifecycle at info
+	if err := cfg.ResolveInputs(); err != nil {
+		return err
 	}
-	beam.Init()
+	log, err := startRunLog(e, "extract", *verbose)
+	if err != nil {
+		return err
+	}
+	defer log.close()
 	opts := pipelines.RunOptions{Runner: *runners.Runner}
 	if os.Getenv("GOGC") == "" {
 		opts.GCPercent = *gcPercent
@@ -119,11 +122,14 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	}
 	sum, err := pipelines.RunExtract(ctx, cfg, opts)
 	if err != nil {
-		return err
+		return log.failed(err)
 	}
 	printSummary(e, sum, cfg.Out)
 	return nil
 }
+
+const extractExample = `parastream extract --corpus sts --input testdata/sts --out /tmp/shards
+parastream extract --corpus moses --input fr-en.phrase-table.gz --encoding latin1 --out shards`
 
 func runnerName(r string) string {
 	if r == "" {
@@ -144,8 +150,10 @@ func splitList(s string) []string {
 
 // addBeamFlags makes Beam's own flags (registered on the default flag set
 // by the SDK and its runners) parse on fs too, so that --runner,
-// --endpoint, --environment_type and the cloud options pass through.
-func addBeamFlags(fs *flag.FlagSet) {
+// --endpoint, --environment_type and the cloud options pass through, and
+// adds --help-beam, which lists them; --help leaves them out.
+func addBeamFlags(e *env, fs *flag.FlagSet) {
+	fs.Var(&beamHelp{e: e, cmd: fs.Name()}, "help-beam", "list Beam's runner and cloud flags (--runner, --endpoint, ...), accepted here too")
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if fs.Lookup(f.Name) == nil && !strings.HasPrefix(f.Name, "test.") {
 			fs.Var(f.Value, f.Name, f.Usage)
@@ -153,7 +161,7 @@ func addBeamFlags(fs *flag.FlagSet) {
 	})
 }
 
-func printBeamFlags(e *env) {
+func printBeamFlags(e *env, cmd string) {
 	var names []string
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if !strings.HasPrefix(f.Name, "test.") {
@@ -161,7 +169,7 @@ func printBeamFlags(e *env) {
 		}
 	})
 	sort.Strings(names)
-	fmt.Fprintln(e.stdout, "Beam's flags, accepted by extract:")
+	fmt.Fprintf(e.stdout, "Beam's flags, accepted by %s:\n", cmd)
 	for _, n := range names {
 		f := flag.CommandLine.Lookup(n)
 		fmt.Fprintf(e.stdout, "  --%s (default %q)\n      %s\n", n, f.DefValue, f.Usage)
@@ -172,29 +180,43 @@ func printSummary(e *env, sum *pipelines.Summary, out string) {
 	c := sum.Counters
 	w := e.stdout
 	fmt.Fprintf(w, "%s: extracted in %s\n", sum.Corpus, sum.Elapsed.Round(1e6))
-	fmt.Fprintf(w, "  files %d, read %d records (%s), parsed %d\n", c["files"], c["read"], humanBytes(c["bytes_read"]), c["parsed"])
-	fmt.Fprintf(w, "  rejected %d%s -> %s\n", sumPrefix(c, "rejected_"), breakdownPrefix(c, "rejected_"), sum.Rejects)
+	fmt.Fprintf(w, "  in        %s, %d records (%s), %d parsed\n", plural(c["files"], "file"), c["read"], humanBytes(c["bytes_read"]), c["parsed"])
+	fmt.Fprintf(w, "  rejected  %d%s -> %s\n", sumPrefix(c, "rejected_"), breakdownPrefix(c, "rejected_"), sum.Rejects)
 	if n := sumPrefix(c, "skipped_"); n > 0 {
-		fmt.Fprintf(w, "  skipped %d%s\n", n, breakdownPrefix(c, "skipped_"))
+		fmt.Fprintf(w, "  skipped   %d%s\n", n, breakdownPrefix(c, "skipped_"))
 	}
-	fmt.Fprintf(w, "  filtered %d%s\n", sumPrefix(c, "filtered_"), breakdownPrefix(c, "filtered_"))
+	fmt.Fprintf(w, "  filtered  %d%s\n", sumPrefix(c, "filtered_"), breakdownPrefix(c, "filtered_"))
 	if c["threads"] > 0 {
-		fmt.Fprintf(w, "  threads %d, paired %d (titles %d), orphan replies %d\n", c["threads"], c["paired"], c["paired_titles"], c["orphan_replies"])
+		fmt.Fprintf(w, "  threads   %d, paired %d (titles %d), orphan replies %d\n", c["threads"], c["paired"], c["paired_titles"], c["orphan_replies"])
 	}
 	if c["budget_tokens_kept"] > 0 || c["budget_dropped"] > 0 {
-		fmt.Fprintf(w, "  token budget: kept %d tokens, dropped %d pairs\n", c["budget_tokens_kept"], c["budget_dropped"])
+		fmt.Fprintf(w, "  budget    kept %d tokens, dropped %d pairs\n", c["budget_tokens_kept"], c["budget_dropped"])
 	}
-	fmt.Fprintf(w, "  deduplicated: exact %d, normalised %d, against earlier extractions %d\n", c["dedupe_exact"], c["dedupe_normalized"], c["dedupe_external"])
+	fmt.Fprintf(w, "  duplicates dropped %d (exact %d, normalised %d, against earlier extractions %d)\n",
+		c["dedupe_exact"]+c["dedupe_normalized"]+c["dedupe_external"], c["dedupe_exact"], c["dedupe_normalized"], c["dedupe_external"])
 	splits := make([]string, 0, len(sum.Splits))
-	for s := range sum.Splits {
+	var kept int64
+	for s, n := range sum.Splits {
 		splits = append(splits, s)
+		kept += n
 	}
 	sort.Strings(splits)
 	var parts []string
 	for _, s := range splits {
 		parts = append(parts, fmt.Sprintf("%s %d", s, sum.Splits[s]))
 	}
-	fmt.Fprintf(w, "  written: %s -> %s/%s/<split>/, manifest %s/%s\n", strings.Join(parts, ", "), out, sum.Corpus, out, shards.ManifestName)
+	fmt.Fprintf(w, "  kept      %d pairs: %s -> %s/%s/<split>/, manifest %s/%s\n", kept, strings.Join(parts, ", "), out, sum.Corpus, out, shards.ManifestName)
+	for _, h := range extractOutcome(c, kept).hints() {
+		fmt.Fprintf(w, "  %s\n", h)
+	}
+}
+
+// plural is "1 file", "2 files".
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func sumPrefix(c map[string]int64, prefix string) int64 {

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
 	"github.com/parastream/parastream/featurize"
@@ -45,7 +43,12 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	gcPercent := fs.Int("gc-percent", pipelines.DefaultGCPercent, "the Go collector's target during the run (0 or GOGC set: the process's own setting)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	verbose := fs.Bool("verbose", false, "let Beam and the runner log at info level")
-	addBeamFlags(fs)
+	addBeamFlags(e, fs)
+	describe(fs, e, featurizeUsage, featurizeExample,
+		flagGroup{"input", []string{"in", "corpora"}},
+		flagGroup{"output", []string{"out"}},
+		flagGroup{"model", []string{"model", "min-count", "max-vocab", "oov-buckets", "weighting", "topics", "candidates", "l1", "sample", "seed", "max-iter", "tol"}},
+		flagGroup{"run", []string{"work-dir", "gc-percent", "quiet", "verbose", "help-beam"}})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -72,10 +75,11 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	if err := outdir.Check(cfg.Out); err != nil {
 		return fmt.Errorf("%w: --out: %v", errUsage, err)
 	}
-	if !*verbose {
-		beamlog.LogLevel = "warn"
+	log, err := startRunLog(e, "featurize", *verbose)
+	if err != nil {
+		return err
 	}
-	beam.Init()
+	defer log.close()
 	opts := pipelines.RunOptions{Runner: *runners.Runner}
 	if os.Getenv("GOGC") == "" {
 		opts.GCPercent = *gcPercent
@@ -85,11 +89,14 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	}
 	sum, err := pipelines.RunFeaturize(ctx, cfg, opts)
 	if err != nil {
-		return err
+		return log.failed(err)
 	}
 	printFeaturizeSummary(e, sum, cfg.Out, 3, 8)
 	return nil
 }
+
+const featurizeExample = `parastream featurize --in shards --out shards            # fit on every corpus, in place
+parastream featurize --in new --out new --model shards   # apply the fitted model`
 
 func printFeaturizeSummary(e *env, sum *pipelines.FeaturizeSummary, out string, topics, words int) {
 	w := e.stdout

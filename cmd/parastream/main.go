@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -40,7 +41,7 @@ var errUsage = errors.New("usage")
 func commands() []command {
 	return []command{
 		{name: "read", summary: "read raw corpus files with one reader and report counts, rejects and examples",
-			usage: "parastream read --format NAME [--rejects FILE] [--show N] FILE [FILE2]", run: runRead},
+			usage: readUsage, run: runRead},
 		{name: "formats", summary: "list the corpus formats and how each maps to an Example",
 			usage: "parastream formats", run: runFormats},
 		{name: "extract", summary: "run the Beam extraction pipeline: raw corpora to Parquet shards",
@@ -87,6 +88,15 @@ func main() {
 	os.Exit(code)
 }
 
+// Exit statuses, documented in the README and in "parastream help".
+const (
+	exitOK          = 0   // done
+	exitFailed      = 1   // the input, the output or the run failed
+	exitUsage       = 2   // a command-line mistake: unknown command or flag, bad value
+	exitNotBuilt    = 3   // a subcommand not built yet
+	exitInterrupted = 130 // stopped by Ctrl-C or SIGTERM
+)
+
 // run dispatches to a subcommand and returns the exit status.
 func run(ctx context.Context, args []string, e *env) int {
 	if len(args) == 0 || isHelp(args[0]) || args[0] == "help" {
@@ -95,9 +105,12 @@ func run(ctx context.Context, args []string, e *env) int {
 		}
 		printHelp(e.stdout)
 		if len(args) == 0 {
-			return 2
+			return exitUsage
 		}
-		return 0
+		return exitOK
+	}
+	if isVersion(args[0]) {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {
@@ -106,25 +119,44 @@ func run(ctx context.Context, args []string, e *env) int {
 		if c.run == nil {
 			if len(args) > 1 && isHelp(args[1]) {
 				fmt.Fprintf(e.stdout, "usage: %s\n\n%s.\n\nNot built yet: %s.\n", c.usage, c.summary, c.issue)
-				return 0
+				return exitOK
 			}
 			fmt.Fprintf(e.stderr, "parastream %s: not built yet (%s)\n", c.name, c.issue)
-			return 3
+			return exitNotBuilt
 		}
 		err := c.run(ctx, e, args[1:])
 		switch {
 		case err == nil, errors.Is(err, flag.ErrHelp):
-			return 0
+			return exitOK
 		case errors.Is(err, errUsage):
-			fmt.Fprintf(e.stderr, "parastream %s: %v\nusage: %s\n", c.name, err, c.usage)
-			return 2
+			msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
+			first, _, _ := strings.Cut(c.usage, "\n")
+			fmt.Fprintf(e.stderr, "parastream %s: %s\nusage: %s\n", c.name, msg, first)
+			return exitUsage
+		case ctx.Err() != nil && errors.Is(err, context.Canceled):
+			fmt.Fprintf(e.stderr, "parastream %s: interrupted\n", c.name)
+			return exitInterrupted
 		default:
 			fmt.Fprintf(e.stderr, "parastream %s: %v\n", c.name, err)
-			return 1
+			return exitFailed
 		}
 	}
-	fmt.Fprintf(e.stderr, "parastream: unknown command %q; run 'parastream help'\n", args[0])
-	return 2
+	msg := fmt.Sprintf("unknown command %q", args[0])
+	if strings.HasPrefix(args[0], "-") {
+		msg = fmt.Sprintf("unknown flag %s before a command", args[0])
+	}
+	fmt.Fprintf(e.stderr, "parastream: %s; run 'parastream help' for the commands\n", msg)
+	return exitUsage
+}
+
+// selfName is the command as the user ran it, for the commands a hint
+// suggests: ./parastream when run from its directory, parastream when
+// found on the PATH (or under a test).
+func selfName() string {
+	if len(os.Args) > 0 && filepath.Base(os.Args[0]) == "parastream" {
+		return os.Args[0]
+	}
+	return "parastream"
 }
 
 func isWorkerFlag(s string) bool {
@@ -133,9 +165,12 @@ func isWorkerFlag(s string) bool {
 
 func isHelp(s string) bool { return s == "-h" || s == "--help" || s == "-help" }
 
+func isVersion(s string) bool { return s == "-v" || s == "--version" || s == "-version" }
+
 func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "parastream: raw text corpora to training streams for paraphrastic sentence embeddings")
 	fmt.Fprintln(w, "\nusage: parastream <command> [flags]   (parastream <command> --help for its flags)")
+	fmt.Fprintln(w, "       parastream --version | -v")
 	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range commands() {
 		status := ""
@@ -144,29 +179,62 @@ func printHelp(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-10s %s%s\n", c.name, c.summary, status)
 	}
+	fmt.Fprintln(w, "\nexit status: 0 done, 1 the input, output or run failed, 2 a command-line mistake,")
+	fmt.Fprintln(w, "3 a command not built yet, 130 interrupted")
 }
 
-// newFlags makes a subcommand's flag set, printing usage and defaults on
-// --help.
+// newFlags makes a subcommand's flag set. --help prints usage and one line
+// a flag (describe groups them); a bad flag prints nothing itself:
+// parseFlags returns it as errUsage. fs.Output() is stderr.
 func newFlags(e *env, name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stdout, "usage: %s\n\nflags:\n", usage)
-		fs.SetOutput(e.stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(e.stderr)
-	}
+	fs.SetOutput(e.stderr) // what commands write warnings to (fs.Output())
+	fs.Usage = func() { printUsage(e.stdout, fs, usage, "", nil) }
 	return fs
 }
 
-// parseFlags parses args, turning a bad flag into errUsage.
+// parseFlags parses args. --help prints the command's help and returns
+// flag.ErrHelp, as does --help-beam with Beam's flags; a bad flag is
+// errUsage with a message that names it and, where one is near, the flag
+// meant.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	// The flag package prints each error and calls Usage on it too: the
+	// error is returned instead, and Usage runs on --help alone.
+	usage, output := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(output)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		usage()
+		return err
+	case err != nil:
+		return fmt.Errorf("%w: %s", errUsage, flagError(fs, err))
+	}
+	if f := fs.Lookup("help-beam"); f != nil {
+		if h, ok := f.Value.(*beamHelp); ok && h.set {
+			printBeamFlags(h.e, h.cmd)
+			return flag.ErrHelp
 		}
-		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return nil
+}
+
+// flagError rewrites the flag package's parse errors to name the flag as
+// it is written (--name) and suggest the nearest known flag.
+func flagError(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag --" + name
+		if near := closestFlag(fs, name); near != "" {
+			return msg + "; did you mean --" + near + "?"
+		}
+		return msg + "; 'parastream " + fs.Name() + " --help' lists the flags"
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "--" + name + " needs a value: --" + name + " VALUE"
+	}
+	return strings.Replace(msg, " for flag -", " for --", 1)
 }

@@ -48,7 +48,7 @@ func TestUnknownCommandAndBadFlag(t *testing.T) {
 	if code, _, errOut := runCLI(t, "frobnicate"); code != 2 || !strings.Contains(errOut, "unknown command") {
 		t.Errorf("unknown command: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := runCLI(t, "read", "--no-such-flag"); code != 2 || !strings.Contains(errOut, "usage:") {
+	if code, _, errOut := runCLI(t, "read", "--no-such-flag"); code != 2 || !strings.Contains(errOut, "unknown flag --no-such-flag") {
 		t.Errorf("bad flag: exit %d, %q", code, errOut)
 	}
 	if code, _, errOut := runCLI(t, "read", "--format", "nope", "x"); code != 1 || !strings.Contains(errOut, "unknown format") {

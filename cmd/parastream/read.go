@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -12,20 +13,32 @@ import (
 	"github.com/parastream/parastream/internal/atomicfile"
 )
 
+const readUsage = "parastream read --format NAME [--rejects FILE [--force]] [--show N] FILE [FILE2]"
+
 func runRead(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "read", "parastream read --format NAME [--rejects FILE] [--show N] FILE [FILE2]")
+	fs := newFlags(e, "read", readUsage)
 	format := fs.String("format", "", "input format (see 'parastream formats')")
 	rejects := fs.String("rejects", "", "write malformed records to this file as JSON lines")
+	force := fs.Bool("force", false, "replace the --rejects file if it exists")
 	show := fs.Int("show", 3, "print this many examples and rejects")
 	dataset := fs.String("dataset", "", "override the dataset name derived from the file names")
+	encoding := fs.String("encoding", "", "text encoding of the inputs: utf-8 (default) or latin1")
 	maxLine := fs.Int("max-line-bytes", corpora.DefaultMaxLineBytes, "longest line (or quoted record) accepted")
+	describe(fs, e, readUsage, "parastream read --format quora --show 5 quora_duplicate_questions.tsv",
+		flagGroup{"input", []string{"format", "encoding", "dataset", "max-line-bytes"}},
+		flagGroup{"output", []string{"show", "rejects", "force"}})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *format == "" || fs.NArg() == 0 {
-		return fmt.Errorf("%w: --format and at least one file are required", errUsage)
+		return fmt.Errorf("%w: --format and at least one file are required: parastream read --format NAME FILE", errUsage)
 	}
-	opts := corpora.Options{Dataset: *dataset, Limits: corpora.Limits{MaxLineBytes: *maxLine}}
+	if *rejects != "" && !*force {
+		if _, err := os.Stat(*rejects); err == nil {
+			return fmt.Errorf("--rejects %s exists: pass --force to replace it, or name another file", *rejects)
+		}
+	}
+	opts := corpora.Options{Dataset: *dataset, Encoding: *encoding, Limits: corpora.Limits{MaxLineBytes: *maxLine}}
 	rep, err := readFormat(ctx, e, *format, fs.Args(), opts, *show, *rejects)
 	rep.print(e.stdout, *show)
 	return err
@@ -129,6 +142,17 @@ func (rep readReport) print(w io.Writer, show int) {
 	}
 	if rep.err != nil {
 		fmt.Fprintf(w, "  ERROR    %v\n", rep.err)
+		return
+	}
+	o := outcome{read: st.Records, kept: st.Examples, keptNoun: "examples", dropped: map[string]int64{}}
+	for r, n := range st.Rejected {
+		o.dropped[string(r)] += n
+	}
+	for k, n := range st.Skipped {
+		o.dropped[k] += n
+	}
+	for _, h := range o.hints() {
+		fmt.Fprintf(w, "  %s\n", h)
 	}
 }
 
