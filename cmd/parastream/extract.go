@@ -12,7 +12,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx" // every runner and filesystem Beam ships
 
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/pipelines"
@@ -96,6 +95,9 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	}
 	if !*verbose {
 		beamlog.LogLevel = "warn" // Prism logs each job's lifecycle at info
+	}
+	if err := checkRunner(*runners.Runner); err != nil {
+		return err
 	}
 	beam.Init()
 	opts := pipelines.RunOptions{Runner: *runners.Runner}

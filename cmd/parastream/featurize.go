@@ -71,6 +71,9 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	if !*verbose {
 		beamlog.LogLevel = "warn"
 	}
+	if err := checkRunner(*runners.Runner); err != nil {
+		return err
+	}
 	beam.Init()
 	opts := pipelines.RunOptions{Runner: *runners.Runner}
 	if os.Getenv("GOGC") == "" {
