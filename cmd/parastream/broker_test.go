@@ -20,25 +20,26 @@ import (
 )
 
 // buildBinary builds the parastream binary into a temporary directory,
-// once per test binary.
+// once per test binary: every process test runs the same one. It is built
+// with CGO_ENABLED=0, as the GPU machines run it (TestNoCgoBinary), so that
+// the package builds one binary rather than two.
 var buildBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "parastream-bin-")
 	if err != nil {
 		return "", err
 	}
 	bin := filepath.Join(dir, "parastream")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
+		return "", fmt.Errorf("CGO_ENABLED=0 go build: %v\n%s", err, out)
 	}
 	return bin, nil
 })
 
 func binary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("skipping the process tests in -short mode")
-	}
 	bin, err := buildBinary()
 	if err != nil {
 		t.Fatal(err)
