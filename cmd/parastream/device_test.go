@@ -94,12 +94,20 @@ func TestDeviceAuto(t *testing.T) {
 	}
 }
 
-// TestNoCgoBinary runs the process tests' binary, built with
-// CGO_ENABLED=0, with train --device cuda: the binary dlopens through purego
-// without cgo and says what is missing.
+// TestNoCgoBinary builds parastream with CGO_ENABLED=0 and runs its train
+// --device cuda: the binary dlopens through purego without cgo and says
+// what is missing.
 func TestNoCgoBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
 	skipWithGPU(t)
-	bin := binary(t)
+	bin := filepath.Join(t.TempDir(), "parastream")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
+	}
 	dir := fakeDriverDir(t)
 	run := exec.Command(bin, "train", "--brokers", "127.0.0.1:1", "--dataset", "x", "--device", "cuda")
 	run.Env = append(os.Environ(), cuda.LibDirEnv+"="+dir)
