@@ -15,7 +15,6 @@ import (
 	// runner that submits to a job server (Flink, Spark, or any other).
 	// Dataflow and the Google Cloud clients come with -tags dataflow
 	// (runners_dataflow.go).
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/direct"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
@@ -29,7 +28,6 @@ var builtRunners = []string{
 	"universal", "portable", "PortableRunner",
 	"flink", "FlinkRunner",
 	"spark", "SparkRunner",
-	"direct", "DirectRunner",
 }
 
 // taggedRunners are runners left out of the default build, by the build
