@@ -4,24 +4,38 @@
 GO          ?= go
 BIN         ?= parastream
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS     := -X main.version=$(VERSION)
+# -s -w: no symbol table or DWARF (panics still print file:line); the
+# binary is about a third smaller (docs/performance.md, "Build").
+LDFLAGS     := -s -w -X main.version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 PKGS        := ./...
 # Benchmarks to run; override with `make bench BENCH=Reddit`.
 BENCH       ?= .
 
-.PHONY: all build test demo bench bench-mem fmt vet lint clean interop fuzz parity parity-exact
+.PHONY: all build build-dataflow vet-dataflow test test-long demo bench bench-mem fmt vet lint clean interop fuzz parity parity-exact
 
 all: build
 
+# The default build has Prism and the portable runner (Flink, Spark, any
+# job server). Google Cloud Dataflow and the gs:// filesystem are behind the
+# build tag dataflow: `make build-dataflow` (a larger binary, a slower build).
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/parastream
+
+build-dataflow:
+	$(GO) build -trimpath -tags dataflow -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/parastream
 
 # Tests read ../shared/data when it is there and skip those parts with a
 # message when it is not. The DuckDB interop test needs tools/interop's npm
 # packages: `make interop` installs them when npm is available.
+# `make test` runs go test -short: a test that skips itself under
+# testing.Short() is a long one, and `make test-long` runs just those; CI
+# runs both (scripts/gotest.sh). Each prints its slowest packages and time.
 test: interop
-	$(GO) test -count=1 -timeout 30m $(PKGS)
+	GO='$(GO)' PKGS='$(PKGS)' bash scripts/gotest.sh short
+
+test-long: interop
+	GO='$(GO)' PKGS='$(PKGS)' bash scripts/gotest.sh long
 
 demo: build
 	./$(BIN) demo --data testdata --out out/demo
@@ -99,12 +113,17 @@ fuzz:
 fmt:
 	gofmt -w $$(git ls-files -co --exclude-standard '*.go')
 
-vet:
+# vet and lint cover the -tags dataflow files too, so that they do not rot.
+vet: vet-dataflow
 	$(GO) vet $(PKGS)
+
+vet-dataflow:
+	$(GO) vet -tags dataflow ./cmd/parastream
 
 lint: vet
 	@test -z "$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))" || (gofmt -l $$(git ls-files -co --exclude-standard '*.go'); echo "gofmt: files above need formatting"; exit 1)
 	$(GO) run $(STATICCHECK) $(PKGS)
+	$(GO) run $(STATICCHECK) -tags dataflow ./cmd/parastream
 
 interop:
 	@if command -v npm >/dev/null 2>&1; then \

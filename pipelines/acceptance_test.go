@@ -23,6 +23,9 @@ import (
 // counted independently with Python; the Reddit filter counts by hand (see
 // TestExtractRedditFilterCountsByHand).
 func TestExtractSharedCorpora(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test, run by make test-long: extracts every real corpus (about half a minute)")
+	}
 	d := sharedData(t, ".")
 	cases := []struct {
 		cfg      pipelines.ExtractConfig
@@ -319,6 +322,9 @@ func TestExtractTwoCorporaShareTheManifest(t *testing.T) {
 // within a cell's tokens below the budget, and the sample is the same
 // whatever the bucketing.
 func TestExtractTokenBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long test, run by make test-long: samples the full PPDB lexical file several times (about half a minute)")
+	}
 	input := sharedData(t, "corpora/ppdb/ppdb-1.0-xxxl-lexical-synonym-pairs.tsv")
 	const budget = 50000
 	sample := func(buckets int) (map[string]bool, int64, *pipelines.Summary) {

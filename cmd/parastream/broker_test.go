@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,26 +18,32 @@ import (
 	"github.com/parastream/parastream/stream"
 )
 
-// buildBinary builds the parastream binary into a temporary directory,
-// once per test binary.
-var buildBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "parastream-bin-")
-	if err != nil {
-		return "", err
+// asParastream, set in the environment, makes the test binary run
+// parastream's main instead of the tests (TestMain).
+const asParastream = "PARASTREAM_TEST_BINARY_IS_MAIN"
+
+// TestMain lets this package's test binary stand in for the parastream
+// binary: the process tests start it with asParastream set (it is in the
+// environment they inherit), and it runs main. No test builds or links a
+// second binary.
+func TestMain(m *testing.M) {
+	if os.Getenv(asParastream) == "1" {
+		main()
+		return
 	}
-	bin := filepath.Join(dir, "parastream")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	if err := os.Setenv(asParastream, "1"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	return bin, nil
-})
+	os.Exit(m.Run())
+}
+
+// buildBinary finds the test binary, which runs as parastream in a child
+// process (TestMain).
+var buildBinary = sync.OnceValues(os.Executable)
 
 func binary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("skipping the process tests in -short mode")
-	}
 	bin, err := buildBinary()
 	if err != nil {
 		t.Fatal(err)

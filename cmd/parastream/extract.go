@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx" // every runner and filesystem Beam ships
 
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/internal/outdir"
@@ -98,6 +97,9 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: --out: %v", errUsage, err)
 	}
 	if err := cfg.ResolveInputs(); err != nil {
+		return err
+	}
+	if err := checkRunner(*runners.Runner); err != nil {
 		return err
 	}
 	log, err := startRunLog(e, "extract", *verbose)

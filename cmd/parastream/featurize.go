@@ -75,6 +75,9 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	if err := outdir.Check(cfg.Out); err != nil {
 		return fmt.Errorf("%w: --out: %v", errUsage, err)
 	}
+	if err := checkRunner(*runners.Runner); err != nil {
+		return err
+	}
 	log, err := startRunLog(e, "featurize", *verbose)
 	if err != nil {
 		return err

@@ -1,0 +1,44 @@
+//go:build !dataflow
+
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
+
+	"github.com/parastream/parastream/internal/testenv"
+)
+
+// Without -tags dataflow, --runner dataflow fails at once with one line
+// that says how to get it; an unknown runner lists the ones built in.
+func TestRunnerNotBuilt(t *testing.T) {
+	t.Cleanup(func() { *runners.Runner = "" })
+	for _, tc := range []struct {
+		cmd, runner, want string
+	}{
+		{"extract", "dataflow", "build with -tags dataflow"},
+		{"featurize", "DataflowRunner", "build with -tags dataflow"},
+		{"extract", "nosuch", "unknown runner; this binary has "},
+	} {
+		args := []string{tc.cmd, "--runner", tc.runner, "--out", t.TempDir()}
+		if tc.cmd == "extract" {
+			args = append(args, "--corpus", "quora", "--input", testenv.Fixture("quora/*"))
+		} else {
+			args = append(args, "--in", t.TempDir())
+		}
+		code, _, stderr := runCLI(t, args...)
+		if code != 1 || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s --runner %s: exit %d, stderr %q; want exit 1 and one line with %q", tc.cmd, tc.runner, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestCheckRunnerDefaultBuild(t *testing.T) {
+	for _, r := range []string{"", "prism", "flink", "spark", "universal", "portable"} {
+		if err := checkRunner(r); err != nil {
+			t.Errorf("checkRunner(%q): %v", r, err)
+		}
+	}
+}
