@@ -24,12 +24,12 @@ func TestHelpFitsAScreen(t *testing.T) {
 				t.Errorf("%s --help lacks %q:\n%s", cmd, want, out)
 			}
 		}
-		if strings.Contains(out, "dataflow_kms_key") || strings.Contains(out, "--runner string") {
+		if strings.Contains(out, "environment_type") || strings.Contains(out, "--runner string") {
 			t.Errorf("%s --help lists Beam's flags:\n%s", cmd, out)
 		}
 		code, out, _ = runCLI(t, cmd, "--help-beam")
-		if code != 0 || !strings.Contains(out, "--dataflow_kms_key") {
-			t.Errorf("%s --help-beam: exit %d, output lacks --dataflow_kms_key", cmd, code)
+		if code != 0 || !strings.Contains(out, "--environment_type") {
+			t.Errorf("%s --help-beam: exit %d, output lacks --environment_type", cmd, code)
 		}
 	}
 	if _, out, _ := runCLI(t, "featurize", "--help"); !strings.Contains(out, "model:") {
@@ -39,7 +39,7 @@ func TestHelpFitsAScreen(t *testing.T) {
 
 func TestBeamFlagsStillAccepted(t *testing.T) {
 	// A Beam flag parses; what fails is the missing --corpus.
-	code, _, errOut := runCLI(t, "extract", "--runner", "prism", "--dataflow_kms_key", "k")
+	code, _, errOut := runCLI(t, "extract", "--runner", "prism", "--environment_type", "LOOPBACK")
 	if code != exitUsage || strings.Contains(errOut, "unknown flag") || !strings.Contains(errOut, "--corpus is required") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
