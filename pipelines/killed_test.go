@@ -2,7 +2,6 @@ package pipelines_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/pipelines"
 	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/shards/shardstest"
 )
 
 // The acceptance figure of issue 16 is 50 kills of each command:
@@ -137,11 +137,11 @@ func testKilled(t *testing.T, r killedRun, quora, extracted string) {
 		default:
 			t.Fatalf("%s: the run failed: %v\n%s", what, err, logs.String())
 		}
-		got := readerView(t, out)
+		got := shardstest.ReaderView(t, out)
 		switch {
-		case maps.Equal(got, readerViewOf(trees[state])):
+		case maps.Equal(got, shardstest.ViewOf(trees[state])):
 			stayed++
-		case maps.Equal(got, readerViewOf(trees[target])):
+		case maps.Equal(got, shardstest.ViewOf(trees[target])):
 			switched++
 			state = target
 		default:
@@ -201,61 +201,4 @@ func outputTree(t testing.TB, root string) map[string]string {
 		}
 	}
 	return files
-}
-
-// readerView is what a reader that follows the manifest sees under root,
-// checked against the manifest's checksums: the manifest and the files it
-// names.
-func readerView(t testing.TB, root string) map[string]string {
-	t.Helper()
-	m, err := shards.ReadManifest(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Verify(root); err != nil {
-		t.Fatalf("the output does not verify: %v", err)
-	}
-	view := map[string]string{}
-	for _, p := range manifestPaths(m) {
-		b, err := os.ReadFile(filepath.Join(root, p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		view[p] = string(b)
-	}
-	return view
-}
-
-// readerViewOf is readerView of a tree read by outputTree.
-func readerViewOf(tree map[string]string) map[string]string {
-	view := map[string]string{}
-	var m shards.Manifest
-	if err := json.Unmarshal([]byte(tree[shards.ManifestName]), &m); err != nil {
-		return nil
-	}
-	for _, p := range manifestPaths(&m) {
-		view[p] = tree[p]
-	}
-	return view
-}
-
-func manifestPaths(m *shards.Manifest) []string {
-	ps := []string{shards.ManifestName}
-	for _, f := range m.Files {
-		ps = append(ps, f.Path)
-	}
-	for _, a := range append(slices.Clone(m.Rejects), derefs(m.Vocabulary, m.Topics, m.Featurize)...) {
-		ps = append(ps, a.Path)
-	}
-	return ps
-}
-
-func derefs(as ...*shards.Artifact) []shards.Artifact {
-	var out []shards.Artifact
-	for _, a := range as {
-		if a != nil {
-			out = append(out, *a)
-		}
-	}
-	return out
 }

@@ -387,7 +387,7 @@ func (c *Commit) prepare() (*plan, error) {
 	slices.Sort(p.Place)
 	if c.base != nil {
 		own := newOwnership(c.next)
-		for _, rel := range c.base.paths() {
+		for _, rel := range c.base.Paths() {
 			if !own.owns(rel) {
 				p.Supersede = append(p.Supersede, rel)
 			}

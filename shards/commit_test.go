@@ -15,6 +15,7 @@ import (
 
 	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/shards/shardstest"
 )
 
 // commitVersion commits version seed of corpus c into out: two splits (the
@@ -71,28 +72,6 @@ func tree(t testing.TB, root string) map[string]string {
 	return files
 }
 
-// version is what a reader following the manifest sees: the manifest and
-// the files it names, each checked against its sha256.
-func version(t testing.TB, root string) map[string]string {
-	t.Helper()
-	m, err := shards.ReadManifest(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Verify(root); err != nil {
-		t.Fatalf("the output does not verify: %v", err)
-	}
-	all := tree(t, root)
-	v := map[string]string{shards.ManifestName: all[shards.ManifestName]}
-	for _, f := range m.Files {
-		v[f.Path] = all[f.Path]
-	}
-	for _, a := range append(m.Rejects, *m.Vocabulary) {
-		v[a.Path] = all[a.Path]
-	}
-	return v
-}
-
 func open(t testing.TB, root string, opts shards.OutputOptions) *shards.Output {
 	t.Helper()
 	out, err := shards.OpenOutput(root, opts)
@@ -119,11 +98,11 @@ func newFixture(t *testing.T) fixture {
 	if err := commitVersion(t, out, work, 1); err != nil {
 		t.Fatal(err)
 	}
-	f.oldTree, f.oldVer, f.ops = tree(t, root), version(t, root), nil
+	f.oldTree, f.oldVer, f.ops = tree(t, root), shardstest.ReaderView(t, root), nil
 	if err := commitVersion(t, out, work, 2); err != nil {
 		t.Fatal(err)
 	}
-	f.newTree, f.newVer = tree(t, root), version(t, root)
+	f.newTree, f.newVer = tree(t, root), shardstest.ReaderView(t, root)
 	if maps.Equal(f.oldVer, f.newVer) || len(f.ops) < 10 {
 		t.Fatalf("the versions do not differ, or the commit has only %d operations", len(f.ops))
 	}
@@ -151,7 +130,7 @@ func leftovers(t testing.TB, root string) []string {
 // It returns whether the new version stood.
 func (f fixture) after(t *testing.T, root, work, what string) bool {
 	t.Helper()
-	v := version(t, root)
+	v := shardstest.ReaderView(t, root)
 	isNew := maps.Equal(v, f.newVer)
 	if !isNew && !maps.Equal(v, f.oldVer) {
 		t.Fatalf("%s: the output is neither the old version nor the new", what)
@@ -341,7 +320,7 @@ func TestCommitOverUnversionedOutput(t *testing.T) {
 	if err := commitVersion(t, out, work, 3); err != nil {
 		t.Fatal(err)
 	}
-	version(t, root)
+	shardstest.ReaderView(t, root)
 	if _, err := os.Stat(filepath.Join(root, infos[0].Path)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the superseded shard %s is still there: %v", infos[0].Path, err)
 	}

@@ -247,7 +247,7 @@ func newOwnership(m *Manifest) ownership {
 	if m == nil {
 		return own
 	}
-	for _, p := range m.paths() {
+	for _, p := range m.Paths() {
 		own.files[p] = true
 		if d := path.Dir(p); isVersionDir(d) {
 			own.dirs[d] = true
@@ -261,7 +261,9 @@ func (own ownership) owns(rel string) bool {
 }
 
 // paths lists every file the manifest names: shards and artifacts.
-func (m *Manifest) paths() []string {
+// Paths lists the files the manifest names (shards, then artifacts and
+// rejects), relative to the output root; the manifest itself is not one.
+func (m *Manifest) Paths() []string {
 	ps := make([]string, 0, len(m.Files)+len(m.Rejects)+3)
 	for _, f := range m.Files {
 		ps = append(ps, f.Path)
