@@ -214,7 +214,7 @@ func (c *Commit) PutRejects(corpus, src string, records int64) (Artifact, error)
 	if err := checkName(corpus); err != nil {
 		return Artifact{}, fmt.Errorf("shards: corpus %q: %w", corpus, err)
 	}
-	size, sum, err := hashFile(src)
+	size, sum, err := HashFile(src)
 	if err != nil {
 		return Artifact{}, fmt.Errorf("hashing rejects file: %w", err)
 	}
@@ -250,7 +250,7 @@ func (c *Commit) PutGroup(dir, src string, names []string) ([]Artifact, error) {
 		if err := checkName(name); err != nil {
 			return nil, fmt.Errorf("shards: group file %q: %w", name, err)
 		}
-		size, sum, err := hashFile(filepath.Join(src, name))
+		size, sum, err := HashFile(filepath.Join(src, name))
 		if err != nil {
 			return nil, fmt.Errorf("hashing %s: %w", name, err)
 		}

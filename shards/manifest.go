@@ -350,7 +350,7 @@ func VerifyShard(root string, f ShardInfo) error {
 
 // checkFile compares a file's size and sha256 with the expected ones.
 func checkFile(name string, size int64, sum string) error {
-	gotSize, gotSum, err := hashFile(name)
+	gotSize, gotSum, err := HashFile(name)
 	if err != nil {
 		return fmt.Errorf("verifying %s: %w", name, err)
 	}
@@ -363,7 +363,9 @@ func checkFile(name string, size int64, sum string) error {
 	return nil
 }
 
-func hashFile(name string) (int64, string, error) {
+// HashFile returns the size and the sha256 (hex) of the file name, as
+// manifests (and trainstep's checkpoint sums) list them.
+func HashFile(name string) (int64, string, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return 0, "", err
@@ -384,7 +386,7 @@ func NewArtifact(root, p string, records int64) (Artifact, error) {
 	if err != nil {
 		return Artifact{}, err
 	}
-	size, sum, err := hashFile(name)
+	size, sum, err := HashFile(name)
 	if err != nil {
 		return Artifact{}, fmt.Errorf("hashing artifact: %w", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/parastream/parastream/featurize/lexicon"
 	"github.com/parastream/parastream/internal/atomicfile"
+	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/trainstep/compute"
 	"github.com/parastream/parastream/trainstep/cpu"
 )
@@ -296,17 +296,11 @@ func verifySums(dir string) error {
 		if !ok || len(want) != 2*sha256.Size || name == "" || !filepath.IsLocal(filepath.FromSlash(name)) {
 			return fmt.Errorf("%s line %d: %q is not \"<sha256>  <file>\"", FileSums, i+1, line)
 		}
-		f, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
+		_, got, err := shards.HashFile(filepath.Join(dir, filepath.FromSlash(name)))
 		if err != nil {
 			return err
 		}
-		h := sha256.New()
-		_, err = io.Copy(h, f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", name, err)
-		}
-		if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		if got != want {
 			return fmt.Errorf("%w: %s has sha256 %s, %s says %s", ErrCorrupt, name, got, FileSums, want)
 		}
 	}
