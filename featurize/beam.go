@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/parastream/parastream/internal/beamfn"
 	"hash/fnv"
 	"io"
 	"math"
@@ -459,10 +460,10 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*ShardTask)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Counts)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Receipt)(nil)).Elem())
-	register.DoFn3x1[context.Context, ShardTask, func(Counts), error](&countShardFn{})
+	beamfn.DoFn3x1[context.Context, ShardTask, func(Counts), error](&countShardFn{})
 	register.Combiner1[Counts](&mergeCountsFn{})
-	register.DoFn1x1[Counts, error](&writeCountsFn{})
-	register.DoFn4x1[context.Context, ShardTask, []byte, func(Receipt), error](&featurizeFn{})
+	beamfn.DoFn1x1[Counts, error](&writeCountsFn{})
+	beamfn.DoFn4x1[context.Context, ShardTask, []byte, func(Receipt), error](&featurizeFn{})
 	register.Emitter1[Counts]()
 	register.Emitter1[Receipt]()
 }

@@ -3,10 +3,10 @@ package transforms
 import (
 	"context"
 	"fmt"
+	"github.com/parastream/parastream/internal/beamfn"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/parastream/parastream/shards"
 )
@@ -47,5 +47,5 @@ func (fn *readExternalFn) ProcessElement(ctx context.Context, f fileio.FileMetad
 }
 
 func init() {
-	register.DoFn3x1[context.Context, fileio.FileMetadata, func(shards.Row), error](&readExternalFn{})
+	beamfn.DoFn3x1[context.Context, fileio.FileMetadata, func(shards.Row), error](&readExternalFn{})
 }

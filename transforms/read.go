@@ -3,6 +3,7 @@ package transforms
 import (
 	"context"
 	"fmt"
+	"github.com/parastream/parastream/internal/beamfn"
 	"io"
 	"reflect"
 	"sort"
@@ -350,8 +351,10 @@ func init() {
 	register.Function1x2(stsInput)
 	register.Function1x1(tagFirst)
 	register.Function1x1(tagSecond)
-	register.DoFn3x1[int, func(*taggedPath) bool, func(InputFiles), error](&pairFilesFn{})
-	register.DoFn4x1[context.Context, InputFiles, func(shards.Row), func(corpora.Reject), error](&readFn{})
+	beamfn.DoFn3x1[int, func(*taggedPath) bool, func(InputFiles), error](&pairFilesFn{})
+	beamfn.DoFn4x1[context.Context, InputFiles, func(shards.Row), func(corpora.Reject), error](&readFn{},
+		beamfn.Method3x0[context.Context, func(shards.Row), func(corpora.Reject)]("StartBundle"),
+		beamfn.Method3x0[context.Context, func(shards.Row), func(corpora.Reject)]("FinishBundle"))
 	register.Emitter1[InputFiles]()
 	register.Emitter1[shards.Row]()
 	register.Emitter1[corpora.Reject]()

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/parastream/parastream/internal/beamfn"
 	"maps"
 	"os"
 	"path/filepath"
@@ -810,16 +811,26 @@ func MergeRejects(dir, path string) (int64, error) {
 func init() {
 	beam.RegisterType(reflect.TypeOf((*Run)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*shards.ShardInfo)(nil)).Elem())
-	register.DoFn3x1[context.Context, shards.Row, func(int, string), error](&scatterFn{})
-	register.DoFn3x1[int, func(*string) bool, func(int, string), error](&pairFn{})
-	register.DoFn4x1[int, func(*string) bool, func(string, Run), func(TokenHistogram), error](&dedupeFn{})
-	register.DoFn4x1[string, func(*Run) bool, TokenHistogram, func(shards.ShardInfo), error](&writeShardsFn{})
+	beamfn.DoFn3x1[context.Context, shards.Row, func(int, string), error](&scatterFn{},
+		beamfn.Method2x0[context.Context, func(int, string)]("StartBundle"),
+		beamfn.Method2x1[context.Context, func(int, string), error]("FinishBundle"))
+	beamfn.DoFn3x1[int, func(*string) bool, func(int, string), error](&pairFn{},
+		beamfn.Method2x0[context.Context, func(int, string)]("StartBundle"),
+		beamfn.Method2x1[context.Context, func(int, string), error]("FinishBundle"))
+	beamfn.DoFn4x1[int, func(*string) bool, func(string, Run), func(TokenHistogram), error](&dedupeFn{},
+		beamfn.Method3x0[context.Context, func(string, Run), func(TokenHistogram)]("StartBundle"),
+		beamfn.Method3x1[context.Context, func(string, Run), func(TokenHistogram), error]("FinishBundle"))
+	beamfn.DoFn4x1[string, func(*Run) bool, TokenHistogram, func(shards.ShardInfo), error](&writeShardsFn{},
+		beamfn.Method3x0[context.Context, TokenHistogram, func(shards.ShardInfo)]("StartBundle"),
+		beamfn.Method3x1[context.Context, TokenHistogram, func(shards.ShardInfo), error]("FinishBundle"))
 	beam.RegisterType(reflect.TypeOf((*Bucketed)(nil)).Elem())
-	register.DoFn2x2[int, string, int, Bucketed](&writerGroupFn{})
-	register.DoFn3x1[int, func(*Bucketed) bool, func(shards.ShardInfo), error](&dedupeWriteFn{})
+	beamfn.DoFn2x2[int, string, int, Bucketed](&writerGroupFn{})
+	beamfn.DoFn3x1[int, func(*Bucketed) bool, func(shards.ShardInfo), error](&dedupeWriteFn{},
+		beamfn.Method2x0[context.Context, func(shards.ShardInfo)]("StartBundle"),
+		beamfn.Method2x1[context.Context, func(shards.ShardInfo), error]("FinishBundle"))
 	register.Iter1[Bucketed]()
 	register.Emitter1[TokenHistogram]()
-	register.DoFn1x1[corpora.Reject, error](&rejectsFn{})
+	beamfn.DoFn1x1[corpora.Reject, error](&rejectsFn{}, beamfn.Method0x1[error]("FinishBundle"))
 	register.Emitter2[int, string]()
 	register.Emitter2[string, Run]()
 	register.Emitter1[shards.ShardInfo]()
