@@ -48,6 +48,10 @@ func runConsume(ctx context.Context, e *env, args []string) error {
 	commit := fs.Bool("commit", false, "commit the group's offsets at the end")
 	posOut := fs.String("position-out", "", "write the final position to this JSON file")
 	quiet := fs.Bool("quiet", false, "print only the counts, not the rows")
+	describe(fs, e, consumeUsage, "parastream consume --brokers 127.0.0.1:9092 --dataset quora --n 5",
+		flagGroup{"data", []string{"dataset", "split", "topic-prefix", "group", "start", "epochs", "seed", "shuffle-buffer"}},
+		flagGroup{"output", []string{"n", "quiet", "commit", "position-out"}},
+		connectionGroup())
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

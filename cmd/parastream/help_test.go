@@ -37,6 +37,25 @@ func TestHelpFitsAScreen(t *testing.T) {
 	}
 }
 
+// The other commands' help puts every flag under a named group (none left
+// under "other") and ends with an example.
+func TestHelpGrouped(t *testing.T) {
+	for _, cmd := range []string{"publish", "consume"} {
+		code, out, errOut := runCLI(t, cmd, "--help")
+		if code != 0 || errOut != "" {
+			t.Fatalf("%s --help: exit %d, stderr %q", cmd, code, errOut)
+		}
+		for _, want := range []string{"connection:", "--brokers", "example:\n  parastream " + cmd} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s --help lacks %q:\n%s", cmd, want, out)
+			}
+		}
+		if strings.Contains(out, "\nother:") || strings.Contains(out, "\nflags:") {
+			t.Errorf("%s --help has ungrouped flags:\n%s", cmd, out)
+		}
+	}
+}
+
 func TestBeamFlagsStillAccepted(t *testing.T) {
 	// A Beam flag parses; what fails is the missing --corpus.
 	code, _, errOut := runCLI(t, "extract", "--runner", "prism", "--environment_type", "LOOPBACK")

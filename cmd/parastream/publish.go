@@ -13,6 +13,12 @@ import (
 
 const publishUsage = "parastream publish --shards DIR --brokers ADDR [--topic-prefix P] [--dataset NAME,...] [--partitions N] [--replication N] [--retention D] [--batch-rows N] [TLS and SASL flags]"
 
+// connectionGroup is the help's group of clientFlags's flags.
+func connectionGroup() flagGroup {
+	return flagGroup{"connection", []string{"brokers", "tls", "tls-ca", "tls-cert", "tls-key", "tls-insecure-skip-verify",
+		"sasl-mechanism", "sasl-user", "sasl-password-file", "sasl-password"}}
+}
+
 // clientFlags adds the flags that say how to reach the brokers, and
 // returns the function that makes the configuration from them.
 func clientFlags(fs *flag.FlagSet) func() (stream.ClientConfig, error) {
@@ -71,6 +77,11 @@ func runPublish(ctx context.Context, e *env, args []string) error {
 	batchRows := fs.Int("batch-rows", stream.DefaultBatchRows, "most rows in one message")
 	maxBytes := fs.Int("max-message-bytes", 0, "bound messages below the topic's max.message.bytes")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	describe(fs, e, publishUsage, "parastream publish --shards out/shards --brokers 127.0.0.1:9092 --dataset quora",
+		flagGroup{"input", []string{"shards", "dataset"}},
+		flagGroup{"topics", []string{"topic-prefix", "partitions", "replication", "retention", "batch-rows", "max-message-bytes"}},
+		connectionGroup(),
+		flagGroup{"run", []string{"quiet"}})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
