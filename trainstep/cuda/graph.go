@@ -146,7 +146,7 @@ func (m *model) runStep(key graphKey, body func(s *seq) stepOut) (stepOut, error
 	eager := func() (stepOut, error) {
 		s := &seq{m: m}
 		out := body(s)
-		if s.err == nil {
+		if s.err == nil && c != nil {
 			c.warm[key] = true
 		}
 		return out, s.err
