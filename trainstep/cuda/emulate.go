@@ -32,7 +32,10 @@ func newEmulator() *emulator { return &emulator{launches: map[string]int{}} }
 
 // recording is a captured graph: the compute stream's calls, replayed in
 // order.
-type recording struct{ ops []func() error }
+type recording struct {
+	ops       []func() error
+	destroyed bool
+}
 
 // emuEvent marks the work issued on a stream when recorded: on the copy
 // stream, the uploads up to upto; the compute stream's work is done when
@@ -81,7 +84,7 @@ func (e *emulator) launchGraph(g graph) error {
 		return err
 	}
 	r := g.(*recording)
-	if r.ops == nil {
+	if r.destroyed {
 		return fmt.Errorf("emulator: launch of a destroyed graph")
 	}
 	for _, op := range r.ops {
@@ -92,7 +95,11 @@ func (e *emulator) launchGraph(g graph) error {
 	return nil
 }
 
-func (e *emulator) destroyGraph(g graph) error { g.(*recording).ops = nil; return nil }
+func (e *emulator) destroyGraph(g graph) error {
+	r := g.(*recording)
+	r.ops, r.destroyed = nil, true
+	return nil
+}
 
 func (e *emulator) allocHost(words int) (*hostBuffer, error) {
 	if err := e.refuse("cuMemHostAlloc"); err != nil {

@@ -84,9 +84,13 @@ const DefaultMaxGraphs = 64
 type graphKey struct {
 	R, T, slot int
 	drop, neg  bool
+	update     bool // the dense part of Update (the others zero)
 }
 
 func (k graphKey) String() string {
+	if k.update {
+		return "the update"
+	}
 	return fmt.Sprintf("%d rows × %d steps (upload buffer %d, noise %v, random negatives %v)", k.R, k.T, k.slot, k.drop, k.neg)
 }
 

@@ -458,7 +458,11 @@ func (m *model) flagNonFinite(s *seq, p *pass, out *stepOut) {
 	}
 }
 
-// Update implements compute.Model.
+// Update implements compute.Model. The sparse update of the embeddings
+// (the batch's rows, a number that changes every batch) is launched
+// eagerly; the dense updates of the other parameters read the step's
+// learning rate and bias corrections from the "hyper" buffer, written
+// first, and are captured as one graph (graph.go).
 func (m *model) Update(step int64, lr float64) error {
 	if step < 1 {
 		return fmt.Errorf("update step %d: steps count from 1", step)
@@ -468,53 +472,77 @@ func (m *model) Update(step int64, lr float64) error {
 	}
 	defer m.dev.exit()
 	c := m.cfg
+	switch c.Optimizer {
+	case compute.OptSGD, compute.OptRMSProp, compute.OptAdam:
+	default:
+		return fmt.Errorf("optimizer %q: use adam, sgd or rmsprop", c.Optimizer)
+	}
+	var c1, c2 float32
+	if c.Optimizer == compute.OptAdam {
+		c1 = float32(1 / (1 - math.Pow(c.Beta1, float64(step))))
+		c2 = float32(1 / (1 - math.Pow(c.Beta2, float64(step))))
+	}
 	s := &seq{m: m}
-	for _, sp := range m.specs {
-		n, w, g := compute.NumElems(sp.Shape), m.w[sp.Name], m.g[sp.Name]
-		if lo, hi, ok := compute.HeldCellBias(c, sp.Name, n); ok {
-			s.zero(g.at(lo), hi-lo) // held at its initial value: no step, no moments
-		}
-		if sp.Name == compute.ParamEmbeddings && m.sparse() {
-			rows := s.work(eagerWork+"rows", len(m.rows))
-			nr, width := argN(len(m.rows)), argN(c.Dim)
-			var d1, d2, sz ptr
-			if m.lazy != nil {
-				f1, f2, fs := m.lazy.Factors(m.rows, step, lr)
-				d1, d2, sz = m.uploadFactors(s, f1, f2, fs)
-			}
-			switch c.Optimizer {
-			case compute.OptSGD:
-				s.launch(kSGDRows, nr, width, argI(rows), argP(w), argP(g), argS(float32(lr)))
-			case compute.OptRMSProp:
-				s.launch(kRMSPropRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["rmsprop.v/"+sp.Name]), argP(d2),
-					argS(float32(lr)), argS(float32(c.Rho)), argS(float32(c.Eps)))
-			case compute.OptAdam:
-				c1 := float32(1 / (1 - math.Pow(c.Beta1, float64(step))))
-				c2 := float32(1 / (1 - math.Pow(c.Beta2, float64(step))))
-				s.launch(kAdamRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["adam.m/"+sp.Name]), argP(m.state["adam.v/"+sp.Name]),
-					argP(d1), argP(d2), argP(sz),
-					argS(float32(lr)), argS(float32(c.Beta1)), argS(float32(c.Beta2)), argS(c1), argS(c2), argS(float32(c.Eps)))
-			}
-			continue
+	hyper := s.work("hyper", 3)
+	if s.err == nil {
+		s.err = m.uploadF(hyper, []float32{float32(lr), c1, c2})
+	}
+	if m.sparse() {
+		sp := compute.ParamEmbeddings
+		w, g := m.w[sp], m.g[sp]
+		rows := s.work(eagerWork+"rows", len(m.rows))
+		nr, width := argN(len(m.rows)), argN(c.Dim)
+		var d1, d2, sz ptr
+		if m.lazy != nil {
+			f1, f2, fs := m.lazy.Factors(m.rows, step, lr)
+			d1, d2, sz = m.uploadFactors(s, f1, f2, fs)
 		}
 		switch c.Optimizer {
 		case compute.OptSGD:
-			s.launch(kSGD, argN(n), argP(w), argP(g), argS(float32(lr)))
+			s.launch(kSGDRows, nr, width, argI(rows), argP(w), argP(g), argS(float32(lr)))
 		case compute.OptRMSProp:
-			s.launch(kRMSProp, argN(n), argP(w), argP(g), argP(m.state["rmsprop.v/"+sp.Name]), argS(float32(lr)), argS(float32(c.Rho)), argS(float32(c.Eps)))
+			s.launch(kRMSPropRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["rmsprop.v/"+sp]), argP(d2),
+				argS(float32(lr)), argS(float32(c.Rho)), argS(float32(c.Eps)))
 		case compute.OptAdam:
-			c1 := float32(1 / (1 - math.Pow(c.Beta1, float64(step))))
-			c2 := float32(1 / (1 - math.Pow(c.Beta2, float64(step))))
-			s.launch(kAdam, argN(n), argP(w), argP(g), argP(m.state["adam.m/"+sp.Name]), argP(m.state["adam.v/"+sp.Name]),
+			s.launch(kAdamRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["adam.m/"+sp]), argP(m.state["adam.v/"+sp]),
+				argP(d1), argP(d2), argP(sz),
 				argS(float32(lr)), argS(float32(c.Beta1)), argS(float32(c.Beta2)), argS(c1), argS(c2), argS(float32(c.Eps)))
-		default:
-			return fmt.Errorf("optimizer %q: use adam, sgd or rmsprop", c.Optimizer)
 		}
+	}
+	if s.err == nil {
+		_, s.err = m.runStep(graphKey{update: true}, func(s *seq) stepOut {
+			m.updateDense(s, hyper)
+			return stepOut{}
+		})
 	}
 	if s.err != nil {
 		return fmt.Errorf("%s update on %s: %w", c.Optimizer, m.dev.name(), s.err)
 	}
 	return nil
+}
+
+// updateDense steps every parameter but the sparsely updated embeddings,
+// with the learning rate and bias corrections at hyper.
+func (m *model) updateDense(s *seq, hyper ptr) {
+	c := m.cfg
+	for _, sp := range m.specs {
+		n, w, g := compute.NumElems(sp.Shape), m.w[sp.Name], m.g[sp.Name]
+		if sp.Name == compute.ParamEmbeddings && m.sparse() {
+			continue
+		}
+		if lo, hi, ok := compute.HeldCellBias(c, sp.Name, n); ok {
+			s.zero(g.at(lo), hi-lo) // held at its initial value: no step, no moments
+		}
+		switch c.Optimizer {
+		case compute.OptSGD:
+			s.launch(kSGD, argN(n), argP(w), argP(g), argP(hyper))
+		case compute.OptRMSProp:
+			s.launch(kRMSProp, argN(n), argP(w), argP(g), argP(m.state["rmsprop.v/"+sp.Name]), argP(hyper), argS(float32(c.Rho)), argS(float32(c.Eps)))
+		case compute.OptAdam:
+			s.launch(kAdam, argN(n), argP(w), argP(g), argP(m.state["adam.m/"+sp.Name]), argP(m.state["adam.v/"+sp.Name]),
+				argP(hyper), argS(float32(c.Beta1)), argS(float32(c.Beta2)), argS(float32(c.Eps)))
+		}
+	}
 }
 
 // Flush implements compute.Flusher: the embedding rows owed steps of the
