@@ -56,6 +56,11 @@ func addDeviceFlags(fs *flag.FlagSet) deviceFlags {
 	}
 }
 
+// cudaOptions are the CUDA backend's options from the flags.
+func (d deviceFlags) cudaOptions(ordinal int, log *slog.Logger) cuda.Options {
+	return cuda.Options{Device: ordinal, Env: cuda.EnvFromOS(*d.libDir), Logger: log, NoGraphs: !*d.cudaGraphs, TF32: *d.tf32}
+}
+
 // budget is --memory-budget in bytes, and how it was chosen (for a note).
 func (d deviceFlags) budget() (int64, string, error) {
 	b, err := sysmem.ParseSize(*d.memoryBudget)
@@ -149,8 +154,7 @@ func (d deviceFlags) backend(note io.Writer, log *slog.Logger) (compute.Backend,
 		useCPU()
 		return onCPU, none, nil
 	}
-	gpu, err := cuda.Open(cuda.Options{Device: ordinal, Env: cuda.EnvFromOS(*d.libDir), Logger: log,
-		NoGraphs: !*d.cudaGraphs, TF32: *d.tf32})
+	gpu, err := cuda.Open(d.cudaOptions(ordinal, log))
 	if err != nil {
 		if kind == "auto" {
 			fmt.Fprintf(note, "train: --device auto: no usable GPU (%s); training on the CPU\n", shortReason(err))

@@ -25,7 +25,7 @@ func TestTF32Accuracy(t *testing.T) {
 	}
 	ps := params(cfg)
 	b := batchOf(t, cfg, n, maxLen, 7)
-	f32 := buildWith(t, testBackendWith(t, cuda.Options{}), cfg, ps)
+	f32 := buildWith(t, testBackend(t), cfg, ps)
 	tf := buildWith(t, testBackendWith(t, cuda.Options{TF32: true}), cfg, ps)
 	l32, err := f32.ForwardBackward(b)
 	if err != nil {
