@@ -101,3 +101,62 @@ func TestTF32Rounding(t *testing.T) {
 		}
 	}
 }
+
+// TestUploadOrdering: the emulator's copy stream runs an upload only when
+// an event recorded after it is waited for, and reads the page-locked
+// buffer then; the stager waits before the step and guards each of its
+// two buffers until the step that read it is done.
+func TestUploadOrdering(t *testing.T) {
+	e := newEmulator()
+	dst, _ := e.alloc(2)
+	h, _ := e.allocHost(2)
+	h.host[0], h.host[1] = 1, 2
+	if err := e.uploadAsync(ptr{b: dst}, h, 0, 2); err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := e.newEvent()
+	if err := e.record(ev, true); err != nil {
+		t.Fatal(err)
+	}
+	if dst.host[0] != 0 {
+		t.Fatalf("the upload ran before anything waited for it")
+	}
+	h.host[0] = 3 // the host writes before the copy has run: the copy sees it
+	if err := e.wait(ev); err != nil {
+		t.Fatal(err)
+	}
+	if dst.host[0] != 3 || dst.host[1] != 2 {
+		t.Fatalf("after the wait the device holds %v, want [3 2]", dst.host[:2])
+	}
+
+	cfg := compute.Config{Encoder: compute.EncAvg, Dim: 4, Vocab: 5, BatchSize: 2}.Defaults()
+	m, err := newModel(e, cfg, compute.InitParams(cfg, rand.New(rand.NewPCG(1, 2))), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var slots []int
+	for i := range 3 {
+		in := batchInputs([][]int32{{1, 2}, {int32(i)}}, 2, nil)
+		p, slot, err := m.prepare(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots = append(slots, slot)
+		// The step sees this batch, not the last one in that buffer.
+		ids := p.ids.b.host[p.ids.off : p.ids.off+4]
+		lens := p.lens.b.host[p.lens.off : p.lens.off+2]
+		if got := unsafe.Slice((*int32)(unsafe.Pointer(&ids[0])), 4); got[2] != int32(i) {
+			t.Errorf("batch %d: ids %v on the device", i, got)
+		}
+		if got := unsafe.Slice((*int32)(unsafe.Pointer(&lens[0])), 2); got[0] != 2 || got[1] != 1 {
+			t.Errorf("batch %d: lens %v on the device", i, got)
+		}
+		if err := m.done(slot); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if slots[0] == slots[1] || slots[0] != slots[2] {
+		t.Errorf("upload buffers %v, want them taken in turn", slots)
+	}
+}
