@@ -35,10 +35,18 @@ func batchOf(t *testing.T, cfg compute.Config, n, maxLen int, seed uint64) *comp
 }
 
 // sameBits reports the first index where got and want differ in their
-// bits, or -1.
+// bits, or -1. On the device (PARASTREAM_TEST_GPU=1) it allows float32
+// rounding (closeTo): the embedding gradient's atomicAdd sums a word's
+// occurrences in whatever order the threads come, eager or replayed.
 func sameBits(got, want []float32) int {
 	if len(got) != len(want) {
 		return 0
+	}
+	if onGPU() {
+		if i, _, ok := closeTo(got, want); !ok {
+			return i
+		}
+		return -1
 	}
 	for i := range want {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
@@ -48,6 +56,15 @@ func sameBits(got, want []float32) int {
 	return -1
 }
 
+// sameLoss is loss equality: bits on the emulator, float32 rounding on
+// the device.
+func sameLoss(got, want float64) bool {
+	if onGPU() {
+		return math.Abs(got-want) <= 1e-5*math.Abs(want)+1e-6
+	}
+	return math.Float64bits(got) == math.Float64bits(want)
+}
+
 // TestGraphReplayMatchesEager trains the same model twice on the same
 // batches, once with every kernel launched one by one (NoGraphs) and once
 // with CUDA graphs: the second shape-mate of a batch is captured (each
@@ -55,7 +72,8 @@ func sameBits(got, want []float32) int {
 // lengths, noise and random negatives copied into the fixed buffers
 // before each replay; a new shape is captured anew and an old one
 // replayed again. Losses, gradients and the parameters after each update
-// must be the same bits.
+// must be the same bits (on the device: within float32 rounding, see
+// sameBits).
 func TestGraphReplayMatchesEager(t *testing.T) {
 	type shape struct{ n, maxLen, steps int }
 	plan := []shape{{5, 7, 6}, {3, 7, 4}, {5, 3, 4}, {5, 7, 3}} // (10 rows × 8 steps), (6 × 8), (10 × 4), the first again
@@ -92,7 +110,7 @@ func TestGraphReplayMatchesEager(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if math.Float64bits(got) != math.Float64bits(want) {
+					if !sameLoss(got, want) {
 						t.Fatalf("step %d (%d rows × %d): loss %v with graphs, %v without", step, 2*sh.n, b.Len, got, want)
 					}
 					wg, gg := eager.Grads(), graphed.Grads()
@@ -152,7 +170,7 @@ func TestGraphCacheEvicts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if math.Float64bits(got) != math.Float64bits(want) {
+			if !sameLoss(got, want) {
 				t.Fatalf("step %d (%d rows): loss %v with graphs, %v without", step, 2*n, got, want)
 			}
 		}
