@@ -24,6 +24,7 @@ type deviceFlags struct {
 	device, libDir, blas   *string
 	maxGraphs, blasThreads *int
 	memoryBudget           *string
+	cudaGraphs, tf32       *bool
 	// limit is the memory this process may use (sysmem.Limit); tests set
 	// it.
 	limit func() (int64, error)
@@ -49,8 +50,15 @@ func addDeviceFlags(fs *flag.FlagSet) deviceFlags {
 		blasThreads: fs.Int("blas-threads", 0, "CPU: OpenBLAS's threads (0: its default, $OPENBLAS_NUM_THREADS or one a core)"),
 		memoryBudget: fs.String("memory-budget", "0", fmt.Sprintf("CPU: most memory training takes, as 4GiB or 3000MB: parameters, optimiser state, compiled graphs (least recently used dropped first) and %s for the rest; a batch whose graph alone passes it stops the run at once (0: 1/%d of the memory this process may use, from its cgroup's limit and /proc/meminfo)",
 			compute.FormatBytes(memoryReserve), defaultMemoryFraction)),
-		limit: sysmem.Limit,
+		cudaGraphs: fs.Bool("cuda-graphs", true, "CUDA: capture a training step once per batch shape (rows, length) as a CUDA graph and replay it, one launch a step instead of hundreds (false: launch every kernel and GEMM one by one)"),
+		tf32:       fs.Bool("tf32", false, "CUDA: let cuBLAS multiply on TF32 tensor cores (Ampere and later): faster products whose inputs keep 10 of float32's 23 mantissa bits, sums in float32 (docs/gpu.md gives the accuracy against fp32)"),
+		limit:      sysmem.Limit,
 	}
+}
+
+// cudaOptions are the CUDA backend's options from the flags.
+func (d deviceFlags) cudaOptions(ordinal int, log *slog.Logger) cuda.Options {
+	return cuda.Options{Device: ordinal, Env: cuda.EnvFromOS(*d.libDir), Logger: log, NoGraphs: !*d.cudaGraphs, TF32: *d.tf32}
 }
 
 // budget is --memory-budget in bytes, and how it was chosen (for a note).
@@ -146,7 +154,7 @@ func (d deviceFlags) backend(note io.Writer, log *slog.Logger) (compute.Backend,
 		useCPU()
 		return onCPU, none, nil
 	}
-	gpu, err := cuda.Open(cuda.Options{Device: ordinal, Env: cuda.EnvFromOS(*d.libDir), Logger: log})
+	gpu, err := cuda.Open(d.cudaOptions(ordinal, log))
 	if err != nil {
 		if kind == "auto" {
 			fmt.Fprintf(note, "train: --device auto: no usable GPU (%s); training on the CPU\n", shortReason(err))

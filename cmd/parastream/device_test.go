@@ -150,6 +150,30 @@ func TestMaxGraphsFlag(t *testing.T) {
 	}
 }
 
+// TestCUDAFlags: CUDA graphs are on and TF32 off unless the flags say
+// otherwise.
+func TestCUDAFlags(t *testing.T) {
+	for _, c := range []struct {
+		args           []string
+		noGraphs, tf32 bool
+	}{
+		{nil, false, false},
+		{[]string{"--cuda-graphs=false"}, true, false},
+		{[]string{"--tf32"}, false, true},
+		{[]string{"--cuda-graphs=false", "--tf32"}, true, true},
+	} {
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		d := addDeviceFlags(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		o := d.cudaOptions(1, nil)
+		if o.NoGraphs != c.noGraphs || o.TF32 != c.tf32 || o.Device != 1 {
+			t.Errorf("%v: options %+v, want NoGraphs %v, TF32 %v on cuda:1", c.args, o, c.noGraphs, c.tf32)
+		}
+	}
+}
+
 // TestBLASFlag: --blas openblas where the library does not load fails
 // before any broker is dialled, naming what it tried; auto falls back to
 // gonum with a one-line note; go needs no library; a bad value is a usage

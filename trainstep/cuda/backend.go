@@ -21,6 +21,17 @@ type Options struct {
 	CacheDir string
 	// Logger receives what was loaded from where (nil: discarded).
 	Logger *slog.Logger
+	// NoGraphs turns CUDA graphs off: every step's kernels and GEMMs are
+	// launched one by one. By default a step is captured the second time
+	// its shape (rows, length) comes and replayed after (docs/gpu.md).
+	NoGraphs bool
+	// MaxGraphs bounds the captured steps a model keeps, least recently
+	// used destroyed first (0: DefaultMaxGraphs).
+	MaxGraphs int
+	// TF32 lets cuBLAS multiply on TF32 tensor cores
+	// (CUBLAS_TF32_TENSOR_OP_MATH): the products' inputs keep 10 of
+	// float32's 23 mantissa bits, sums stay float32. Off by default.
+	TF32 bool
 }
 
 // Backend is the CUDA backend: compute.Backend on one GPU (Open) or on
@@ -29,6 +40,7 @@ type Options struct {
 type Backend struct {
 	dev  device
 	info DeviceInfo
+	opts Options
 }
 
 // Encoders and losses the CUDA backend implements.
@@ -61,7 +73,15 @@ func Supports(cfg compute.Config) error {
 // kernels' Go twins run thread by thread and cublasSgemm's contract in Go.
 // It checks the kernels without a GPU; it is far slower than the CPU
 // backend.
-func Emulator() *Backend { return &Backend{dev: newEmulator()} }
+func Emulator() *Backend { return EmulatorWith(Options{}) }
+
+// EmulatorWith is the emulator with opts' NoGraphs, MaxGraphs and TF32
+// (the others are about a GPU and ignored).
+func EmulatorWith(opts Options) *Backend {
+	e := newEmulator()
+	e.tf32 = opts.TF32
+	return &Backend{dev: e, opts: opts}
+}
 
 // Open loads the CUDA driver, NVRTC and cuBLAS, selects device
 // opts.Device, compiles the kernels for it (or takes them from the PTX
@@ -97,7 +117,7 @@ func Open(opts Options) (*Backend, error) {
 	if err := g.setup(opts, log); err != nil {
 		return nil, errors.Join(err, g.close())
 	}
-	return &Backend{dev: g, info: info}, nil
+	return &Backend{dev: g, info: info, opts: opts}, nil
 }
 
 // setup compiles and loads the kernels and creates the cuBLAS handle.
@@ -139,7 +159,10 @@ func (g *gpu) setup(opts Options, log *slog.Logger) error {
 		}
 		g.fns[k.name] = fn
 	}
-	return g.blas.init()
+	if err := g.blas.init(); err != nil {
+		return err
+	}
+	return g.setupStreams(opts.TF32)
 }
 
 // Name implements compute.Backend: "cuda:N", or "cuda-emulator".
@@ -166,7 +189,7 @@ func (b *Backend) Build(cfg compute.Config, params []compute.Tensor) (compute.Mo
 		return nil, err
 	}
 	defer b.dev.exit()
-	m, err := newModel(b.dev, cfg, params)
+	m, err := newModel(b.dev, cfg, params, b.opts)
 	if err != nil {
 		return nil, fmt.Errorf("building %s model on %s: %w", cfg.Encoder, b.dev.name(), err)
 	}

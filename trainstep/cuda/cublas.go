@@ -19,6 +19,8 @@ type cublas struct {
 	cublasDestroy         func(h uintptr) int32
 	cublasSetStream       func(h uintptr, stream uintptr) int32
 	cublasGetStatusString func(status int32) string
+	cublasSetMathMode     func(h uintptr, mode int32) int32
+	cublasSetWorkspace    func(h uintptr, ws uintptr, bytes uintptr) int32
 	// cublasSgemm_v2(handle, transa, transb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc)
 	cublasSgemm func(h uintptr, ta, tb int32, m, n, k int32, alpha *float32, a uintptr, lda int32,
 		b uintptr, ldb int32, beta *float32, c uintptr, ldc int32) int32
@@ -54,6 +56,8 @@ func loadCUBLAS(env Env) (*cublas, error) {
 	s.bind(&c.cublasSetStream, "cublasSetStream_v2")
 	s.bind(&c.cublasGetStatusString, "cublasGetStatusString")
 	s.bind(&c.cublasSgemm, "cublasSgemm_v2")
+	s.bind(&c.cublasSetMathMode, "cublasSetMathMode")
+	s.bind(&c.cublasSetWorkspace, "cublasSetWorkspace_v2")
 	if s.err != nil {
 		return nil, s.err
 	}

@@ -27,6 +27,7 @@ type device interface {
 	gemm(transA, transB bool, m, n, k int, alpha float32, a ptr, lda int, b ptr, ldb int, beta float32, c ptr, ldc int) error
 	launch(k *kernel, a []arg) error
 	close() error
+	streams // graph.go
 }
 
 // buffer is one device allocation: a device pointer on a GPU, a host slice

@@ -18,7 +18,8 @@ const (
 // enums are int32; CUcontext, CUmodule, CUfunction, CUstream are pointers
 // (uintptr); CUdeviceptr is a 64-bit integer (uintptr); size_t is uintptr.
 type driver struct {
-	path string
+	path      string
+	streamAPI // driver_graph.go
 
 	cuInit                    func(flags uint32) int32
 	cuDriverGetVersion        func(v *int32) int32
@@ -78,6 +79,7 @@ func loadDriver(env Env) (*driver, error) {
 	s.bind(&d.cuModuleGetFunction, "cuModuleGetFunction")
 	s.bind(&d.cuLaunchKernel, "cuLaunchKernel")
 	s.bind(&d.cuStreamSynchronize, "cuStreamSynchronize")
+	d.bindStreams(s)
 	if s.err != nil {
 		return nil, s.err
 	}

@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"unsafe"
 )
 
@@ -10,9 +12,138 @@ import (
 // (blocks of BlockSize threads, the same guards), and gemm follows
 // cublasSgemm's column-major contract. It exists to check the model's
 // kernels and calls without a GPU; it is slow.
-type emulator struct{ launches map[string]int }
+//
+// It models the GPU's streams as far as the model's correctness depends
+// on them: during a capture the compute stream's work is recorded, not
+// run, and calls a capture cannot hold are refused; a graph replays the
+// recording; uploads on the copy stream are held back until an event
+// recorded after them is waited for (so a step that read its batch
+// without waiting would read the previous one), and they read the
+// page-locked host buffer when they run, not when issued.
+type emulator struct {
+	launches map[string]int
+	tf32     bool       // gemm rounds its operands to TF32, as cuBLAS's TF32 mode
+	rec      *recording // the capture under way
+	copyQ    []func()   // uploads issued on the copy stream, not yet run
+	copyDone int        // uploads run so far (copyQ holds those after)
+}
 
 func newEmulator() *emulator { return &emulator{launches: map[string]int{}} }
+
+// recording is a captured graph: the compute stream's calls, replayed in
+// order.
+type recording struct {
+	ops       []func() error
+	destroyed bool
+}
+
+// emuEvent marks the work issued on a stream when recorded: on the copy
+// stream, the uploads up to upto; the compute stream's work is done when
+// issued.
+type emuEvent struct {
+	onCopy bool
+	upto   int
+}
+
+// capture records op instead of running it during a capture.
+func (e *emulator) capture(op func() error) (bool, error) {
+	if e.rec == nil {
+		return false, nil
+	}
+	e.rec.ops = append(e.rec.ops, op)
+	return true, nil
+}
+
+// refuse is errCaptureUnsupported for call during a capture.
+func (e *emulator) refuse(call string) error {
+	if e.rec != nil {
+		return fmt.Errorf("emulator: %s: %w", call, errCaptureUnsupported)
+	}
+	return nil
+}
+
+func (e *emulator) beginCapture() error {
+	if e.rec != nil {
+		return fmt.Errorf("emulator: a capture is already under way")
+	}
+	e.rec = &recording{}
+	return nil
+}
+
+func (e *emulator) endCapture() (graph, error) {
+	r := e.rec
+	e.rec = nil
+	if r == nil {
+		return nil, fmt.Errorf("emulator: no capture under way")
+	}
+	return r, nil
+}
+
+func (e *emulator) launchGraph(g graph) error {
+	if err := e.refuse("launching a graph"); err != nil {
+		return err
+	}
+	r := g.(*recording)
+	if r.destroyed {
+		return fmt.Errorf("emulator: launch of a destroyed graph")
+	}
+	for _, op := range r.ops {
+		if err := op(); err != nil {
+			return fmt.Errorf("replaying a graph: %w", err)
+		}
+	}
+	return nil
+}
+
+func (e *emulator) destroyGraph(g graph) error {
+	r := g.(*recording)
+	r.ops, r.destroyed = nil, true
+	return nil
+}
+
+func (e *emulator) allocHost(words int) (*hostBuffer, error) {
+	if err := e.refuse("cuMemHostAlloc"); err != nil {
+		return nil, err
+	}
+	return &hostBuffer{words: words, host: make([]float32, words)}, nil
+}
+
+func (e *emulator) freeHost(h *hostBuffer) error { h.host = nil; return nil }
+
+func (e *emulator) uploadAsync(dst ptr, src *hostBuffer, off, words int) error {
+	d, err := e.span(dst, words)
+	if err != nil {
+		return err
+	}
+	if off < 0 || off+words > len(src.host) {
+		return fmt.Errorf("emulator: %d words at offset %d of a %d-word host buffer", words, off, len(src.host))
+	}
+	e.copyQ = append(e.copyQ, func() { copy(d, src.host[off:off+words]) })
+	return nil
+}
+
+func (e *emulator) newEvent() (event, error) { return &emuEvent{}, nil }
+func (e *emulator) destroyEvent(event) error { return nil }
+func (e *emulator) wait(x event) error       { return e.flush(x.(*emuEvent)) }
+func (e *emulator) sync(x event) error       { return e.flush(x.(*emuEvent)) }
+func (e *emulator) issuedCopies() int        { return e.copyDone + len(e.copyQ) }
+func (e *emulator) record(x event, c bool) error {
+	*x.(*emuEvent) = emuEvent{onCopy: c, upto: e.issuedCopies()}
+	return nil
+}
+
+// flush runs the copy stream's uploads up to those ev follows.
+func (e *emulator) flush(ev *emuEvent) error {
+	if !ev.onCopy {
+		return nil // the compute stream's work is done when issued
+	}
+	for e.copyDone < ev.upto {
+		e.copyQ[0]()
+		e.copyQ = e.copyQ[1:]
+		e.copyDone++
+	}
+	return nil
+}
 
 func (e *emulator) name() string { return "cuda-emulator" }
 func (e *emulator) enter() error { return nil }
@@ -20,11 +151,20 @@ func (e *emulator) exit()        {}
 func (e *emulator) close() error { return nil }
 
 func (e *emulator) alloc(words int) (*buffer, error) {
+	if err := e.refuse("cuMemAlloc"); err != nil {
+		return nil, err
+	}
 	// One spare word keeps 8-byte alignment for double views.
 	return &buffer{words: words, host: make([]float32, words, words+1)}, nil
 }
 
-func (e *emulator) free(b *buffer) error { b.host = nil; return nil }
+func (e *emulator) free(b *buffer) error {
+	if err := e.refuse("cuMemFree"); err != nil {
+		return err
+	}
+	b.host = nil
+	return nil
+}
 
 func (e *emulator) span(p ptr, words int) ([]float32, error) {
 	if p.null() || p.b.host == nil {
@@ -37,6 +177,9 @@ func (e *emulator) span(p ptr, words int) ([]float32, error) {
 }
 
 func (e *emulator) upload(dst ptr, src unsafe.Pointer, words int) error {
+	if err := e.refuse("a copy from pageable memory"); err != nil {
+		return err
+	}
 	d, err := e.span(dst, words)
 	if err != nil {
 		return err
@@ -46,6 +189,9 @@ func (e *emulator) upload(dst ptr, src unsafe.Pointer, words int) error {
 }
 
 func (e *emulator) download(dst unsafe.Pointer, src ptr, words int) error {
+	if err := e.refuse("a copy to pageable memory"); err != nil {
+		return err
+	}
 	s, err := e.span(src, words)
 	if err != nil {
 		return err
@@ -55,6 +201,13 @@ func (e *emulator) download(dst unsafe.Pointer, src ptr, words int) error {
 }
 
 func (e *emulator) copy(dst, src ptr, words int) error {
+	if ok, err := e.capture(func() error { return e.copyNow(dst, src, words) }); ok {
+		return err
+	}
+	return e.copyNow(dst, src, words)
+}
+
+func (e *emulator) copyNow(dst, src ptr, words int) error {
 	d, err := e.span(dst, words)
 	if err != nil {
 		return err
@@ -68,6 +221,13 @@ func (e *emulator) copy(dst, src ptr, words int) error {
 }
 
 func (e *emulator) zero(dst ptr, words int) error {
+	if ok, err := e.capture(func() error { return e.zeroNow(dst, words) }); ok {
+		return err
+	}
+	return e.zeroNow(dst, words)
+}
+
+func (e *emulator) zeroNow(dst ptr, words int) error {
 	d, err := e.span(dst, words)
 	if err != nil {
 		return err
@@ -76,11 +236,34 @@ func (e *emulator) zero(dst ptr, words int) error {
 	return nil
 }
 
-// gemm is the reference semantics of cublasSgemm (column-major).
+// gemm is the reference semantics of cublasSgemm (column-major); in TF32
+// mode A and B are rounded to TF32 (10-bit mantissa, as cvt.rna.tf32.f32)
+// and the products accumulated in float32, as tensor cores do.
 func (e *emulator) gemm(transA, transB bool, m, n, k int, alpha float32, a ptr, lda int, b ptr, ldb int, beta float32, c ptr, ldc int) error {
 	wa, wb, wc, err := gemmSpans(transA, transB, m, n, k, lda, ldb, ldc)
 	if err != nil {
 		return err
+	}
+	for _, x := range []struct {
+		what  string
+		p     ptr
+		words int
+	}{{"A", a, wa}, {"B", b, wb}, {"C", c, wc}} {
+		if _, err := e.span(x.p, x.words); err != nil {
+			return fmt.Errorf("gemm %s: %w", x.what, err)
+		}
+	}
+	if ok, err := e.capture(func() error { return e.gemmNow(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) }); ok {
+		return err
+	}
+	return e.gemmNow(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func (e *emulator) gemmNow(transA, transB bool, m, n, k int, alpha float32, a ptr, lda int, b ptr, ldb int, beta float32, c ptr, ldc int) error {
+	wa, wb, wc, _ := gemmSpans(transA, transB, m, n, k, lda, ldb, ldc)
+	round := func(v float32) float32 { return v }
+	if e.tf32 {
+		round = TF32
 	}
 	A, err := e.span(a, wa)
 	if err != nil {
@@ -109,7 +292,7 @@ func (e *emulator) gemm(transA, transB bool, m, n, k int, alpha float32, a ptr, 
 				} else {
 					bv = B[l+j*ldb]
 				}
-				s += av * bv
+				s += round(av) * round(bv)
 			}
 			if beta == 0 {
 				C[i+j*ldc] = alpha * s
@@ -139,11 +322,24 @@ func gemmSpans(transA, transB bool, m, n, k, lda, ldb, ldc int) (wa, wb, wc int,
 	return lda*(ac-1) + ar, ldb*(bc-1) + br, ldc*(n-1) + m, nil
 }
 
-// launch runs k's Go twin for every thread of the grid, block by block.
+// launch runs k's Go twin for every thread of the grid, block by block
+// (during a capture: records the launch with a copy of its arguments, as
+// cuLaunchKernel's parameters are copied into the graph's node).
 func (e *emulator) launch(k *kernel, a []arg) error {
 	if err := checkArgs(k, a); err != nil {
 		return err
 	}
+	if _, _, err := launchDims(k, a); err != nil {
+		return err
+	}
+	a = slices.Clone(a)
+	if ok, err := e.capture(func() error { return e.launchNow(k, a) }); ok {
+		return err
+	}
+	return e.launchNow(k, a)
+}
+
+func (e *emulator) launchNow(k *kernel, a []arg) error {
 	grid, block, err := launchDims(k, a)
 	if err != nil {
 		return err
@@ -183,4 +379,15 @@ func (e *emulator) launch(k *kernel, a []arg) error {
 		}
 	}
 	return nil
+}
+
+// TF32 rounds v to TF32 as cvt.rna.tf32.f32 does: the 13 low mantissa
+// bits dropped, to nearest with ties away from zero (NaN and infinities
+// kept).
+func TF32(v float32) float32 {
+	b := math.Float32bits(v)
+	if b&0x7f800000 == 0x7f800000 {
+		return v
+	}
+	return math.Float32frombits((b + 0x1000) &^ 0x1fff)
 }

@@ -64,3 +64,13 @@ func LoadCUBLAS(env Env) error {
 	_, err := loadCUBLAS(env)
 	return err
 }
+
+// GraphStats are a model's captured steps, replays and evicted graphs
+// (zeros with CUDA graphs off).
+func GraphStats(m any) (captures, replays, evicted int) {
+	c := m.(*model).graphs
+	if c == nil {
+		return 0, 0, 0
+	}
+	return c.captures, c.replays, c.evicted
+}

@@ -428,14 +428,15 @@ var (
 
 	// optim.cu
 	kAdam = &kernel{name: "adam",
-		params:  []string{"n n", "f w", "f g", "f m", "f v", "s lr", "s b1", "s b2", "s c1", "s c2", "s eps"},
+		params:  []string{"n n", "f w", "f g", "f m", "f v", "f hyper", "s b1", "s b2", "s eps"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(tid, _ int, a []hostArg) {
 			n, w, g, m, v := a[0].n, a[1].f, a[2].f, a[3].f, a[4].f
-			lr, b1, b2, c1, c2, eps := a[5].s, a[6].s, a[7].s, a[8].s, a[9].s, a[10].s
+			b1, b2, eps := a[6].s, a[7].s, a[8].s
 			if tid >= n {
 				return
 			}
+			lr, c1, c2 := a[5].f[0], a[5].f[1], a[5].f[2]
 			gi := g[tid]
 			mi := b1*m[tid] + (1-b1)*gi
 			vi := b2*v[tid] + (1-b2)*gi*gi
@@ -443,23 +444,24 @@ var (
 			w[tid] -= lr * (mi * c1) / (sqrt32(vi*c2) + eps)
 		}}
 	kSGD = &kernel{name: "sgd",
-		params:  []string{"n n", "f w", "f g", "s lr"},
+		params:  []string{"n n", "f w", "f g", "f hyper"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(tid, _ int, a []hostArg) {
-			n, w, g, lr := a[0].n, a[1].f, a[2].f, a[3].s
+			n, w, g, hyper := a[0].n, a[1].f, a[2].f, a[3].f
 			if tid >= n {
 				return
 			}
-			w[tid] -= lr * g[tid]
+			w[tid] -= hyper[0] * g[tid]
 		}}
 	kRMSProp = &kernel{name: "rmsprop",
-		params:  []string{"n n", "f w", "f g", "f v", "s lr", "s rho", "s eps"},
+		params:  []string{"n n", "f w", "f g", "f v", "f hyper", "s rho", "s eps"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(tid, _ int, a []hostArg) {
-			n, w, g, v, lr, rho, eps := a[0].n, a[1].f, a[2].f, a[3].f, a[4].s, a[5].s, a[6].s
+			n, w, g, v, rho, eps := a[0].n, a[1].f, a[2].f, a[3].f, a[5].s, a[6].s
 			if tid >= n {
 				return
 			}
+			lr := a[4].f[0]
 			gi := g[tid]
 			vi := rho*v[tid] + (1-rho)*gi*gi
 			v[tid] = vi

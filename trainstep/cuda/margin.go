@@ -1,52 +1,24 @@
 package cuda
 
-import (
-	"github.com/parastream/parastream/trainstep/compute"
-)
-
 // margin is the margin loss of Wieting & Gimpel (2017) Eq. 2-5 on the 2n
-// embeddings emb (R, E), forward and backward: it returns the loss and
-// the gradient of emb. Negatives as the Batch says (max, rand, mix).
-func (m *model) margin(s *seq, emb ptr, n int, b *compute.Batch) (float64, ptr) {
-	R, E := 2*n, m.cfg.EmbedDim()
+// embeddings p.emb (R, E), forward and backward: it leaves each row's
+// hinge term in h (the loss is their sum over n, on the host after the
+// step) and returns the gradient of p.emb. Negatives as the batch says
+// (max, rand, mix: p.negRand and p.useMax).
+func (m *model) margin(s *seq, p *pass, n int) (h, dEmb ptr) {
+	R, E, emb := 2*n, m.cfg.EmbedDim(), p.emb
 	u, nrm := s.work("m.u", R*E), s.work("m.nrm", R)
 	c, dc := s.work("m.c", R*R), s.work("m.dc", R*R)
 	h, neg := s.work("m.h", R), s.work("m.neg", R)
 	du, dEmb := s.work("m.du", R*E), s.work("m.demb", R*E)
-	var negRand, useMax ptr
-	if b.NegRand != nil {
-		negRand, useMax = s.work("m.negrand", R), s.work("m.usemax", R)
-		um := make([]int32, R)
-		for r, x := range b.NegUseMax {
-			if x {
-				um[r] = 1
-			}
-		}
-		if s.err == nil {
-			s.err = m.uploadI(negRand, b.NegRand)
-		}
-		if s.err == nil {
-			s.err = m.uploadI(useMax, um)
-		}
-	}
 	s.launch(kRowNorm, argN(R), argN(E), argP(emb), argP(u), argP(nrm))
 	s.mm(false, true, R, R, E, u, E, u, E, 0, c, R) // cosines
-	s.launch(kMarginFwd, argN(n), argP(c), argS(float32(m.cfg.Margin)), argI(negRand), argI(useMax), argP(h), argI(neg))
-	var loss float64
-	if s.err == nil {
-		hs, err := m.downloadF(h, R)
-		s.err = err
-		var sum float32
-		for _, v := range hs {
-			sum += v
-		}
-		loss = float64(sum / float32(n))
-	}
+	s.launch(kMarginFwd, argN(n), argP(c), argS(float32(m.cfg.Margin)), argI(p.negRand), argI(p.useMax), argP(h), argI(neg))
 	s.zero(dc, R*R)
 	s.launch(kMarginBwd, argN(n), argP(h), argI(neg), argP(dc))
 	// C = U·U^T: dU = dC·U + dC^T·U.
 	s.mm(false, false, R, E, R, dc, R, u, E, 0, du, E)
 	s.mm(true, false, R, E, R, dc, R, u, E, 1, du, E)
 	s.launch(kRowNormBwd, argN(R), argN(E), argP(u), argP(nrm), argP(du), argP(dEmb))
-	return loss, dEmb
+	return h, dEmb
 }

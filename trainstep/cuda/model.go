@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/parastream/parastream/trainstep/compute"
@@ -32,14 +33,24 @@ type model struct {
 	// lazy catches the rows up with the steps they were skipped (on the
 	// host; nil for SGD and the dense update).
 	lazy *compute.CatchUp
+	// graphs are the captured steps (nil: CUDA graphs off); gen counts
+	// the reallocations of workspace buffers a graph may use, capturing
+	// is true while a step is being captured (graph.go).
+	graphs    *graphCache
+	gen       int
+	capturing bool
+	stager    stager // the double-buffered batch upload
 }
 
 // sparse reports whether the embeddings update only the batch's rows.
 func (m *model) sparse() bool { return m.cfg.EmbeddingUpdate != compute.UpdateDense }
 
-func newModel(dev device, cfg compute.Config, params []compute.Tensor) (m *model, err error) {
+func newModel(dev device, cfg compute.Config, params []compute.Tensor, opts Options) (m *model, err error) {
 	m = &model{dev: dev, cfg: cfg, specs: compute.Layout(cfg), w: map[string]ptr{}, g: map[string]ptr{},
 		state: map[string]ptr{}, stateShape: map[string][]int{}, ws: map[string]*buffer{}}
+	if !opts.NoGraphs {
+		m.graphs = newGraphCache(opts.MaxGraphs)
+	}
 	defer func() {
 		if err != nil {
 			m.release()
@@ -101,11 +112,25 @@ func (m *model) newZero(words int) (ptr, error) {
 	return p, m.dev.zero(p, words)
 }
 
-// work is the workspace buffer name of at least words words.
+// eagerWork prefixes the workspace buffers that no captured step uses
+// (their sizes follow the batch's distinct rows): they grow without
+// making the graphs stale.
+const eagerWork = "eager."
+
+// work is the workspace buffer name of at least words words. Workspace
+// only grows; growing one a graph may use makes every graph stale (m.gen),
+// and is refused during a capture.
 func (m *model) work(name string, words int) (ptr, error) {
 	if b, ok := m.ws[name]; ok && b.words >= words {
 		return ptr{b: b}, nil
-	} else if ok {
+	}
+	if m.capturing {
+		return ptr{}, fmt.Errorf("workspace %s grows to %d words: %w", name, words, errCaptureUnsupported)
+	}
+	if !strings.HasPrefix(name, eagerWork) {
+		m.gen++
+	}
+	if b, ok := m.ws[name]; ok {
 		if err := m.dev.free(b); err != nil {
 			return ptr{}, err
 		}
@@ -186,44 +211,47 @@ func (s *seq) work(name string, words int) ptr {
 	return p
 }
 
-// pass is one batch on the device: R rows padded to T steps.
+// pass is one batch on the device: R rows padded to T steps. Its inputs
+// (ids, lens, drop and the margin's negRand and useMax) are in an upload
+// buffer (graph.go), the rest in the workspace.
 type pass struct {
 	R, T      int
 	ids, lens ptr // int32 (R, T) and (R)
 	drop      ptr // (R, T, Dim) multipliers or NULL
+	negRand   ptr // int32 (R) random negatives or NULL
+	useMax    ptr // int32 (R): 1 where the row takes the hardest negative
 	x         ptr // (T, R, Dim) gathered words
 	emb       ptr // (R, EmbedDim) sentence embeddings
 	z, h, c   ptr // LSTM: activations (T, R, 4H), states (T+1, R, H) with step -1 first
 	gz, ga    ptr // GRAN: gates (T, R, Dim) and gated words
 	dx        ptr // (T, R, Dim) gradient of x
-	seqs      [][]int32
-	lensHost  []int32
 }
 
-// prepare uploads seqs (each at most T long) and gathers their words.
-func (m *model) prepare(s *seq, seqs [][]int32, T int, drop []float32) *pass {
-	R, d := len(seqs), m.cfg.Dim
-	p := &pass{R: R, T: T, seqs: seqs}
-	ids := make([]int32, R*T)
-	p.lensHost = make([]int32, R)
+// batchInputs are seqs (each at most T long) as a pass's inputs.
+func batchInputs(seqs [][]int32, T int, drop []float32) *inputs {
+	R := len(seqs)
+	in := &inputs{R: R, T: T, ids: make([]int32, R*T), lens: make([]int32, R), drop: drop}
 	for r, q := range seqs {
-		copy(ids[r*T:], q)
-		p.lensHost[r] = int32(len(q))
+		copy(in.ids[r*T:], q)
+		in.lens[r] = int32(len(q))
 	}
-	p.ids, p.lens = s.work("ids", R*T), s.work("lens", R)
+	return in
+}
+
+// prepare stages in's upload (call m.done(p.slot) once the pass's work is
+// issued) and returns the pass over it.
+func (m *model) prepare(in *inputs) (*pass, int, error) {
+	p := &pass{R: in.R, T: in.T}
+	slot, ids, lens, drop, negRand, useMax, err := m.stage(in)
+	p.ids, p.lens, p.drop, p.negRand, p.useMax = ids, lens, drop, negRand, useMax
+	return p, slot, err
+}
+
+// gather puts the pass's words (times their noise) in p.x.
+func (m *model) gather(s *seq, p *pass) {
+	R, T, d := p.R, p.T, m.cfg.Dim
 	p.x = s.work("x", T*R*d)
-	if drop != nil {
-		p.drop = s.work("drop", len(drop))
-	}
-	if s.err != nil {
-		return p
-	}
-	s.err = errors.Join(m.uploadI(p.ids, ids), m.uploadI(p.lens, p.lensHost))
-	if s.err == nil && drop != nil {
-		s.err = m.uploadF(p.drop, drop)
-	}
 	s.launch(kGather, argN(R), argN(T), argN(d), argI(p.ids), argI(p.lens), argP(m.w[compute.ParamEmbeddings]), argP(p.drop), argP(p.x))
-	return p
 }
 
 // ForwardBackward implements compute.Model.
@@ -243,7 +271,8 @@ func (m *model) ForwardBackward(b *compute.Batch) (float64, error) {
 	s := &seq{m: m}
 	m.rows = m.rows[:0]
 	seen := map[int32]bool{}
-	for _, q := range append(append([][]int32(nil), b.A...), b.B...) {
+	seqs := append(append([][]int32(nil), b.A...), b.B...)
+	for _, q := range seqs {
 		for _, id := range q {
 			if !seen[id] {
 				seen[id] = true
@@ -258,97 +287,143 @@ func (m *model) ForwardBackward(b *compute.Batch) (float64, error) {
 		owed, d1, d2, sz := m.lazy.Prepare(m.rows)
 		m.catchUp(s, owed, d1, d2, sz)
 	}
-	p := m.prepare(s, append(append([][]int32(nil), b.A...), b.B...), b.Len, drop)
-	m.encode(s, p)
-	loss, dEmb := m.margin(s, p.emb, n, b)
-	m.encodeBackward(s, p, dEmb)
-	ge := m.g[compute.ParamEmbeddings]
-	s.zero(ge, m.cfg.Vocab*d)
-	if s.err == nil {
-		s.err = m.uploadI(s.work("rows", len(m.rows)), m.rows)
-	}
-	s.launch(kScatter, argN(p.R), argN(p.T), argN(d), argI(p.ids), argI(p.lens), argP(p.drop), argP(p.dx), argP(ge))
 	if s.err != nil {
-		return 0, fmt.Errorf("%s/%s step on %s: %w", m.cfg.Encoder, m.cfg.Loss, m.dev.name(), s.err)
+		return 0, fmt.Errorf("catching up the batch's embedding rows on %s: %w", m.dev.name(), s.err)
 	}
-	reg, err := m.regularise()
+	in := batchInputs(seqs, b.Len, drop)
+	if b.NegRand != nil {
+		in.negRand, in.useMax = b.NegRand, make([]int32, 2*n)
+		for r, x := range b.NegUseMax {
+			if x {
+				in.useMax[r] = 1
+			}
+		}
+	}
+	p, slot, err := m.prepare(in)
+	if err != nil {
+		return 0, fmt.Errorf("uploading the batch to %s: %w", m.dev.name(), err)
+	}
+	key := graphKey{R: p.R, T: p.T, slot: slot, drop: drop != nil, neg: b.NegRand != nil}
+	out, err := m.runStep(key, func(s *seq) stepOut {
+		q := *p // the body may run twice (captured, then eagerly)
+		return m.step(s, &q, n)
+	})
+	if err = errors.Join(err, m.done(slot)); err != nil {
+		return 0, fmt.Errorf("%s/%s step on %s: %w", m.cfg.Encoder, m.cfg.Loss, m.dev.name(), err)
+	}
+	// The host's part, after the device's: the loss and the flags.
+	hs, err := m.downloadF(out.h, 2*n)
 	if err != nil {
 		return 0, err
+	}
+	var sum float32
+	for _, v := range hs {
+		sum += v
+	}
+	loss := float64(sum / float32(n))
+	var reg float64
+	for i, part := range out.partials {
+		ss, err := m.partialSum(part)
+		if err != nil {
+			return 0, err
+		}
+		reg += out.lambdas[i] * ss
+	}
+	if m.sparse() {
+		// The batch's rows, for the sparse update and λw, outside the
+		// graph: their number changes from batch to batch.
+		s := &seq{m: m}
+		rows := s.work(eagerWork+"rows", len(m.rows))
+		if s.err == nil {
+			s.err = m.uploadI(rows, m.rows)
+		}
+		if s.err != nil {
+			return 0, fmt.Errorf("uploading the batch's rows to %s: %w", m.dev.name(), s.err)
+		}
+	}
+	if lw := m.cfg.LambdaW; lw > 0 && m.sparse() {
+		// Lazy: only the batch's rows are pulled back.
+		s := &seq{m: m}
+		rows, part := s.work(eagerWork+"rows", len(m.rows)), s.work(eagerWork+"partials", 2*sumsqThreads)
+		s.launch(kSumsqGradRows, argN(len(m.rows)), argN(d), argI(rows), argP(m.w[compute.ParamEmbeddings]),
+			argP(m.init), argS(float32(lw)), argP(m.g[compute.ParamEmbeddings]), argD(part))
+		if s.err != nil {
+			return 0, fmt.Errorf("λw of the batch's rows on %s: %w", m.dev.name(), s.err)
+		}
+		ss, err := m.partialSum(part)
+		if err != nil {
+			return 0, err
+		}
+		reg += lw * ss
 	}
 	loss += reg
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return loss, fmt.Errorf("loss %v: %w", loss, compute.ErrNonFinite)
 	}
-	if name, err := m.nonFinite(p); err != nil {
+	flags := make([]int32, len(out.names))
+	if err := m.dev.download(unsafe.Pointer(&flags[0]), out.flags, len(flags)); err != nil {
 		return loss, err
-	} else if name != "" {
-		return loss, fmt.Errorf("gradient of %s: %w", name, compute.ErrNonFinite)
+	}
+	for i, f := range flags {
+		if f != 0 {
+			return loss, fmt.Errorf("gradient of %s: %w", out.names[i], compute.ErrNonFinite)
+		}
 	}
 	return loss, nil
 }
 
-// regularise adds λc‖W_c‖² and λw‖W_w − W_w,initial‖² to the gradients and
-// returns them (partial sums in double from the device, added on the host).
-func (m *model) regularise() (float64, error) {
-	var loss float64
-	sumsq := func(name string, w0 ptr, lambda float64) error {
-		part, err := m.work("partials", 2*sumsqThreads)
-		if err != nil {
-			return err
-		}
-		n := m.numel(name)
-		if err := m.dev.launch(kSumsqGrad, args(argN(n), argP(m.w[name]), argP(w0), argS(float32(lambda)), argP(m.g[name]), argD(part))); err != nil {
-			return err
-		}
-		ps := make([]float64, sumsqThreads)
-		if err := m.dev.download(unsafe.Pointer(&ps[0]), part, 2*sumsqThreads); err != nil {
-			return err
-		}
-		var ss float64
-		for _, v := range ps {
-			ss += v
-		}
-		loss += lambda * ss
-		return nil
+// step is a training step's device work from the batch in p's upload
+// buffer: nothing in it reads the host, so that it can be captured
+// (graph.go). It leaves the loss terms, regularisers' partial sums and
+// non-finite flags where stepOut says.
+func (m *model) step(s *seq, p *pass, n int) stepOut {
+	d := m.cfg.Dim
+	m.gather(s, p)
+	m.encode(s, p)
+	h, dEmb := m.margin(s, p, n)
+	m.encodeBackward(s, p, dEmb)
+	ge := m.g[compute.ParamEmbeddings]
+	s.zero(ge, m.cfg.Vocab*d)
+	s.launch(kScatter, argN(p.R), argN(p.T), argN(d), argI(p.ids), argI(p.lens), argP(p.drop), argP(p.dx), argP(ge))
+	out := stepOut{h: h}
+	m.regularise(s, &out)
+	m.flagNonFinite(s, p, &out)
+	return out
+}
+
+// regularise adds λc‖W_c‖² and λw‖W_w − W_w,initial‖² (dense update) to
+// the gradients and leaves the partial sums of the norms (in double) for
+// the host; the sparse update's λw is ForwardBackward's, outside.
+func (m *model) regularise(s *seq, out *stepOut) {
+	sumsq := func(name string, w0 ptr, lambda float64) {
+		part := s.work("partials/"+name, 2*sumsqThreads)
+		s.launch(kSumsqGrad, argN(m.numel(name)), argP(m.w[name]), argP(w0), argS(float32(lambda)), argP(m.g[name]), argD(part))
+		out.partials = append(out.partials, part)
+		out.lambdas = append(out.lambdas, lambda)
 	}
 	if lc := m.cfg.LambdaC; lc > 0 {
 		for _, sp := range m.specs {
 			if sp.Compositional {
-				if err := sumsq(sp.Name, ptr{}, lc); err != nil {
-					return 0, err
-				}
+				sumsq(sp.Name, ptr{}, lc)
 			}
 		}
 	}
-	if lw := m.cfg.LambdaW; lw > 0 {
-		if m.sparse() {
-			// Lazy: only the batch's rows are pulled back.
-			part, err := m.work("partials", 2*sumsqThreads)
-			if err != nil {
-				return 0, err
-			}
-			rows, err := m.work("rows", len(m.rows))
-			if err != nil {
-				return 0, err
-			}
-			if err := m.dev.launch(kSumsqGradRows, args(argN(len(m.rows)), argN(m.cfg.Dim), argI(rows), argP(m.w[compute.ParamEmbeddings]),
-				argP(m.init), argS(float32(lw)), argP(m.g[compute.ParamEmbeddings]), argD(part))); err != nil {
-				return 0, err
-			}
-			ps := make([]float64, sumsqThreads)
-			if err := m.dev.download(unsafe.Pointer(&ps[0]), part, 2*sumsqThreads); err != nil {
-				return 0, err
-			}
-			var ss float64
-			for _, v := range ps {
-				ss += v
-			}
-			loss += lw * ss
-		} else if err := sumsq(compute.ParamEmbeddings, m.init, lw); err != nil {
-			return 0, err
-		}
+	if lw := m.cfg.LambdaW; lw > 0 && !m.sparse() {
+		sumsq(compute.ParamEmbeddings, m.init, lw)
 	}
-	return loss, nil
+}
+
+// partialSum adds up the partial sums (doubles) at part.
+func (m *model) partialSum(part ptr) (float64, error) {
+	ps := make([]float64, sumsqThreads)
+	if err := m.dev.download(unsafe.Pointer(&ps[0]), part, 2*sumsqThreads); err != nil {
+		return 0, err
+	}
+	var ss float64
+	for _, v := range ps {
+		ss += v
+	}
+	return ss, nil
 }
 
 // numel is the number of values of parameter name.
@@ -361,40 +436,33 @@ func (m *model) numel(name string) int {
 	panic("cuda: no parameter " + name)
 }
 
-// nonFinite names the first compositional gradient, or "x" for the input
-// gradient, holding a NaN or an infinity ("" when none does): the CPU
-// backend's check (the embedding gradients are sums of x's).
-func (m *model) nonFinite(p *pass) (string, error) {
-	flag, err := m.work("flag", 1)
-	if err != nil {
-		return "", err
-	}
-	check := func(v ptr, n int) (bool, error) {
-		if err := m.dev.zero(flag, 1); err != nil {
-			return false, err
-		}
-		if err := m.dev.launch(kNonFinite, args(argN(n), argP(v), argI(flag))); err != nil {
-			return false, err
-		}
-		var f int32
-		err := m.dev.download(unsafe.Pointer(&f), flag, 1)
-		return f != 0, err
-	}
-	for _, s := range m.specs {
-		if !s.Compositional {
-			continue
-		}
-		if bad, err := check(m.g[s.Name], compute.NumElems(s.Shape)); err != nil || bad {
-			return s.Name, err
+// flagNonFinite sets a flag for each compositional gradient, and for "x"
+// the input gradient, that holds a NaN or an infinity: the CPU backend's
+// check (the embedding gradients are sums of x's); the host reports the
+// first flagged.
+func (m *model) flagNonFinite(s *seq, p *pass, out *stepOut) {
+	var vs []ptr
+	var ns []int
+	for _, sp := range m.specs {
+		if sp.Compositional {
+			out.names = append(out.names, sp.Name)
+			vs, ns = append(vs, m.g[sp.Name]), append(ns, compute.NumElems(sp.Shape))
 		}
 	}
-	if bad, err := check(p.dx, p.T*p.R*m.cfg.Dim); err != nil || bad {
-		return "x", err
+	out.names = append(out.names, "x")
+	vs, ns = append(vs, p.dx), append(ns, p.T*p.R*m.cfg.Dim)
+	out.flags = s.work("flags", len(vs))
+	s.zero(out.flags, len(vs))
+	for i, v := range vs {
+		s.launch(kNonFinite, argN(ns[i]), argP(v), argI(out.flags.at(i)))
 	}
-	return "", nil
 }
 
-// Update implements compute.Model.
+// Update implements compute.Model. The sparse update of the embeddings
+// (the batch's rows, a number that changes every batch) is launched
+// eagerly; the dense updates of the other parameters read the step's
+// learning rate and bias corrections from the "hyper" buffer, written
+// first, and are captured as one graph (graph.go).
 func (m *model) Update(step int64, lr float64) error {
 	if step < 1 {
 		return fmt.Errorf("update step %d: steps count from 1", step)
@@ -404,53 +472,77 @@ func (m *model) Update(step int64, lr float64) error {
 	}
 	defer m.dev.exit()
 	c := m.cfg
+	switch c.Optimizer {
+	case compute.OptSGD, compute.OptRMSProp, compute.OptAdam:
+	default:
+		return fmt.Errorf("optimizer %q: use adam, sgd or rmsprop", c.Optimizer)
+	}
+	var c1, c2 float32
+	if c.Optimizer == compute.OptAdam {
+		c1 = float32(1 / (1 - math.Pow(c.Beta1, float64(step))))
+		c2 = float32(1 / (1 - math.Pow(c.Beta2, float64(step))))
+	}
 	s := &seq{m: m}
-	for _, sp := range m.specs {
-		n, w, g := compute.NumElems(sp.Shape), m.w[sp.Name], m.g[sp.Name]
-		if lo, hi, ok := compute.HeldCellBias(c, sp.Name, n); ok {
-			s.zero(g.at(lo), hi-lo) // held at its initial value: no step, no moments
-		}
-		if sp.Name == compute.ParamEmbeddings && m.sparse() {
-			rows := s.work("rows", len(m.rows))
-			nr, width := argN(len(m.rows)), argN(c.Dim)
-			var d1, d2, sz ptr
-			if m.lazy != nil {
-				f1, f2, fs := m.lazy.Factors(m.rows, step, lr)
-				d1, d2, sz = m.uploadFactors(s, f1, f2, fs)
-			}
-			switch c.Optimizer {
-			case compute.OptSGD:
-				s.launch(kSGDRows, nr, width, argI(rows), argP(w), argP(g), argS(float32(lr)))
-			case compute.OptRMSProp:
-				s.launch(kRMSPropRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["rmsprop.v/"+sp.Name]), argP(d2),
-					argS(float32(lr)), argS(float32(c.Rho)), argS(float32(c.Eps)))
-			case compute.OptAdam:
-				c1 := float32(1 / (1 - math.Pow(c.Beta1, float64(step))))
-				c2 := float32(1 / (1 - math.Pow(c.Beta2, float64(step))))
-				s.launch(kAdamRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["adam.m/"+sp.Name]), argP(m.state["adam.v/"+sp.Name]),
-					argP(d1), argP(d2), argP(sz),
-					argS(float32(lr)), argS(float32(c.Beta1)), argS(float32(c.Beta2)), argS(c1), argS(c2), argS(float32(c.Eps)))
-			}
-			continue
+	hyper := s.work("hyper", 3)
+	if s.err == nil {
+		s.err = m.uploadF(hyper, []float32{float32(lr), c1, c2})
+	}
+	if m.sparse() {
+		sp := compute.ParamEmbeddings
+		w, g := m.w[sp], m.g[sp]
+		rows := s.work(eagerWork+"rows", len(m.rows))
+		nr, width := argN(len(m.rows)), argN(c.Dim)
+		var d1, d2, sz ptr
+		if m.lazy != nil {
+			f1, f2, fs := m.lazy.Factors(m.rows, step, lr)
+			d1, d2, sz = m.uploadFactors(s, f1, f2, fs)
 		}
 		switch c.Optimizer {
 		case compute.OptSGD:
-			s.launch(kSGD, argN(n), argP(w), argP(g), argS(float32(lr)))
+			s.launch(kSGDRows, nr, width, argI(rows), argP(w), argP(g), argS(float32(lr)))
 		case compute.OptRMSProp:
-			s.launch(kRMSProp, argN(n), argP(w), argP(g), argP(m.state["rmsprop.v/"+sp.Name]), argS(float32(lr)), argS(float32(c.Rho)), argS(float32(c.Eps)))
+			s.launch(kRMSPropRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["rmsprop.v/"+sp]), argP(d2),
+				argS(float32(lr)), argS(float32(c.Rho)), argS(float32(c.Eps)))
 		case compute.OptAdam:
-			c1 := float32(1 / (1 - math.Pow(c.Beta1, float64(step))))
-			c2 := float32(1 / (1 - math.Pow(c.Beta2, float64(step))))
-			s.launch(kAdam, argN(n), argP(w), argP(g), argP(m.state["adam.m/"+sp.Name]), argP(m.state["adam.v/"+sp.Name]),
+			s.launch(kAdamRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["adam.m/"+sp]), argP(m.state["adam.v/"+sp]),
+				argP(d1), argP(d2), argP(sz),
 				argS(float32(lr)), argS(float32(c.Beta1)), argS(float32(c.Beta2)), argS(c1), argS(c2), argS(float32(c.Eps)))
-		default:
-			return fmt.Errorf("optimizer %q: use adam, sgd or rmsprop", c.Optimizer)
 		}
+	}
+	if s.err == nil {
+		_, s.err = m.runStep(graphKey{update: true}, func(s *seq) stepOut {
+			m.updateDense(s, hyper)
+			return stepOut{}
+		})
 	}
 	if s.err != nil {
 		return fmt.Errorf("%s update on %s: %w", c.Optimizer, m.dev.name(), s.err)
 	}
 	return nil
+}
+
+// updateDense steps every parameter but the sparsely updated embeddings,
+// with the learning rate and bias corrections at hyper.
+func (m *model) updateDense(s *seq, hyper ptr) {
+	c := m.cfg
+	for _, sp := range m.specs {
+		n, w, g := compute.NumElems(sp.Shape), m.w[sp.Name], m.g[sp.Name]
+		if sp.Name == compute.ParamEmbeddings && m.sparse() {
+			continue
+		}
+		if lo, hi, ok := compute.HeldCellBias(c, sp.Name, n); ok {
+			s.zero(g.at(lo), hi-lo) // held at its initial value: no step, no moments
+		}
+		switch c.Optimizer {
+		case compute.OptSGD:
+			s.launch(kSGD, argN(n), argP(w), argP(g), argP(hyper))
+		case compute.OptRMSProp:
+			s.launch(kRMSProp, argN(n), argP(w), argP(g), argP(m.state["rmsprop.v/"+sp.Name]), argP(hyper), argS(float32(c.Rho)), argS(float32(c.Eps)))
+		case compute.OptAdam:
+			s.launch(kAdam, argN(n), argP(w), argP(g), argP(m.state["adam.m/"+sp.Name]), argP(m.state["adam.v/"+sp.Name]),
+				argP(hyper), argS(float32(c.Beta1)), argS(float32(c.Beta2)), argS(float32(c.Eps)))
+		}
+	}
 }
 
 // Flush implements compute.Flusher: the embedding rows owed steps of the
@@ -479,7 +571,7 @@ func (m *model) Flush(step int64) error {
 // lazy.d1, lazy.d2 and lazy.s workspaces.
 func (m *model) uploadFactors(s *seq, d1, d2, sz []float32) (p1, p2, ps ptr) {
 	n := len(d1)
-	p1, p2, ps = s.work("lazy.d1", n), s.work("lazy.d2", n), s.work("lazy.s", n)
+	p1, p2, ps = s.work(eagerWork+"lazy.d1", n), s.work(eagerWork+"lazy.d2", n), s.work(eagerWork+"lazy.s", n)
 	for _, u := range []struct {
 		p ptr
 		v []float32
@@ -498,7 +590,7 @@ func (m *model) catchUp(s *seq, rows []int32, d1, d2, sz []float32) {
 	if n == 0 {
 		return
 	}
-	pr := s.work("lazy.rows", n)
+	pr := s.work(eagerWork+"lazy.rows", n)
 	if s.err == nil {
 		s.err = m.uploadI(pr, rows)
 	}
@@ -543,11 +635,15 @@ func (m *model) Embed(seqs [][]int32) ([][]float32, error) {
 			part = append(part, q)
 			longest = max(longest, len(q))
 		}
+		p, slot, err := m.prepare(batchInputs(part, compute.BucketLen(longest, m.cfg.BucketWidth), nil))
+		if err != nil {
+			return nil, fmt.Errorf("uploading sequences to %s: %w", m.dev.name(), err)
+		}
 		s := &seq{m: m}
-		p := m.prepare(s, part, compute.BucketLen(longest, m.cfg.BucketWidth), nil)
+		m.gather(s, p)
 		m.encode(s, p)
-		if s.err != nil {
-			return nil, fmt.Errorf("running the %s encoder on %s: %w", m.cfg.Encoder, m.dev.name(), s.err)
+		if err := errors.Join(s.err, m.done(slot)); err != nil {
+			return nil, fmt.Errorf("running the %s encoder on %s: %w", m.cfg.Encoder, m.dev.name(), err)
 		}
 		v, err := m.downloadF(p.emb, len(part)*e)
 		if err != nil {
@@ -710,6 +806,10 @@ func (m *model) SetState(ts []compute.Tensor) error {
 
 func (m *model) release() error {
 	var errs []error
+	if m.graphs != nil {
+		errs = append(errs, m.graphs.drop(m.dev))
+	}
+	errs = append(errs, m.releaseStager())
 	for _, b := range m.bufs {
 		errs = append(errs, m.dev.free(b))
 	}

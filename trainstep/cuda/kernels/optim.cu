@@ -1,12 +1,16 @@
 // Optimiser steps, elementwise over one parameter of n values, with the
 // update rules of compute.Optimizer (float32, the host computes the bias
-// corrections c1 = 1/(1-beta1^t), c2 = 1/(1-beta2^t) in float64).
+// corrections c1 = 1/(1-beta1^t), c2 = 1/(1-beta2^t) in float64). The
+// dense forms read what changes every step from device memory, hyper =
+// {lr, c1, c2}, so that a captured update (a CUDA graph) replays with the
+// step's values.
 
 // adam: m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2; w -= lr*(m*c1)/(sqrt(v*c2)+eps).
-extern "C" __global__ void adam(int n, float* w, const float* g, float* m, float* v, float lr, float b1, float b2,
-                                float c1, float c2, float eps) {
+extern "C" __global__ void adam(int n, float* w, const float* g, float* m, float* v, const float* hyper, float b1, float b2,
+                                float eps) {
     int tid = blockIdx.x * blockDim.x + threadIdx.x;
     if (tid >= n) return;
+    float lr = hyper[0], c1 = hyper[1], c2 = hyper[2];
     float gi = g[tid];
     float mi = b1 * m[tid] + (1.0f - b1) * gi;
     float vi = b2 * v[tid] + (1.0f - b2) * gi * gi;
@@ -16,16 +20,17 @@ extern "C" __global__ void adam(int n, float* w, const float* g, float* m, float
 }
 
 // sgd: w -= lr*g.
-extern "C" __global__ void sgd(int n, float* w, const float* g, float lr) {
+extern "C" __global__ void sgd(int n, float* w, const float* g, const float* hyper) {
     int tid = blockIdx.x * blockDim.x + threadIdx.x;
     if (tid >= n) return;
-    w[tid] -= lr * g[tid];
+    w[tid] -= hyper[0] * g[tid];
 }
 
 // rmsprop: v = rho*v + (1-rho)*g^2; w -= lr*g/(sqrt(v)+eps).
-extern "C" __global__ void rmsprop(int n, float* w, const float* g, float* v, float lr, float rho, float eps) {
+extern "C" __global__ void rmsprop(int n, float* w, const float* g, float* v, const float* hyper, float rho, float eps) {
     int tid = blockIdx.x * blockDim.x + threadIdx.x;
     if (tid >= n) return;
+    float lr = hyper[0];
     float gi = g[tid];
     float vi = rho * v[tid] + (1.0f - rho) * gi * gi;
     v[tid] = vi;
