@@ -6,8 +6,8 @@ import (
 
 // margin is the margin loss of Wieting & Gimpel (2017) Eq. 2-5 on the 2n
 // embeddings emb (R, E), forward and backward: it returns the loss and
-// the gradient of emb. Negatives as the Batch says (max, rand, mix).
-func (m *model) margin(s *seq, emb ptr, n int, b *compute.Batch) (float64, ptr) {
+// the gradient of emb (the loss: the mean of the rows' hinges h). Negatives as the Batch says (max, rand, mix).
+func (m *model) margin(s *seq, emb ptr, n int, b *compute.Batch) (lossTerms, ptr) {
 	R, E := 2*n, m.cfg.EmbedDim()
 	u, nrm := s.work("m.u", R*E), s.work("m.nrm", R)
 	c, dc := s.work("m.c", R*R), s.work("m.dc", R*R)
@@ -32,21 +32,11 @@ func (m *model) margin(s *seq, emb ptr, n int, b *compute.Batch) (float64, ptr) 
 	s.launch(kRowNorm, argN(R), argN(E), argP(emb), argP(u), argP(nrm))
 	s.mm(false, true, R, R, E, u, E, u, E, 0, c, R) // cosines
 	s.launch(kMarginFwd, argN(n), argP(c), argS(float32(m.cfg.Margin)), argI(negRand), argI(useMax), argP(h), argI(neg))
-	var loss float64
-	if s.err == nil {
-		hs, err := m.downloadF(h, R)
-		s.err = err
-		var sum float32
-		for _, v := range hs {
-			sum += v
-		}
-		loss = float64(sum / float32(n))
-	}
 	s.zero(dc, R*R)
 	s.launch(kMarginBwd, argN(n), argP(h), argI(neg), argP(dc))
 	// C = U·U^T: dU = dC·U + dC^T·U.
 	s.mm(false, false, R, E, R, dc, R, u, E, 0, du, E)
 	s.mm(true, false, R, E, R, dc, R, u, E, 1, du, E)
 	s.launch(kRowNormBwd, argN(R), argN(E), argP(u), argP(nrm), argP(du), argP(dEmb))
-	return loss, dEmb
+	return lossTerms{terms: h, n: R, scale: 1 / float64(n)}, dEmb
 }

@@ -32,6 +32,10 @@ type model struct {
 	// lazy catches the rows up with the steps they were skipped (on the
 	// host; nil for SGD and the dense update).
 	lazy *compute.CatchUp
+	// bigramRows and bigramLazy are the same for the DAN's bigram table
+	// (dan.go).
+	bigramRows []int32
+	bigramLazy *compute.CatchUp
 }
 
 // sparse reports whether the embeddings update only the batch's rows.
@@ -77,6 +81,9 @@ func newModel(dev device, cfg compute.Config, params []compute.Tensor) (m *model
 		}
 		if s.Name == compute.ParamEmbeddings && m.sparse() {
 			m.lazy = compute.NewCatchUp(cfg, s.Shape[0])
+		}
+		if s.Name == compute.ParamBigrams && m.sparse() {
+			m.bigramLazy = compute.NewCatchUp(cfg, s.Shape[0])
 		}
 	}
 	if cfg.LambdaW > 0 {
@@ -193,11 +200,12 @@ type pass struct {
 	drop      ptr // (R, T, Dim) multipliers or NULL
 	x         ptr // (T, R, Dim) gathered words
 	emb       ptr // (R, EmbedDim) sentence embeddings
-	z, h, c   ptr // LSTM: activations (T, R, 4H), states (T+1, R, H) with step -1 first
-	gz, ga    ptr // GRAN: gates (T, R, Dim) and gated words
 	dx        ptr // (T, R, Dim) gradient of x
 	seqs      [][]int32
 	lensHost  []int32
+
+	// enc is what the encoder keeps for its backward pass (encoders.go).
+	enc encState
 }
 
 // prepare uploads seqs (each at most T long) and gathers their words.
@@ -256,11 +264,12 @@ func (m *model) ForwardBackward(b *compute.Batch) (float64, error) {
 		// The batch's rows owed steps of the sparse update take them
 		// before the forward pass reads them, as dense Adam's would have.
 		owed, d1, d2, sz := m.lazy.Prepare(m.rows)
-		m.catchUp(s, owed, d1, d2, sz)
+		m.catchUp(s, compute.ParamEmbeddings, owed, d1, d2, sz)
 	}
+	m.prepareBigrams(s, append(append([][]int32(nil), b.A...), b.B...))
 	p := m.prepare(s, append(append([][]int32(nil), b.A...), b.B...), b.Len, drop)
 	m.encode(s, p)
-	loss, dEmb := m.margin(s, p.emb, n, b)
+	terms, dEmb := m.loss(s, p.emb, n, b)
 	m.encodeBackward(s, p, dEmb)
 	ge := m.g[compute.ParamEmbeddings]
 	s.zero(ge, m.cfg.Vocab*d)
@@ -268,6 +277,7 @@ func (m *model) ForwardBackward(b *compute.Batch) (float64, error) {
 		s.err = m.uploadI(s.work("rows", len(m.rows)), m.rows)
 	}
 	s.launch(kScatter, argN(p.R), argN(p.T), argN(d), argI(p.ids), argI(p.lens), argP(p.drop), argP(p.dx), argP(ge))
+	loss := m.lossValue(s, terms)
 	if s.err != nil {
 		return 0, fmt.Errorf("%s/%s step on %s: %w", m.cfg.Encoder, m.cfg.Loss, m.dev.name(), s.err)
 	}
@@ -410,12 +420,12 @@ func (m *model) Update(step int64, lr float64) error {
 		if lo, hi, ok := compute.HeldCellBias(c, sp.Name, n); ok {
 			s.zero(g.at(lo), hi-lo) // held at its initial value: no step, no moments
 		}
-		if sp.Name == compute.ParamEmbeddings && m.sparse() {
-			rows := s.work("rows", len(m.rows))
-			nr, width := argN(len(m.rows)), argN(c.Dim)
+		if hostRows, lazy, work, ok := m.sparseTable(sp.Name); ok {
+			rows := s.work(work, max(len(hostRows), 1))
+			nr, width := argN(len(hostRows)), argN(c.Dim)
 			var d1, d2, sz ptr
-			if m.lazy != nil {
-				f1, f2, fs := m.lazy.Factors(m.rows, step, lr)
+			if lazy != nil {
+				f1, f2, fs := lazy.Factors(hostRows, step, lr)
 				d1, d2, sz = m.uploadFactors(s, f1, f2, fs)
 			}
 			switch c.Optimizer {
@@ -456,21 +466,24 @@ func (m *model) Update(step int64, lr float64) error {
 // Flush implements compute.Flusher: the embedding rows owed steps of the
 // sparse update catch up (compute.CatchUp.Flush), as the CPU backend's.
 func (m *model) Flush(step int64) error {
-	if m.lazy == nil {
-		return nil
-	}
-	rows, d1, d2, sz := m.lazy.Flush(step)
-	if len(rows) == 0 {
+	if m.lazy == nil && m.bigramLazy == nil {
 		return nil
 	}
 	if err := m.dev.enter(); err != nil {
 		return err
 	}
 	defer m.dev.exit()
-	s := &seq{m: m}
-	m.catchUp(s, rows, d1, d2, sz)
-	if s.err != nil {
-		return fmt.Errorf("catching up %d embedding rows on %s: %w", len(rows), m.dev.name(), s.err)
+	for _, name := range []string{compute.ParamEmbeddings, compute.ParamBigrams} {
+		_, lazy, _, _ := m.sparseTable(name)
+		if lazy == nil {
+			continue
+		}
+		rows, d1, d2, sz := lazy.Flush(step)
+		s := &seq{m: m}
+		m.catchUp(s, name, rows, d1, d2, sz)
+		if s.err != nil {
+			return fmt.Errorf("catching up %d %s rows on %s: %w", len(rows), name, m.dev.name(), s.err)
+		}
 	}
 	return nil
 }
@@ -491,9 +504,10 @@ func (m *model) uploadFactors(s *seq, d1, d2, sz []float32) (p1, p2, ps ptr) {
 	return p1, p2, ps
 }
 
-// catchUp applies compute.CatchUp's factors to the listed embedding rows
-// on the device: w steps s·m/√v, m and v decay (RMSProp: v decays).
-func (m *model) catchUp(s *seq, rows []int32, d1, d2, sz []float32) {
+// catchUp applies compute.CatchUp's factors to the listed rows of table
+// name (the embeddings, the bigrams) on the device: w steps s·m/√v, m and
+// v decay (RMSProp: v decays).
+func (m *model) catchUp(s *seq, name string, rows []int32, d1, d2, sz []float32) {
 	n := len(rows)
 	if n == 0 {
 		return
@@ -503,7 +517,7 @@ func (m *model) catchUp(s *seq, rows []int32, d1, d2, sz []float32) {
 		s.err = m.uploadI(pr, rows)
 	}
 	p1, p2, ps := m.uploadFactors(s, d1, d2, sz)
-	name, w := compute.ParamEmbeddings, m.w[compute.ParamEmbeddings]
+	w := m.w[name]
 	switch m.cfg.Optimizer {
 	case compute.OptAdam:
 		s.launch(kCatchUpRows, argN(n), argN(m.cfg.Dim), argI(pr), argP(w), argP(m.state["adam.m/"+name]), argP(m.state["adam.v/"+name]),
@@ -641,10 +655,12 @@ func (m *model) State() []compute.Tensor {
 	for _, name := range m.stateOrder {
 		read(name, m.state[name], m.stateShape[name])
 	}
-	if m.lazy != nil { // as compute.Optimizer.State
-		last, lrs := m.lazy.Last(), m.lazy.LRs()
-		out = append(out, compute.Tensor{Name: compute.CatchUpLastName(compute.ParamEmbeddings), Shape: []int{len(last)}, Data: append([]float32(nil), last...)},
-			compute.Tensor{Name: compute.CatchUpLRName(compute.ParamEmbeddings), Shape: []int{len(lrs)}, Data: lrs})
+	for _, name := range []string{compute.ParamEmbeddings, compute.ParamBigrams} { // as compute.Optimizer.State
+		if _, lazy, _, _ := m.sparseTable(name); lazy != nil {
+			last, lrs := lazy.Last(), lazy.LRs()
+			out = append(out, compute.Tensor{Name: compute.CatchUpLastName(name), Shape: []int{len(last)}, Data: append([]float32(nil), last...)},
+				compute.Tensor{Name: compute.CatchUpLRName(name), Shape: []int{len(lrs)}, Data: lrs})
+		}
 	}
 	if !m.init.null() {
 		read(initName, m.init, []int{m.cfg.Vocab, m.cfg.Dim})
@@ -661,22 +677,30 @@ func (m *model) SetState(ts []compute.Tensor) error {
 		return err
 	}
 	defer m.dev.exit()
-	seen, lastSeen := 0, false
+	seen, lastSeen := 0, map[string]bool{}
+	tables := []string{compute.ParamEmbeddings, compute.ParamBigrams}
 	for _, t := range ts {
-		if m.lazy != nil {
-			switch t.Name {
-			case compute.CatchUpLastName(compute.ParamEmbeddings):
-				if err := m.lazy.SetLast(t.Data); err != nil {
-					return err
-				}
-				lastSeen = true
-				continue
-			case compute.CatchUpLRName(compute.ParamEmbeddings):
-				if err := m.lazy.SetLRs(t.Data); err != nil {
-					return err
-				}
+		known := false
+		for _, name := range tables {
+			_, lazy, _, _ := m.sparseTable(name)
+			if lazy == nil {
 				continue
 			}
+			switch t.Name {
+			case compute.CatchUpLastName(name):
+				if err := lazy.SetLast(t.Data); err != nil {
+					return err
+				}
+				lastSeen[name], known = true, true
+			case compute.CatchUpLRName(name):
+				if err := lazy.SetLRs(t.Data); err != nil {
+					return err
+				}
+				known = true
+			}
+		}
+		if known {
+			continue
 		}
 		if p, ok := m.state[t.Name]; ok {
 			shape := m.stateShape[t.Name]
@@ -702,8 +726,10 @@ func (m *model) SetState(ts []compute.Tensor) error {
 	if seen != len(m.stateOrder) {
 		return fmt.Errorf("optimizer state: %d of %d %s tensors given", seen, len(m.stateOrder), m.cfg.Optimizer)
 	}
-	if m.lazy != nil && !lastSeen {
-		m.lazy.Forget() // a checkpoint written before the catch-up
+	for _, name := range tables {
+		if _, lazy, _, _ := m.sparseTable(name); lazy != nil && !lastSeen[name] {
+			lazy.Forget() // a checkpoint written before the catch-up
+		}
 	}
 	return nil
 }
