@@ -13,11 +13,10 @@ import (
 
 // danState is what the DAN keeps for its backward pass.
 type danState struct {
-	ids   ptr   // int32: the bigram ids (R, T), then each row's len-1 (R)
-	xb    ptr   // (T, R, Dim) gathered bigram embeddings, 0 past len-2
-	in    ptr   // (R, Dim) s
-	ys    []ptr // the layers' outputs
-	width int   // the widest layer
+	ids ptr   // int32: the bigram ids (R, T), then each row's len-1 (R)
+	xb  ptr   // (T, R, Dim) gathered bigram embeddings, 0 past len-2
+	in  ptr   // (R, Dim) s
+	ys  []ptr // the layers' outputs
 }
 
 // bigramIDs returns the bigram ids of seqs padded to T, (R, T) row-major,

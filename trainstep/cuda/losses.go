@@ -22,7 +22,7 @@ type lossTerms struct {
 	konst float64
 }
 
-// value reads the terms back and adds them in float64.
+// lossValue reads the terms back and adds them in float64.
 func (m *model) lossValue(s *seq, l lossTerms) float64 {
 	if s.err != nil {
 		return 0
