@@ -222,7 +222,12 @@ func (a *autoBackend) BLASName() string {
 func (a *autoBackend) Build(cfg compute.Config, params []compute.Tensor) (compute.Model, error) {
 	a.used = a.gpu
 	if err := cuda.Supports(cfg); err != nil {
-		fmt.Fprintf(a.note, "train: --device auto: %s/%s is not on the GPU backend yet; training on the CPU\n", cfg.Encoder, cfg.Loss)
+		// Every encoder and loss is on the GPU; a topic context is not.
+		why := fmt.Sprintf("%s/%s with a %s context is not on the GPU backend", cfg.Encoder, cfg.Loss, cfg.Context)
+		if cfg.Context == "" {
+			why = err.Error()
+		}
+		fmt.Fprintf(a.note, "train: --device auto: %s; training on the CPU\n", why)
 		a.used = a.cpu
 		if a.onCPU != nil {
 			a.onCPU()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -288,5 +289,39 @@ func TestTrainMemoryBudgetTooSmall(t *testing.T) {
 	t.Logf("%s in %v", out, time.Since(start))
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("checkpoint directory: %v", err)
+	}
+}
+
+// TestDeviceAutoModels: --device auto trains every encoder and loss on
+// the GPU backend (here its emulator) and only a topic context on the
+// CPU, with a note that says so.
+func TestDeviceAutoModels(t *testing.T) {
+	emu := cuda.Emulator()
+	defer emu.Close()
+	for _, c := range []struct {
+		cfg   compute.Config
+		onGPU bool
+	}{
+		{compute.Config{Encoder: compute.EncDAN, Loss: compute.LossSim, Vocab: 10, BigramBuckets: 7}, true},
+		{compute.Config{Encoder: compute.EncBiGRAN, Loss: compute.LossHinge, Vocab: 10}, true},
+		{compute.Config{Encoder: compute.EncDAN, Loss: compute.LossSim, Context: compute.ContextTopics, Topics: 3, Vocab: 10, BigramBuckets: 7}, false},
+	} {
+		cfg := c.cfg.Defaults()
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		var note bytes.Buffer
+		a := &autoBackend{gpu: emu, cpu: &cpu.Backend{}, note: &note}
+		m, err := a.Build(cfg, compute.InitParams(cfg, rand.New(rand.NewPCG(1, 2))))
+		if err != nil {
+			t.Fatalf("%s/%s context %q: %v", cfg.Encoder, cfg.Loss, cfg.Context, err)
+		}
+		m.Close()
+		if gpu := a.used == compute.Backend(emu); gpu != c.onGPU {
+			t.Errorf("%s/%s context %q: on the GPU %v, want %v (note %q)", cfg.Encoder, cfg.Loss, cfg.Context, gpu, c.onGPU, note.String())
+		}
+		if c.onGPU != (note.Len() == 0) || (!c.onGPU && !strings.Contains(note.String(), "topics context is not on the GPU backend; training on the CPU")) {
+			t.Errorf("%s/%s context %q: note %q", cfg.Encoder, cfg.Loss, cfg.Context, note.String())
+		}
 	}
 }

@@ -45,13 +45,15 @@ type Backend struct {
 
 // Encoders and losses the CUDA backend implements.
 var (
-	encoders = []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncGRAN}
-	losses   = []string{compute.LossMargin}
+	encoders = []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncBiLSTMAvg, compute.EncGRAN,
+		compute.EncGRAN2, compute.EncGRAN3, compute.EncGRAN4, compute.EncGRAN5, compute.EncBiGRAN, compute.EncDAN}
+	losses = []string{compute.LossMargin, compute.LossHinge, compute.LossSoftmax, compute.LossSim}
 )
 
-// Supports reports whether the backend implements cfg's encoder and loss
-// (every negative strategy, regulariser and optimiser is), with an error
-// wrapping ErrUnsupported that says what is missing.
+// Supports reports whether the backend implements cfg: every encoder,
+// loss, negative strategy, regulariser and optimiser of the CPU backend
+// is, but not a topic context; the error wraps ErrUnsupported and says
+// what is missing.
 func Supports(cfg compute.Config) error {
 	var missing []string
 	if !slices.Contains(encoders, cfg.Encoder) {

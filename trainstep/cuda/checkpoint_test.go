@@ -13,15 +13,25 @@ import (
 	"github.com/parastream/parastream/trainstep/cuda"
 )
 
-// TestCheckpointsAcrossBackends trains lstmavg with dropout and Adam for
-// 2 steps on the CUDA backend (emulated), resumes the checkpoint on the
-// CPU backend for 2 more, then that checkpoint on the CUDA backend for 2
+// TestCheckpointsAcrossBackends trains with dropout and Adam for 2 steps
+// on the CUDA backend (emulated), resumes the checkpoint on the CPU
+// backend for 2 more, then that checkpoint on the CUDA backend for 2
 // more: the parameters must match 6 steps straight on the CPU, the files
 // must be the same set, and each trainer.json names its backend. The
 // embedding table has 13 words and 4 out-of-vocabulary buckets (17 rows),
-// and the batches use the buckets' ids too.
+// and the batches use the buckets' ids too. lstmavg with the margin loss,
+// and the DAN (its bigram table and catch-up state) with the hinge loss.
 func TestCheckpointsAcrossBackends(t *testing.T) {
-	cfg := compute.Config{Encoder: compute.EncLSTMAvg, Dim: 6, Hidden: 5, BatchSize: 4, BucketWidth: 4, Dropout: 0.1, Seed: 5, OOVBuckets: 4}
+	for _, cfg := range []compute.Config{
+		{Encoder: compute.EncLSTMAvg, Loss: compute.LossMargin, Dim: 6, Hidden: 5, BatchSize: 4, BucketWidth: 4, Dropout: 0.1, Seed: 5, OOVBuckets: 4},
+		{Encoder: compute.EncDAN, Loss: compute.LossHinge, HingeK: 2, DANLayers: []int{7, 4}, BigramBuckets: 11,
+			Dim: 6, BatchSize: 4, BucketWidth: 4, Dropout: 0.1, Seed: 5, OOVBuckets: 4},
+	} {
+		t.Run(cfg.Encoder+"/"+cfg.Loss, func(t *testing.T) { checkpointsAcross(t, cfg) })
+	}
+}
+
+func checkpointsAcross(t *testing.T, cfg compute.Config) {
 	vocab := make([]string, 13)
 	for i := range vocab {
 		vocab[i] = string(rune('a' + i))

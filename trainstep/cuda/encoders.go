@@ -7,57 +7,206 @@ import "github.com/parastream/parastream/trainstep/compute"
 // are the reference, compared on the same batch in the tests. Matrices are
 // row-major, time-major over steps: row (t, r) of a (T·R, k) matrix is
 // step t of sentence r.
+//
+// A backward direction (bilstmavg, bigran) is the forward one run on each
+// sentence's words reversed in time (reverse_steps; padding stays at the
+// end): the CPU's backward LSTM carries its zero state through the padded
+// steps and then reads the words from the last, which is the same, and
+// the means and gated sums are over the sentence's own steps either way.
+// Its input gradient is reversed back and added.
+
+// dirState is what one direction of an encoder keeps for its backward
+// pass.
+type dirState struct {
+	prefix  string // of its parameters: "", "fwd." or "bwd."
+	x       ptr    // (T, R, Dim) its words: the batch's, or them reversed in time
+	z, h, c ptr    // LSTM: activations (T, R, 4H), states (T+1, R, H) with step -1 first
+	s1, s2  ptr    // gate activations σ(·) over every step: gate "" or "1", gate "2"
+	a1, a2  ptr    // gated values (gran, gran2, gran5)
+	run     ptr    // gran3, gran4: running states a (T+1, R, Dim), a_{-1} = 0 first
+}
+
+// hs is h_t for every step t: (T, R, H).
+func (d *dirState) hs(R, H int) ptr { return d.h.at(R * H) }
+
+// encState is what the encoder of a pass keeps for its backward pass.
+type encState struct {
+	dirs []*dirState
+	dan  danState // dan.go
+}
+
+// directions are the encoder's directions: the batch's words, then, for
+// the bidirectional encoders, them reversed in time.
+func (m *model) directions(s *seq, p *pass) []*dirState {
+	switch m.cfg.Encoder {
+	case compute.EncBiLSTMAvg, compute.EncBiGRAN:
+		R, T, d := p.R, p.T, m.cfg.Dim
+		xr := s.work("x.rev", T*R*d)
+		s.launch(kReverse, argN(R), argN(T), argN(d), argI(p.lens), argP(p.x), argS(0), argP(xr))
+		return []*dirState{{prefix: "fwd.", x: p.x}, {prefix: "bwd.", x: xr}}
+	}
+	return []*dirState{{x: p.x}}
+}
+
+// meanInto writes (direction 0) or adds (direction 1) the mean of v (T, R,
+// dim) over each sentence's steps to p.emb.
+func (m *model) meanInto(s *seq, p *pass, i int, v ptr, dim int) {
+	if i == 0 {
+		s.launch(kMaskedMean, argN(p.R), argN(p.T), argN(dim), argI(p.lens), argP(v), argP(p.emb))
+		return
+	}
+	tmp := s.work("emb.bwd", p.R*dim)
+	s.launch(kMaskedMean, argN(p.R), argN(p.T), argN(dim), argI(p.lens), argP(v), argP(tmp))
+	s.launch(kAddTo, argN(p.R*dim), argP(tmp), argP(p.emb))
+}
 
 // encode computes p.emb, keeping what the backward pass needs in p.
 func (m *model) encode(s *seq, p *pass) {
 	c := m.cfg
 	R, T, d, H := p.R, p.T, c.Dim, c.Hidden
+	p.enc = encState{}
 	switch c.Encoder {
 	case compute.EncAvg:
 		// Padded and dropped words are zero rows of x.
 		p.emb = s.work("emb", R*d)
 		s.launch(kMaskedMean, argN(R), argN(T), argN(d), argI(p.lens), argP(p.x), argP(p.emb))
 	case compute.EncLSTM:
-		m.lstmForward(s, p)
-		p.emb = p.h.at(T * R * H) // the state after the last step: each row's last word (carried through padding)
-	case compute.EncLSTMAvg:
-		m.lstmForward(s, p)
+		dir := m.directions(s, p)[0]
+		p.enc.dirs = []*dirState{dir}
+		m.lstmForward(s, p, dir)
+		p.emb = dir.h.at(T * R * H) // the state after the last step: each row's last word (carried through padding)
+	case compute.EncLSTMAvg, compute.EncBiLSTMAvg:
+		p.enc.dirs = m.directions(s, p)
 		p.emb = s.work("emb", R*H)
-		s.launch(kMaskedMean, argN(R), argN(T), argN(H), argI(p.lens), argP(p.h.at(R*H)), argP(p.emb))
-	case compute.EncGRAN:
+		for i, dir := range p.enc.dirs {
+			m.lstmForward(s, p, dir)
+			m.meanInto(s, p, i, dir.hs(R, H), H)
+		}
+	case compute.EncGRAN, compute.EncBiGRAN:
 		// a_t = x_t ⊙ σ(x_t·Wx + h_t·Wh + b), averaged.
-		m.lstmForward(s, p)
-		p.gz, p.ga = s.work("gran.z", T*R*d), s.work("gran.a", T*R*d)
-		s.launch(kFillRows, argN(T*R), argN(d), argP(m.w["gran.b"]), argP(p.gz))
-		s.mm(false, false, T*R, d, d, p.x, d, m.w["gran.wx"], d, 1, p.gz, d)
-		s.mm(false, false, T*R, d, H, p.h.at(R*H), H, m.w["gran.wh"], d, 1, p.gz, d)
-		s.launch(kGateFwd, argN(T*R*d), argP(p.x), argP(p.gz), argP(p.ga))
+		p.enc.dirs = m.directions(s, p)
 		p.emb = s.work("emb", R*d)
-		s.launch(kMaskedMean, argN(R), argN(T), argN(d), argI(p.lens), argP(p.ga), argP(p.emb))
+		for i, dir := range p.enc.dirs {
+			m.lstmForward(s, p, dir)
+			dir.s1, dir.a1 = m.gatePre(s, p, dir, "", d), s.work(dir.prefix+"gran.a", T*R*d)
+			s.launch(kGateFwd, argN(T*R*d), argP(dir.x), argP(dir.s1), argP(dir.a1))
+			m.meanInto(s, p, i, dir.a1, d)
+		}
+	case compute.EncGRAN2:
+		// a_t = h_t ⊙ σ(x_t·Wx + h_t·Wh + b), averaged over the sentence's
+		// steps (the CPU's h is 0 at padded steps; here they are left out).
+		dir := m.directions(s, p)[0]
+		p.enc.dirs = []*dirState{dir}
+		m.lstmForward(s, p, dir)
+		dir.s1, dir.a1 = m.gatePre(s, p, dir, "", H), s.work("gran.a", T*R*H)
+		s.launch(kGateFwd, argN(T*R*H), argP(dir.hs(R, H)), argP(dir.s1), argP(dir.a1))
+		p.emb = s.work("emb", R*H)
+		m.meanInto(s, p, 0, dir.a1, H)
+	case compute.EncGRAN5:
+		// a_t = x_t ⊙ σ(g1) + h_t ⊙ σ(g2), both gates of x_t and h_t,
+		// averaged (Hidden = Dim).
+		dir := m.directions(s, p)[0]
+		p.enc.dirs = []*dirState{dir}
+		m.lstmForward(s, p, dir)
+		dir.s1, dir.a1 = m.gatePre(s, p, dir, "1", d), s.work("gran.a1", T*R*d)
+		dir.s2, dir.a2 = m.gatePre(s, p, dir, "2", d), s.work("gran.a2", T*R*d)
+		s.launch(kGateFwd, argN(T*R*d), argP(dir.x), argP(dir.s1), argP(dir.a1))
+		s.launch(kGateFwd, argN(T*R*d), argP(dir.hs(R, H)), argP(dir.s2), argP(dir.a2))
+		s.launch(kAddTo, argN(T*R*d), argP(dir.a2), argP(dir.a1))
+		p.emb = s.work("emb", R*d)
+		m.meanInto(s, p, 0, dir.a1, d)
+	case compute.EncGRAN3, compute.EncGRAN4:
+		// a_t = x_t⊙σ(g1) + a_{t-1}⊙σ(g2), kept through padding; the
+		// embedding is a_{T-1}/len. The gates' x and h products are GEMMs
+		// over every step; gran4's a_{t-1}·Wa are GEMMs per step.
+		dir := m.directions(s, p)[0]
+		p.enc.dirs = []*dirState{dir}
+		m.lstmForward(s, p, dir)
+		dir.s1, dir.s2 = m.gatePre(s, p, dir, "1", d), m.gatePre(s, p, dir, "2", d)
+		dir.run = s.work("gran.run", (T+1)*R*d)
+		s.zero(dir.run, R*d)
+		RD := R * d
+		for t := range T {
+			z1, z2, prev := dir.s1.at(t*RD), dir.s2.at(t*RD), dir.run.at(t*RD)
+			if c.Encoder == compute.EncGRAN4 && t > 0 { // a_{-1} = 0
+				s.mm(false, false, R, d, d, prev, d, m.w["gran.wa1"], d, 1, z1, d)
+				s.mm(false, false, R, d, d, prev, d, m.w["gran.wa2"], d, 1, z2, d)
+			}
+			s.launch(kGRAN3Fwd, argN(R), argN(d), argN(t), argI(p.lens), argP(dir.x.at(t*RD)), argP(z1), argP(z2),
+				argP(prev), argP(dir.run.at((t+1)*RD)))
+		}
+		p.emb = s.work("emb", R*d)
+		s.launch(kDivLen, argN(R), argN(d), argI(p.lens), argP(dir.run.at(T*RD)), argP(p.emb))
+	case compute.EncDAN:
+		m.danForward(s, p)
 	default:
 		panic("cuda: encoder " + c.Encoder + " passed Supports")
 	}
 }
 
-// lstmForward runs the peephole LSTM over x: p.z (T, R, 4H) ends with the
-// gate activations, p.h and p.c (T+1, R, H) with the states, zero first.
-func (m *model) lstmForward(s *seq, p *pass) {
+// gatePre is the pre-activation of GRAN gate i of dir, x_t·Wx + h_t·Wh + b
+// (T, R, out) for every step, in a workspace of its own.
+func (m *model) gatePre(s *seq, p *pass, dir *dirState, i string, out int) ptr {
 	R, T, d, H := p.R, p.T, m.cfg.Dim, m.cfg.Hidden
-	p.z = s.work("lstm.z", T*R*4*H)
-	p.h, p.c = s.work("lstm.h", (T+1)*R*H), s.work("lstm.c", (T+1)*R*H)
+	pre := dir.prefix + "gran."
+	z := s.work(pre+"z"+i, T*R*out)
+	s.launch(kFillRows, argN(T*R), argN(out), argP(m.w[pre+"b"+i]), argP(z))
+	s.mm(false, false, T*R, out, d, dir.x, d, m.w[pre+"wx"+i], out, 1, z, out)
+	s.mm(false, false, T*R, out, H, dir.hs(R, H), H, m.w[pre+"wh"+i], out, 1, z, out)
+	return z
+}
+
+// gateBackward turns dz (T, R, out), the gradient of gate i's
+// pre-activation, into the gradients of its Wx, Wh and b, and adds dz·Wxᵀ
+// to dx and dz·Whᵀ to dh with the given betas (0: written).
+func (m *model) gateBackward(s *seq, p *pass, dir *dirState, i string, dz ptr, out int, dx ptr, dxBeta float32, dh ptr, dhBeta float32) {
+	R, T, d, H := p.R, p.T, m.cfg.Dim, m.cfg.Hidden
+	pre := dir.prefix + "gran."
+	s.mm(true, false, d, out, T*R, dir.x, d, dz, out, 0, m.g[pre+"wx"+i], out)
+	s.mm(true, false, H, out, T*R, dir.hs(R, H), H, dz, out, 0, m.g[pre+"wh"+i], out)
+	s.launch(kColSum, argN(T*R), argN(out), argP(dz), argP(m.g[pre+"b"+i]))
+	s.mm(false, true, T*R, d, out, dz, out, m.w[pre+"wx"+i], out, dxBeta, dx, d)
+	s.mm(false, true, T*R, H, out, dz, out, m.w[pre+"wh"+i], out, dhBeta, dh, H)
+}
+
+// lstmForward runs the peephole LSTM with dir's parameters over dir.x:
+// dir.z (T, R, 4H) ends with the gate activations, dir.h and dir.c
+// (T+1, R, H) with the states, zero first.
+func (m *model) lstmForward(s *seq, p *pass, dir *dirState) {
+	R, T, d, H := p.R, p.T, m.cfg.Dim, m.cfg.Hidden
+	pre := dir.prefix + "lstm."
+	dir.z = s.work(pre+"z", T*R*4*H)
+	dir.h, dir.c = s.work(pre+"h", (T+1)*R*H), s.work(pre+"c", (T+1)*R*H)
 	// z = x·Wx + b for every step at once.
-	s.launch(kFillRows, argN(T*R), argN(4*H), argP(m.w["lstm.b"]), argP(p.z))
-	s.mm(false, false, T*R, 4*H, d, p.x, d, m.w["lstm.wx"], 4*H, 1, p.z, 4*H)
-	s.zero(p.h, R*H)
-	s.zero(p.c, R*H)
+	s.launch(kFillRows, argN(T*R), argN(4*H), argP(m.w[pre+"b"]), argP(dir.z))
+	s.mm(false, false, T*R, 4*H, d, dir.x, d, m.w[pre+"wx"], 4*H, 1, dir.z, 4*H)
+	s.zero(dir.h, R*H)
+	s.zero(dir.c, R*H)
 	for t := range T {
-		zt := p.z.at(t * R * 4 * H)
+		zt := dir.z.at(t * R * 4 * H)
 		if t > 0 { // h_{-1} = 0
-			s.mm(false, false, R, 4*H, H, p.h.at(t*R*H), H, m.w["lstm.wh"], 4*H, 1, zt, 4*H)
+			s.mm(false, false, R, 4*H, H, dir.h.at(t*R*H), H, m.w[pre+"wh"], 4*H, 1, zt, 4*H)
 		}
 		s.launch(kLSTMFwd, argN(R), argN(H), argN(t), argI(p.lens), argP(zt),
-			argP(m.w["lstm.pi"]), argP(m.w["lstm.pf"]), argP(m.w["lstm.po"]),
-			argP(p.c.at(t*R*H)), argP(p.h.at(t*R*H)), argP(p.c.at((t+1)*R*H)), argP(p.h.at((t+1)*R*H)))
+			argP(m.w[pre+"pi"]), argP(m.w[pre+"pf"]), argP(m.w[pre+"po"]),
+			argP(dir.c.at(t*R*H)), argP(dir.h.at(t*R*H)), argP(dir.c.at((t+1)*R*H)), argP(dir.h.at((t+1)*R*H)))
+	}
+}
+
+// dirDx is where direction i's input gradient goes: p.dx for the first,
+// a workspace reversed into p.dx afterwards (addReversed) for the second.
+func (m *model) dirDx(s *seq, p *pass, i int) ptr {
+	if i == 0 {
+		return p.dx
+	}
+	return s.work("dx.rev", p.T*p.R*m.cfg.Dim)
+}
+
+// addReversed adds direction i's input gradient dx, reversed back in time,
+// to p.dx (nothing for the first direction, whose dx is p.dx).
+func (m *model) addReversed(s *seq, p *pass, i int, dx ptr) {
+	if i > 0 {
+		s.launch(kReverse, argN(p.R), argN(p.T), argN(m.cfg.Dim), argI(p.lens), argP(dx), argS(1), argP(p.dx))
 	}
 }
 
@@ -67,6 +216,7 @@ func (m *model) encodeBackward(s *seq, p *pass, dEmb ptr) {
 	c := m.cfg
 	R, T, d, H := p.R, p.T, c.Dim, c.Hidden
 	p.dx = s.work("dx", T*R*d)
+	dirs := p.enc.dirs
 	switch c.Encoder {
 	case compute.EncAvg:
 		s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(d), argI(p.lens), argP(dEmb), argP(p.dx))
@@ -74,31 +224,80 @@ func (m *model) encodeBackward(s *seq, p *pass, dEmb ptr) {
 		dh := s.work("lstm.dhext", T*R*H)
 		s.zero(dh, T*R*H)
 		s.copy(dh.at((T-1)*R*H), dEmb, R*H)
-		m.lstmBackward(s, p, dh, 0)
-	case compute.EncLSTMAvg:
-		dh := s.work("lstm.dhext", T*R*H)
+		m.lstmBackward(s, p, dirs[0], dh, p.dx, 0)
+	case compute.EncLSTMAvg, compute.EncBiLSTMAvg:
+		dh := s.work("lstm.dhext", T*R*H) // the same for both directions
 		s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(H), argI(p.lens), argP(dEmb), argP(dh))
-		m.lstmBackward(s, p, dh, 0)
-	case compute.EncGRAN:
+		for i, dir := range dirs {
+			dx := m.dirDx(s, p, i)
+			m.lstmBackward(s, p, dir, dh, dx, 0)
+			m.addReversed(s, p, i, dx)
+		}
+	case compute.EncGRAN, compute.EncBiGRAN:
 		da, dz := s.work("gran.da", T*R*d), s.work("gran.dz", T*R*d)
-		s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(d), argI(p.lens), argP(dEmb), argP(da))
-		s.launch(kGateBwd, argN(T*R*d), argP(p.x), argP(p.gz), argP(da), argP(p.dx), argP(dz))
-		s.mm(true, false, d, d, T*R, p.x, d, dz, d, 0, m.g["gran.wx"], d)
-		s.mm(true, false, H, d, T*R, p.h.at(R*H), H, dz, d, 0, m.g["gran.wh"], d)
-		s.launch(kColSum, argN(T*R), argN(d), argP(dz), argP(m.g["gran.b"]))
-		s.mm(false, true, T*R, d, d, dz, d, m.w["gran.wx"], d, 1, p.dx, d)
 		dh := s.work("lstm.dhext", T*R*H)
-		s.mm(false, true, T*R, H, d, dz, d, m.w["gran.wh"], d, 0, dh, H)
-		m.lstmBackward(s, p, dh, 1)
+		s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(d), argI(p.lens), argP(dEmb), argP(da))
+		for i, dir := range dirs {
+			dx := m.dirDx(s, p, i)
+			s.launch(kGateBwd, argN(T*R*d), argP(dir.x), argP(dir.s1), argP(da), argP(dx), argP(dz))
+			m.gateBackward(s, p, dir, "", dz, d, dx, 1, dh, 0)
+			m.lstmBackward(s, p, dir, dh, dx, 1)
+			m.addReversed(s, p, i, dx)
+		}
+	case compute.EncGRAN2:
+		dir := dirs[0]
+		da, dz := s.work("gran.da", T*R*H), s.work("gran.dz", T*R*H)
+		dh := s.work("lstm.dhext", T*R*H)
+		s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(H), argI(p.lens), argP(dEmb), argP(da))
+		s.launch(kGateBwd, argN(T*R*H), argP(dir.hs(R, H)), argP(dir.s1), argP(da), argP(dh), argP(dz))
+		m.gateBackward(s, p, dir, "", dz, H, p.dx, 0, dh, 1)
+		m.lstmBackward(s, p, dir, dh, p.dx, 1)
+	case compute.EncGRAN5:
+		dir := dirs[0]
+		da, dz1, dz2 := s.work("gran.da", T*R*d), s.work("gran.dz1", T*R*d), s.work("gran.dz2", T*R*d)
+		dh := s.work("lstm.dhext", T*R*H)
+		s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(d), argI(p.lens), argP(dEmb), argP(da))
+		s.launch(kGateBwd, argN(T*R*d), argP(dir.x), argP(dir.s1), argP(da), argP(p.dx), argP(dz1))
+		s.launch(kGateBwd, argN(T*R*d), argP(dir.hs(R, H)), argP(dir.s2), argP(da), argP(dh), argP(dz2))
+		m.gateBackward(s, p, dir, "1", dz1, d, p.dx, 1, dh, 1)
+		m.gateBackward(s, p, dir, "2", dz2, d, p.dx, 1, dh, 1)
+		m.lstmBackward(s, p, dir, dh, p.dx, 1)
+	case compute.EncGRAN3, compute.EncGRAN4:
+		dir := dirs[0]
+		RD := R * d
+		da, dz1, dz2 := s.work("gran.da", RD), s.work("gran.dz1", T*RD), s.work("gran.dz2", T*RD)
+		dh := s.work("lstm.dhext", T*R*H)
+		s.launch(kDivLen, argN(R), argN(d), argI(p.lens), argP(dEmb), argP(da))
+		for t := T - 1; t >= 0; t-- {
+			d1, d2 := dz1.at(t*RD), dz2.at(t*RD)
+			s.launch(kGRAN3Bwd, argN(R), argN(d), argN(t), argI(p.lens), argP(dir.x.at(t*RD)), argP(dir.s1.at(t*RD)),
+				argP(dir.s2.at(t*RD)), argP(dir.run.at(t*RD)), argP(da), argP(p.dx.at(t*RD)), argP(d1), argP(d2))
+			if c.Encoder == compute.EncGRAN4 && t > 0 {
+				// The gates saw a_{t-1}: its gradient gains dz·Waᵀ.
+				s.mm(false, true, R, d, d, d1, d, m.w["gran.wa1"], d, 1, da, d)
+				s.mm(false, true, R, d, d, d2, d, m.w["gran.wa2"], d, 1, da, d)
+			}
+		}
+		if c.Encoder == compute.EncGRAN4 {
+			// a_{t-1} for every t: the running states from a_{-1} = 0.
+			s.mm(true, false, d, d, T*R, dir.run, d, dz1, d, 0, m.g["gran.wa1"], d)
+			s.mm(true, false, d, d, T*R, dir.run, d, dz2, d, 0, m.g["gran.wa2"], d)
+		}
+		m.gateBackward(s, p, dir, "1", dz1, d, p.dx, 1, dh, 0)
+		m.gateBackward(s, p, dir, "2", dz2, d, p.dx, 1, dh, 1)
+		m.lstmBackward(s, p, dir, dh, p.dx, 1)
+	case compute.EncDAN:
+		m.danBackward(s, p, dEmb)
 	}
 }
 
 // lstmBackward is backpropagation through time from dhExt (T, R, H), the
-// gradient of every h_t from outside the LSTM. It writes the LSTM's
-// parameter gradients and adds dZ·Wx^T to p.dx (beta 0: p.dx is written,
-// 1: added to).
-func (m *model) lstmBackward(s *seq, p *pass, dhExt ptr, beta float32) {
+// gradient of every h_t from outside dir's LSTM. It writes the LSTM's
+// parameter gradients and adds dZ·Wxᵀ to dx (beta 0: dx is written, 1:
+// added to).
+func (m *model) lstmBackward(s *seq, p *pass, dir *dirState, dhExt, dx ptr, beta float32) {
 	R, T, d, H := p.R, p.T, m.cfg.Dim, m.cfg.Hidden
+	pre := dir.prefix + "lstm."
 	dz := s.work("lstm.dz", T*R*4*H)
 	dc := s.work("lstm.dc", R*H)
 	dhRec, dhCarry := s.work("lstm.dh0", R*H), s.work("lstm.dh1", R*H)
@@ -106,22 +305,22 @@ func (m *model) lstmBackward(s *seq, p *pass, dhExt ptr, beta float32) {
 	s.zero(dhRec, R*H)
 	for t := T - 1; t >= 0; t-- {
 		dzt := dz.at(t * R * 4 * H)
-		s.launch(kLSTMBwd, argN(R), argN(H), argN(t), argI(p.lens), argP(p.z.at(t*R*4*H)),
-			argP(m.w["lstm.pi"]), argP(m.w["lstm.pf"]), argP(m.w["lstm.po"]),
-			argP(p.c.at(t*R*H)), argP(p.c.at((t+1)*R*H)), argP(dhExt.at(t*R*H)), argP(dhRec),
+		s.launch(kLSTMBwd, argN(R), argN(H), argN(t), argI(p.lens), argP(dir.z.at(t*R*4*H)),
+			argP(m.w[pre+"pi"]), argP(m.w[pre+"pf"]), argP(m.w[pre+"po"]),
+			argP(dir.c.at(t*R*H)), argP(dir.c.at((t+1)*R*H)), argP(dhExt.at(t*R*H)), argP(dhRec),
 			argP(dc), argP(dhCarry), argP(dzt))
 		if t > 0 {
 			// dh_{t-1} = carry + dZ_t·Wh^T
-			s.mm(false, true, R, H, 4*H, dzt, 4*H, m.w["lstm.wh"], 4*H, 1, dhCarry, H)
+			s.mm(false, true, R, H, 4*H, dzt, 4*H, m.w[pre+"wh"], 4*H, 1, dhCarry, H)
 		}
 		dhRec, dhCarry = dhCarry, dhRec
 	}
 	g := m.g
-	s.mm(true, false, d, 4*H, T*R, p.x, d, dz, 4*H, 0, g["lstm.wx"], 4*H)
-	s.mm(true, false, H, 4*H, T*R, p.h, H, dz, 4*H, 0, g["lstm.wh"], 4*H) // h_{t-1} for every t
-	s.launch(kColSum, argN(T*R), argN(4*H), argP(dz), argP(g["lstm.b"]))
-	s.launch(kColDot, argN(T*R), argN(H), argN(4*H), argP(dz), argN(H), argP(p.c), argP(g["lstm.pi"]))
-	s.launch(kColDot, argN(T*R), argN(H), argN(4*H), argP(dz.at(H)), argN(H), argP(p.c), argP(g["lstm.pf"]))
-	s.launch(kColDot, argN(T*R), argN(H), argN(4*H), argP(dz.at(3*H)), argN(H), argP(p.c.at(R*H)), argP(g["lstm.po"]))
-	s.mm(false, true, T*R, d, 4*H, dz, 4*H, m.w["lstm.wx"], 4*H, beta, p.dx, d)
+	s.mm(true, false, d, 4*H, T*R, dir.x, d, dz, 4*H, 0, g[pre+"wx"], 4*H)
+	s.mm(true, false, H, 4*H, T*R, dir.h, H, dz, 4*H, 0, g[pre+"wh"], 4*H) // h_{t-1} for every t
+	s.launch(kColSum, argN(T*R), argN(4*H), argP(dz), argP(g[pre+"b"]))
+	s.launch(kColDot, argN(T*R), argN(H), argN(4*H), argP(dz), argN(H), argP(dir.c), argP(g[pre+"pi"]))
+	s.launch(kColDot, argN(T*R), argN(H), argN(4*H), argP(dz.at(H)), argN(H), argP(dir.c), argP(g[pre+"pf"]))
+	s.launch(kColDot, argN(T*R), argN(H), argN(4*H), argP(dz.at(3*H)), argN(H), argP(dir.c.at(R*H)), argP(g[pre+"po"]))
+	s.mm(false, true, T*R, d, 4*H, dz, 4*H, m.w[pre+"wx"], 4*H, beta, dx, d)
 }

@@ -15,7 +15,8 @@ import (
 // shape into a CUDA graph and replayed for later batches of that shape:
 // one cuGraphLaunch instead of some 4T+40 kernel launches and GEMMs. What
 // changes from batch to batch (ids, lengths, noise multipliers, random
-// negatives) is copied into fixed device buffers before each replay, from
+// negatives, the DAN's bigram ids, the hinge loss's negatives, the sim
+// loss's targets) is copied into fixed device buffers before each replay, from
 // page-locked host memory on a copy stream, double-buffered: the copy of
 // a batch overlaps the device work still queued before it (the previous
 // step's update), and events order copy before compute and compute
@@ -96,8 +97,8 @@ func (k graphKey) String() string {
 
 // stepOut is where a step left what the host reads after it.
 type stepOut struct {
-	h        ptr   // the margin loss's per-row hinge terms (R)
-	partials []ptr // the regularisers' partial sums (doubles), in model order
+	loss     lossTerms // the loss's terms (losses.go)
+	partials []ptr     // the regularisers' partial sums (doubles), in model order
 	lambdas  []float64
 	flags    ptr      // one int per name of flagNames: non-finite gradient
 	names    []string // compositional parameters, then "x"
@@ -225,23 +226,46 @@ type stager struct {
 }
 
 // inputs are a batch's per-step data, packed into an upload buffer in
-// this order: ids (R·T), lens (R), drop (R·T·Dim), negRand (R), useMax (R).
+// this order: ids (R·T), lens (R), drop (R·T·Dim), negRand (R), useMax
+// (R), bigrams (DAN: R·T + R), hinge (the hinge loss's negatives and
+// their inverse lists), target (the sim loss's target distributions).
+// Which parts are there and their sizes follow from the graph key and the
+// configuration, so a captured step finds each at the same offset.
 type inputs struct {
 	R, T            int
 	ids, lens       []int32
 	drop            []float32
 	negRand, useMax []int32
+	bigrams         []int32
+	hinge           []int32
+	target          []float32
+	// konst is added to the loss on the host (the sim loss's Σ p·log p):
+	// it changes from batch to batch, so it is not the step's.
+	konst float64
 }
 
 func (in *inputs) words() int {
-	return len(in.ids) + len(in.lens) + len(in.drop) + len(in.negRand) + len(in.useMax)
+	return len(in.ids) + len(in.lens) + len(in.drop) + len(in.negRand) + len(in.useMax) +
+		len(in.bigrams) + len(in.hinge) + len(in.target)
+}
+
+// uploaded are the device addresses of an upload buffer's parts (NULL
+// where absent).
+type uploaded struct {
+	ids, lens ptr // int32 (R, T) and (R)
+	drop      ptr // (R, T, Dim) multipliers or NULL
+	negRand   ptr // int32 (R) random negatives or NULL
+	useMax    ptr // int32 (R): 1 where the row takes the hardest negative
+	bigrams   ptr // int32 DAN: bigram ids (R, T), then each row's count (R)
+	hinge     ptr // int32 hinge: negB, negA (n·k each), inverse lists
+	target    ptr // sim: target distributions (n, SimK)
 }
 
 // stage copies in into the next upload buffer on the copy stream and makes
 // the compute stream wait for it; it returns the slot used and the device
-// addresses of the five parts (NULL where absent). Call done(slot) after
-// the step's device work is issued.
-func (m *model) stage(in *inputs) (slot int, ids, lens, drop, negRand, useMax ptr, err error) {
+// addresses of the parts. Call done(slot) after the step's device work is
+// issued.
+func (m *model) stage(in *inputs) (slot int, at uploaded, err error) {
 	st := &m.stager
 	slot = st.next
 	st.next = 1 - st.next
@@ -291,7 +315,7 @@ func (m *model) stage(in *inputs) (slot int, ids, lens, drop, negRand, useMax pt
 	hi, hf := sl.host.ints(), sl.host.host
 	base := ptr{b: sl.dev}
 	off := 0
-	part := func(v []int32) ptr {
+	ints := func(v []int32) ptr {
 		if v == nil {
 			return ptr{}
 		}
@@ -300,13 +324,20 @@ func (m *model) stage(in *inputs) (slot int, ids, lens, drop, negRand, useMax pt
 		off += len(v)
 		return p
 	}
-	ids, lens = part(in.ids), part(in.lens)
-	if in.drop != nil {
-		copy(hf[off:], in.drop)
-		drop = base.at(off)
-		off += len(in.drop)
+	floats := func(v []float32) ptr {
+		if v == nil {
+			return ptr{}
+		}
+		copy(hf[off:], v)
+		p := base.at(off)
+		off += len(v)
+		return p
 	}
-	negRand, useMax = part(in.negRand), part(in.useMax)
+	at.ids, at.lens = ints(in.ids), ints(in.lens)
+	at.drop = floats(in.drop)
+	at.negRand, at.useMax = ints(in.negRand), ints(in.useMax)
+	at.bigrams, at.hinge = ints(in.bigrams), ints(in.hinge)
+	at.target = floats(in.target)
 	if err = m.dev.uploadAsync(base, sl.host, 0, off); err != nil {
 		return
 	}

@@ -137,7 +137,7 @@ func TestUploadOrdering(t *testing.T) {
 	defer m.Close()
 	var slots []int
 	for i := range 3 {
-		in := batchInputs([][]int32{{1, 2}, {int32(i)}}, 2, nil)
+		in := m.batchInputs([][]int32{{1, 2}, {int32(i)}}, 2, nil)
 		p, slot, err := m.prepare(in)
 		if err != nil {
 			t.Fatal(err)

@@ -1,9 +1,11 @@
 package cuda_test
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/parastream/parastream/trainstep/compute"
@@ -12,7 +14,7 @@ import (
 
 // batchOf draws n pairs of lengths 1 to maxLen (1 + (3i mod maxLen)), so
 // that batches of the same n and maxLen have the same shape and different
-// words, noise and negatives.
+// words, noise, negatives (margin, hinge) and labels (sim).
 func batchOf(t *testing.T, cfg compute.Config, n, maxLen int, seed uint64) *compute.Batch {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 17))
@@ -27,7 +29,13 @@ func batchOf(t *testing.T, cfg compute.Config, n, maxLen int, seed uint64) *comp
 		}
 		a, b = append(a, sa), append(b, sb)
 	}
-	bt, err := compute.NewBatch(cfg, a, b, nil, rng)
+	var labels []float32
+	if cfg.Loss == compute.LossSim {
+		for range n {
+			labels = append(labels, float32(rng.IntN(51))/10) // 0 to 5, new each batch
+		}
+	}
+	bt, err := compute.NewBatch(cfg, a, b, labels, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +77,9 @@ func sameLoss(got, want float64) bool {
 // batches, once with every kernel launched one by one (NoGraphs) and once
 // with CUDA graphs: the second shape-mate of a batch is captured (each
 // upload buffer has its own), later ones replay it, with new words,
-// lengths, noise and random negatives copied into the fixed buffers
-// before each replay; a new shape is captured anew and an old one
+// lengths, noise, random negatives, the DAN's bigram ids, the hinge
+// loss's negatives and the sim loss's targets copied into the fixed
+// buffers before each replay (no shape may be refused: the counts below); a new shape is captured anew and an old one
 // replayed again. Losses, gradients and the parameters after each update
 // must be the same bits (on the device: within float32 rounding, see
 // sameBits).
@@ -80,18 +89,25 @@ func TestGraphReplayMatchesEager(t *testing.T) {
 	for _, tc := range []struct {
 		enc, neg string
 		mod      func(*compute.Config)
+		loss     string // margin when empty
 	}{
 		{compute.EncLSTMAvg, compute.NegMix, func(c *compute.Config) {
 			c.Dropout, c.WordDropout, c.Scramble, c.LambdaC, c.LambdaW = 0.2, 0.1, 0.5, 0.01, 0.02
-		}},
+		}, ""},
 		{compute.EncGRAN, compute.NegRand, func(c *compute.Config) {
 			c.EmbeddingUpdate, c.LambdaW, c.Optimizer = compute.UpdateDense, 0.02, compute.OptRMSProp
-		}},
-		{compute.EncLSTM, compute.NegMax, func(c *compute.Config) { c.Optimizer = compute.OptSGD }},
-		{compute.EncAvg, compute.NegMax, func(c *compute.Config) { c.LambdaC = 0.01 }},
+		}, ""},
+		{compute.EncLSTM, compute.NegMax, func(c *compute.Config) { c.Optimizer = compute.OptSGD }, ""},
+		{compute.EncAvg, compute.NegMax, func(c *compute.Config) { c.LambdaC = 0.01 }, ""},
+		// The DAN's bigram table is row-sparse (its catch-up outside the
+		// graph), its bigram ids and the hinge loss's negatives uploaded.
+		{compute.EncDAN, "", func(c *compute.Config) { c.Dropout, c.LambdaC = 0.1, 0.01 }, compute.LossHinge},
+		{compute.EncBiLSTMAvg, "", func(c *compute.Config) { c.WordDropout, c.Optimizer = 0.1, compute.OptRMSProp }, compute.LossSoftmax},
+		{compute.EncGRAN3, "", func(c *compute.Config) { c.LambdaW = 0.02 }, compute.LossSim},
 	} {
-		t.Run(fmt.Sprintf("%s/%s", tc.enc, tc.neg), func(t *testing.T) {
-			cfg := smallConfig(tc.enc, tc.neg)
+		loss := cmp.Or(tc.loss, compute.LossMargin)
+		t.Run(strings.TrimSuffix(fmt.Sprintf("%s/%s/%s", tc.enc, loss, tc.neg), "/"), func(t *testing.T) {
+			cfg := smallModel(tc.enc, loss, tc.neg)
 			tc.mod(&cfg)
 			cfg = cfg.Defaults()
 			ps := params(cfg)

@@ -557,10 +557,11 @@ var (
 // sumsqThreads is the fixed size of a sumsq_grad launch: its partial sums.
 const sumsqThreads = 64 * BlockSize
 
-// kernels lists every kernel, in the order of their files.
-var kernels = []*kernel{kGather, kScatter, kGateFwd, kGateBwd, kLSTMFwd, kLSTMBwd,
+// kernels lists every kernel, in the order of their files (opKernels:
+// kernels_ops.go).
+var kernels = append([]*kernel{kGather, kScatter, kGateFwd, kGateBwd, kLSTMFwd, kLSTMBwd,
 	kRowNorm, kRowNormBwd, kMarginFwd, kMarginBwd, kAdam, kSGD, kRMSProp, kAdamRows, kSGDRows, kRMSPropRows, kCatchUpRows, kScaleRows,
-	kMaskedMean, kMaskedMeanBwd, kFillRows, kColSum, kColDot, kSumsqGrad, kSumsqGradRows, kNonFinite}
+	kMaskedMean, kMaskedMeanBwd, kFillRows, kColSum, kColDot, kSumsqGrad, kSumsqGradRows, kNonFinite}, opKernels...)
 
 // KernelNames lists the kernels' C names.
 func KernelNames() []string {

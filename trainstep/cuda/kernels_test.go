@@ -18,7 +18,7 @@ import (
 // has no kernel without one.
 func TestSourcesEmbedded(t *testing.T) {
 	src := cuda.Source()
-	for _, f := range []string{"embed.cu", "gran.cu", "lstm.cu", "margin.cu", "optim.cu", "reduce.cu"} {
+	for _, f := range []string{"dan.cu", "dense.cu", "embed.cu", "gran.cu", "gran3.cu", "losses.cu", "lstm.cu", "margin.cu", "optim.cu", "reduce.cu"} {
 		if !strings.Contains(src, `#line 1 "kernels/`+f+`"`) {
 			t.Errorf("kernels/%s not embedded", f)
 		}
@@ -82,6 +82,17 @@ func TestLaunchLimits(t *testing.T) {
 			{"adam", map[int]int{0: sz.V * sz.d}, sz.V * sz.d},
 			{"nonfinite", map[int]int{0: sz.T * sz.R * sz.d}, sz.T * sz.R * sz.d},
 			{"sumsq_grad", map[int]int{0: sz.V * sz.d}, 1},
+			{"reverse_steps", map[int]int{0: sz.R, 1: sz.T, 2: sz.d}, sz.R * sz.T * sz.d},
+			{"dan_sum", map[int]int{0: sz.R, 1: sz.T, 2: sz.d}, sz.R * sz.d},
+			{"dan_sum_bwd", map[int]int{0: sz.R, 1: sz.T, 2: sz.d}, sz.R * sz.T * sz.d},
+			{"gran3_step_fwd", map[int]int{0: sz.R, 1: sz.d}, sz.R * sz.d},
+			{"gran3_step_bwd", map[int]int{0: sz.R, 1: sz.d}, sz.R * sz.d},
+			{"tanh_fwd", map[int]int{0: sz.R * sz.d}, sz.R * sz.d},
+			{"hinge_fwd", map[int]int{0: n, 1: sz.d, 2: 3}, n},
+			{"hinge_bwd", map[int]int{0: n, 1: sz.d, 2: 3}, 2 * n * sz.d},
+			{"softmax_xent_fwd", map[int]int{0: n, 1: n}, n},
+			{"softmax_xent_bwd", map[int]int{0: n, 1: n}, n * n},
+			{"sim_feats", map[int]int{0: n, 1: sz.d}, n * sz.d},
 		}
 		for _, c := range cases {
 			grid, block, err := cuda.LaunchBlocks(c.name, c.ints)

@@ -2,10 +2,10 @@ package cuda
 
 // margin is the margin loss of Wieting & Gimpel (2017) Eq. 2-5 on the 2n
 // embeddings p.emb (R, E), forward and backward: it leaves each row's
-// hinge term in h (the loss is their sum over n, on the host after the
-// step) and returns the gradient of p.emb. Negatives as the batch says
-// (max, rand, mix: p.negRand and p.useMax).
-func (m *model) margin(s *seq, p *pass, n int) (h, dEmb ptr) {
+// hinge term on the device (the loss is their sum over n, on the host
+// after the step) and returns the gradient of p.emb. Negatives as the
+// batch says (max, rand, mix: p.negRand and p.useMax).
+func (m *model) margin(s *seq, p *pass, n int) (lossTerms, ptr) {
 	R, E, emb := 2*n, m.cfg.EmbedDim(), p.emb
 	u, nrm := s.work("m.u", R*E), s.work("m.nrm", R)
 	c, dc := s.work("m.c", R*R), s.work("m.dc", R*R)
@@ -20,5 +20,5 @@ func (m *model) margin(s *seq, p *pass, n int) (h, dEmb ptr) {
 	s.mm(false, false, R, E, R, dc, R, u, E, 0, du, E)
 	s.mm(true, false, R, E, R, dc, R, u, E, 1, du, E)
 	s.launch(kRowNormBwd, argN(R), argN(E), argP(u), argP(nrm), argP(du), argP(dEmb))
-	return h, dEmb
+	return lossTerms{terms: h, n: R, scale: 1 / float64(n)}, dEmb
 }

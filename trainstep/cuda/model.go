@@ -33,6 +33,10 @@ type model struct {
 	// lazy catches the rows up with the steps they were skipped (on the
 	// host; nil for SGD and the dense update).
 	lazy *compute.CatchUp
+	// bigramRows and bigramLazy are the same for the DAN's bigram table
+	// (dan.go).
+	bigramRows []int32
+	bigramLazy *compute.CatchUp
 	// graphs are the captured steps (nil: CUDA graphs off); gen counts
 	// the reallocations of workspace buffers a graph may use, capturing
 	// is true while a step is being captured (graph.go).
@@ -88,6 +92,9 @@ func newModel(dev device, cfg compute.Config, params []compute.Tensor, opts Opti
 		}
 		if s.Name == compute.ParamEmbeddings && m.sparse() {
 			m.lazy = compute.NewCatchUp(cfg, s.Shape[0])
+		}
+		if s.Name == compute.ParamBigrams && m.sparse() {
+			m.bigramLazy = compute.NewCatchUp(cfg, s.Shape[0])
 		}
 	}
 	if cfg.LambdaW > 0 {
@@ -212,38 +219,41 @@ func (s *seq) work(name string, words int) ptr {
 }
 
 // pass is one batch on the device: R rows padded to T steps. Its inputs
-// (ids, lens, drop and the margin's negRand and useMax) are in an upload
+// (ids, lens, drop, the margin's negRand and useMax, the DAN's bigrams,
+// the hinge loss's negatives, the sim loss's targets) are in an upload
 // buffer (graph.go), the rest in the workspace.
 type pass struct {
-	R, T      int
-	ids, lens ptr // int32 (R, T) and (R)
-	drop      ptr // (R, T, Dim) multipliers or NULL
-	negRand   ptr // int32 (R) random negatives or NULL
-	useMax    ptr // int32 (R): 1 where the row takes the hardest negative
-	x         ptr // (T, R, Dim) gathered words
-	emb       ptr // (R, EmbedDim) sentence embeddings
-	z, h, c   ptr // LSTM: activations (T, R, 4H), states (T+1, R, H) with step -1 first
-	gz, ga    ptr // GRAN: gates (T, R, Dim) and gated words
-	dx        ptr // (T, R, Dim) gradient of x
+	R, T int
+	uploaded
+	x   ptr // (T, R, Dim) gathered words
+	emb ptr // (R, EmbedDim) sentence embeddings
+	dx  ptr // (T, R, Dim) gradient of x
+
+	// enc is what the encoder keeps for its backward pass (encoders.go).
+	enc encState
 }
 
-// batchInputs are seqs (each at most T long) as a pass's inputs.
-func batchInputs(seqs [][]int32, T int, drop []float32) *inputs {
+// batchInputs are seqs (each at most T long) as a pass's inputs, with the
+// encoder's own (the DAN's bigram ids).
+func (m *model) batchInputs(seqs [][]int32, T int, drop []float32) *inputs {
 	R := len(seqs)
 	in := &inputs{R: R, T: T, ids: make([]int32, R*T), lens: make([]int32, R), drop: drop}
 	for r, q := range seqs {
 		copy(in.ids[r*T:], q)
 		in.lens[r] = int32(len(q))
 	}
+	if m.cfg.Encoder == compute.EncDAN {
+		in.bigrams = bigramIDs(seqs, T, m.cfg.BigramBuckets)
+	}
 	return in
 }
 
-// prepare stages in's upload (call m.done(p.slot) once the pass's work is
+// prepare stages in's upload (call m.done(slot) once the pass's work is
 // issued) and returns the pass over it.
 func (m *model) prepare(in *inputs) (*pass, int, error) {
 	p := &pass{R: in.R, T: in.T}
-	slot, ids, lens, drop, negRand, useMax, err := m.stage(in)
-	p.ids, p.lens, p.drop, p.negRand, p.useMax = ids, lens, drop, negRand, useMax
+	slot, at, err := m.stage(in)
+	p.uploaded = at
 	return p, slot, err
 }
 
@@ -285,12 +295,16 @@ func (m *model) ForwardBackward(b *compute.Batch) (float64, error) {
 		// The batch's rows owed steps of the sparse update take them
 		// before the forward pass reads them, as dense Adam's would have.
 		owed, d1, d2, sz := m.lazy.Prepare(m.rows)
-		m.catchUp(s, owed, d1, d2, sz)
+		m.catchUp(s, compute.ParamEmbeddings, owed, d1, d2, sz)
 	}
+	m.prepareBigrams(s, seqs)
 	if s.err != nil {
 		return 0, fmt.Errorf("catching up the batch's embedding rows on %s: %w", m.dev.name(), s.err)
 	}
-	in := batchInputs(seqs, b.Len, drop)
+	in := m.batchInputs(seqs, b.Len, drop)
+	if err := m.lossInputs(in, b); err != nil {
+		return 0, err
+	}
 	if b.NegRand != nil {
 		in.negRand, in.useMax = b.NegRand, make([]int32, 2*n)
 		for r, x := range b.NegUseMax {
@@ -312,15 +326,11 @@ func (m *model) ForwardBackward(b *compute.Batch) (float64, error) {
 		return 0, fmt.Errorf("%s/%s step on %s: %w", m.cfg.Encoder, m.cfg.Loss, m.dev.name(), err)
 	}
 	// The host's part, after the device's: the loss and the flags.
-	hs, err := m.downloadF(out.h, 2*n)
+	loss, err := m.lossValue(out.loss)
 	if err != nil {
 		return 0, err
 	}
-	var sum float32
-	for _, v := range hs {
-		sum += v
-	}
-	loss := float64(sum / float32(n))
+	loss += in.konst
 	var reg float64
 	for i, part := range out.partials {
 		ss, err := m.partialSum(part)
@@ -329,16 +339,20 @@ func (m *model) ForwardBackward(b *compute.Batch) (float64, error) {
 		}
 		reg += out.lambdas[i] * ss
 	}
-	if m.sparse() {
+	for _, name := range []string{compute.ParamEmbeddings, compute.ParamBigrams} {
 		// The batch's rows, for the sparse update and λw, outside the
 		// graph: their number changes from batch to batch.
+		hostRows, _, work, ok := m.sparseTable(name)
+		if !ok {
+			continue
+		}
 		s := &seq{m: m}
-		rows := s.work(eagerWork+"rows", len(m.rows))
+		rows := s.work(work, max(len(hostRows), 1))
 		if s.err == nil {
-			s.err = m.uploadI(rows, m.rows)
+			s.err = m.uploadI(rows, hostRows)
 		}
 		if s.err != nil {
-			return 0, fmt.Errorf("uploading the batch's rows to %s: %w", m.dev.name(), s.err)
+			return 0, fmt.Errorf("uploading the batch's %s rows to %s: %w", name, m.dev.name(), s.err)
 		}
 	}
 	if lw := m.cfg.LambdaW; lw > 0 && m.sparse() {
@@ -380,12 +394,12 @@ func (m *model) step(s *seq, p *pass, n int) stepOut {
 	d := m.cfg.Dim
 	m.gather(s, p)
 	m.encode(s, p)
-	h, dEmb := m.margin(s, p, n)
+	terms, dEmb := m.loss(s, p, n)
 	m.encodeBackward(s, p, dEmb)
 	ge := m.g[compute.ParamEmbeddings]
 	s.zero(ge, m.cfg.Vocab*d)
 	s.launch(kScatter, argN(p.R), argN(p.T), argN(d), argI(p.ids), argI(p.lens), argP(p.drop), argP(p.dx), argP(ge))
-	out := stepOut{h: h}
+	out := stepOut{loss: terms}
 	m.regularise(s, &out)
 	m.flagNonFinite(s, p, &out)
 	return out
@@ -459,7 +473,8 @@ func (m *model) flagNonFinite(s *seq, p *pass, out *stepOut) {
 }
 
 // Update implements compute.Model. The sparse update of the embeddings
-// (the batch's rows, a number that changes every batch) is launched
+// and the DAN's bigrams (the batch's rows, a number that changes every
+// batch) is launched
 // eagerly; the dense updates of the other parameters read the step's
 // learning rate and bias corrections from the "hyper" buffer, written
 // first, and are captured as one graph (graph.go).
@@ -487,24 +502,27 @@ func (m *model) Update(step int64, lr float64) error {
 	if s.err == nil {
 		s.err = m.uploadF(hyper, []float32{float32(lr), c1, c2})
 	}
-	if m.sparse() {
-		sp := compute.ParamEmbeddings
-		w, g := m.w[sp], m.g[sp]
-		rows := s.work(eagerWork+"rows", len(m.rows))
-		nr, width := argN(len(m.rows)), argN(c.Dim)
+	for _, sp := range m.specs {
+		hostRows, lazy, work, ok := m.sparseTable(sp.Name)
+		if !ok {
+			continue
+		}
+		w, g := m.w[sp.Name], m.g[sp.Name]
+		rows := s.work(work, max(len(hostRows), 1))
+		nr, width := argN(len(hostRows)), argN(c.Dim)
 		var d1, d2, sz ptr
-		if m.lazy != nil {
-			f1, f2, fs := m.lazy.Factors(m.rows, step, lr)
-			d1, d2, sz = m.uploadFactors(s, f1, f2, fs)
+		if lazy != nil {
+			f1, f2, fs := lazy.Factors(hostRows, step, lr)
+			d1, d2, sz = m.uploadFactors(s, sp.Name, f1, f2, fs)
 		}
 		switch c.Optimizer {
 		case compute.OptSGD:
 			s.launch(kSGDRows, nr, width, argI(rows), argP(w), argP(g), argS(float32(lr)))
 		case compute.OptRMSProp:
-			s.launch(kRMSPropRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["rmsprop.v/"+sp]), argP(d2),
+			s.launch(kRMSPropRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["rmsprop.v/"+sp.Name]), argP(d2),
 				argS(float32(lr)), argS(float32(c.Rho)), argS(float32(c.Eps)))
 		case compute.OptAdam:
-			s.launch(kAdamRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["adam.m/"+sp]), argP(m.state["adam.v/"+sp]),
+			s.launch(kAdamRows, nr, width, argI(rows), argP(w), argP(g), argP(m.state["adam.m/"+sp.Name]), argP(m.state["adam.v/"+sp.Name]),
 				argP(d1), argP(d2), argP(sz),
 				argS(float32(lr)), argS(float32(c.Beta1)), argS(float32(c.Beta2)), argS(c1), argS(c2), argS(float32(c.Eps)))
 		}
@@ -521,13 +539,14 @@ func (m *model) Update(step int64, lr float64) error {
 	return nil
 }
 
-// updateDense steps every parameter but the sparsely updated embeddings,
-// with the learning rate and bias corrections at hyper.
+// updateDense steps every parameter but the sparsely updated tables (the
+// embeddings, the DAN's bigrams), with the learning rate and bias
+// corrections at hyper.
 func (m *model) updateDense(s *seq, hyper ptr) {
 	c := m.cfg
 	for _, sp := range m.specs {
 		n, w, g := compute.NumElems(sp.Shape), m.w[sp.Name], m.g[sp.Name]
-		if sp.Name == compute.ParamEmbeddings && m.sparse() {
+		if _, _, _, ok := m.sparseTable(sp.Name); ok {
 			continue
 		}
 		if lo, hi, ok := compute.HeldCellBias(c, sp.Name, n); ok {
@@ -545,33 +564,38 @@ func (m *model) updateDense(s *seq, hyper ptr) {
 	}
 }
 
-// Flush implements compute.Flusher: the embedding rows owed steps of the
-// sparse update catch up (compute.CatchUp.Flush), as the CPU backend's.
+// Flush implements compute.Flusher: the embedding and bigram rows owed
+// steps of the sparse update catch up (compute.CatchUp.Flush), as the CPU
+// backend's.
 func (m *model) Flush(step int64) error {
-	if m.lazy == nil {
-		return nil
-	}
-	rows, d1, d2, sz := m.lazy.Flush(step)
-	if len(rows) == 0 {
+	if m.lazy == nil && m.bigramLazy == nil {
 		return nil
 	}
 	if err := m.dev.enter(); err != nil {
 		return err
 	}
 	defer m.dev.exit()
-	s := &seq{m: m}
-	m.catchUp(s, rows, d1, d2, sz)
-	if s.err != nil {
-		return fmt.Errorf("catching up %d embedding rows on %s: %w", len(rows), m.dev.name(), s.err)
+	for _, name := range []string{compute.ParamEmbeddings, compute.ParamBigrams} {
+		_, lazy, _, _ := m.sparseTable(name)
+		if lazy == nil {
+			continue
+		}
+		rows, d1, d2, sz := lazy.Flush(step)
+		s := &seq{m: m}
+		m.catchUp(s, name, rows, d1, d2, sz)
+		if s.err != nil {
+			return fmt.Errorf("catching up %d %s rows on %s: %w", len(rows), name, m.dev.name(), s.err)
+		}
 	}
 	return nil
 }
 
-// uploadFactors puts compute.CatchUp's factors of the listed rows in the
-// lazy.d1, lazy.d2 and lazy.s workspaces.
-func (m *model) uploadFactors(s *seq, d1, d2, sz []float32) (p1, p2, ps ptr) {
-	n := len(d1)
-	p1, p2, ps = s.work(eagerWork+"lazy.d1", n), s.work(eagerWork+"lazy.d2", n), s.work(eagerWork+"lazy.s", n)
+// uploadFactors puts compute.CatchUp's factors of the listed rows of
+// table name in its own eager workspaces (eager.lazy.<name>.d1, .d2,
+// .s): each table's uploads have their own buffers.
+func (m *model) uploadFactors(s *seq, name string, d1, d2, sz []float32) (p1, p2, ps ptr) {
+	n, pre := len(d1), eagerWork+"lazy."+name+"."
+	p1, p2, ps = s.work(pre+"d1", max(n, 1)), s.work(pre+"d2", max(n, 1)), s.work(pre+"s", max(n, 1))
 	for _, u := range []struct {
 		p ptr
 		v []float32
@@ -583,19 +607,20 @@ func (m *model) uploadFactors(s *seq, d1, d2, sz []float32) (p1, p2, ps ptr) {
 	return p1, p2, ps
 }
 
-// catchUp applies compute.CatchUp's factors to the listed embedding rows
-// on the device: w steps s·m/√v, m and v decay (RMSProp: v decays).
-func (m *model) catchUp(s *seq, rows []int32, d1, d2, sz []float32) {
+// catchUp applies compute.CatchUp's factors to the listed rows of table
+// name (the embeddings, the bigrams) on the device: w steps s·m/√v, m and
+// v decay (RMSProp: v decays). It is device work outside any graph.
+func (m *model) catchUp(s *seq, name string, rows []int32, d1, d2, sz []float32) {
 	n := len(rows)
 	if n == 0 {
 		return
 	}
-	pr := s.work(eagerWork+"lazy.rows", n)
+	pr := s.work(eagerWork+"lazy."+name+".rows", n)
 	if s.err == nil {
 		s.err = m.uploadI(pr, rows)
 	}
-	p1, p2, ps := m.uploadFactors(s, d1, d2, sz)
-	name, w := compute.ParamEmbeddings, m.w[compute.ParamEmbeddings]
+	p1, p2, ps := m.uploadFactors(s, name, d1, d2, sz)
+	w := m.w[name]
 	switch m.cfg.Optimizer {
 	case compute.OptAdam:
 		s.launch(kCatchUpRows, argN(n), argN(m.cfg.Dim), argI(pr), argP(w), argP(m.state["adam.m/"+name]), argP(m.state["adam.v/"+name]),
@@ -635,7 +660,7 @@ func (m *model) Embed(seqs [][]int32) ([][]float32, error) {
 			part = append(part, q)
 			longest = max(longest, len(q))
 		}
-		p, slot, err := m.prepare(batchInputs(part, compute.BucketLen(longest, m.cfg.BucketWidth), nil))
+		p, slot, err := m.prepare(m.batchInputs(part, compute.BucketLen(longest, m.cfg.BucketWidth), nil))
 		if err != nil {
 			return nil, fmt.Errorf("uploading sequences to %s: %w", m.dev.name(), err)
 		}
@@ -737,10 +762,12 @@ func (m *model) State() []compute.Tensor {
 	for _, name := range m.stateOrder {
 		read(name, m.state[name], m.stateShape[name])
 	}
-	if m.lazy != nil { // as compute.Optimizer.State
-		last, lrs := m.lazy.Last(), m.lazy.LRs()
-		out = append(out, compute.Tensor{Name: compute.CatchUpLastName(compute.ParamEmbeddings), Shape: []int{len(last)}, Data: append([]float32(nil), last...)},
-			compute.Tensor{Name: compute.CatchUpLRName(compute.ParamEmbeddings), Shape: []int{len(lrs)}, Data: lrs})
+	for _, name := range []string{compute.ParamEmbeddings, compute.ParamBigrams} { // as compute.Optimizer.State
+		if _, lazy, _, _ := m.sparseTable(name); lazy != nil {
+			last, lrs := lazy.Last(), lazy.LRs()
+			out = append(out, compute.Tensor{Name: compute.CatchUpLastName(name), Shape: []int{len(last)}, Data: append([]float32(nil), last...)},
+				compute.Tensor{Name: compute.CatchUpLRName(name), Shape: []int{len(lrs)}, Data: lrs})
+		}
 	}
 	if !m.init.null() {
 		read(initName, m.init, []int{m.cfg.Vocab, m.cfg.Dim})
@@ -757,22 +784,30 @@ func (m *model) SetState(ts []compute.Tensor) error {
 		return err
 	}
 	defer m.dev.exit()
-	seen, lastSeen := 0, false
+	seen, lastSeen := 0, map[string]bool{}
+	tables := []string{compute.ParamEmbeddings, compute.ParamBigrams}
 	for _, t := range ts {
-		if m.lazy != nil {
-			switch t.Name {
-			case compute.CatchUpLastName(compute.ParamEmbeddings):
-				if err := m.lazy.SetLast(t.Data); err != nil {
-					return err
-				}
-				lastSeen = true
-				continue
-			case compute.CatchUpLRName(compute.ParamEmbeddings):
-				if err := m.lazy.SetLRs(t.Data); err != nil {
-					return err
-				}
+		known := false
+		for _, name := range tables {
+			_, lazy, _, _ := m.sparseTable(name)
+			if lazy == nil {
 				continue
 			}
+			switch t.Name {
+			case compute.CatchUpLastName(name):
+				if err := lazy.SetLast(t.Data); err != nil {
+					return err
+				}
+				lastSeen[name], known = true, true
+			case compute.CatchUpLRName(name):
+				if err := lazy.SetLRs(t.Data); err != nil {
+					return err
+				}
+				known = true
+			}
+		}
+		if known {
+			continue
 		}
 		if p, ok := m.state[t.Name]; ok {
 			shape := m.stateShape[t.Name]
@@ -798,8 +833,10 @@ func (m *model) SetState(ts []compute.Tensor) error {
 	if seen != len(m.stateOrder) {
 		return fmt.Errorf("optimizer state: %d of %d %s tensors given", seen, len(m.stateOrder), m.cfg.Optimizer)
 	}
-	if m.lazy != nil && !lastSeen {
-		m.lazy.Forget() // a checkpoint written before the catch-up
+	for _, name := range tables {
+		if _, lazy, _, _ := m.sparseTable(name); lazy != nil && !lastSeen[name] {
+			lazy.Forget() // a checkpoint written before the catch-up
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/parastream/parastream/trainstep/compute"
@@ -15,7 +16,39 @@ import (
 // differ from one another (dim 6, hidden 5) so that a transposed or
 // misplaced product cannot line up by accident.
 func smallConfig(enc, neg string) compute.Config {
-	return compute.Config{Encoder: enc, Dim: 6, Hidden: 5, Vocab: 23, Negatives: neg, BatchSize: 5, BucketWidth: 4, Seed: 3}.Defaults()
+	return smallModel(enc, compute.LossMargin, neg)
+}
+
+// smallModel is smallConfig with loss: Glorot starts for the recurrent
+// encoders, gran5 has Hidden = Dim (its gates
+// add x_t and h_t), the DAN layers of 7 and 4 units and 11 bigram
+// buckets (shared by several bigrams of a batch), the softmax loss's
+// tower one tanh layer of 4, sim 4 hidden units and 6 classes.
+func smallModel(enc, loss, neg string) compute.Config {
+	cfg := compute.Config{Encoder: enc, Loss: loss, Dim: 6, Hidden: 5, Vocab: 23, BatchSize: 5, BucketWidth: 4, Seed: 3}
+	if loss == compute.LossMargin {
+		cfg.Negatives = neg
+	}
+	if enc != compute.EncAvg && enc != compute.EncDAN {
+		// Not the average start, whose saturated gates (biases of ±3,
+		// times 4 in params) would hide a wrong term behind σ' ≈ 0.
+		cfg.RecurrentInit = compute.RecurrentInitGlorot
+	}
+	switch enc {
+	case compute.EncGRAN5:
+		cfg.Hidden = cfg.Dim
+	case compute.EncDAN:
+		cfg.DANLayers, cfg.BigramBuckets = []int{7, 4}, 11
+	}
+	switch loss {
+	case compute.LossHinge:
+		cfg.HingeK = 2
+	case compute.LossSoftmax:
+		cfg.RespHidden = []int{4}
+	case compute.LossSim:
+		cfg.SimHidden = 4
+	}
+	return cfg.Defaults()
 }
 
 // batch draws n pairs of lengths 1 to 7 (padded to 8, so that every row
@@ -35,7 +68,13 @@ func batch(t *testing.T, cfg compute.Config, n int, seed uint64) *compute.Batch 
 		sb[0] = sa[0] // a word in both sides: its gradient is a sum
 		a, b = append(a, sa), append(b, sb)
 	}
-	bt, err := compute.NewBatch(cfg, a, b, nil, rng)
+	var labels []float32
+	if cfg.Loss == compute.LossSim {
+		for i := range n {
+			labels = append(labels, float32(i*37%51)/10) // 0 to 5, between the classes
+		}
+	}
+	bt, err := compute.NewBatch(cfg, a, b, labels, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +122,33 @@ func closeTo(got, want []float32) (int, float64, bool) {
 	return 0, 0, true
 }
 
+// emulatorCases are the encoder, loss and negatives TestEmulatorMatchesCPU
+// checks: the first encoders with the margin loss and every negative
+// strategy, every other encoder with the margin loss (mix negatives), and
+// the other losses with the average, a bidirectional and the DAN encoder.
+func emulatorCases() [][3]string {
+	var cs [][3]string
+	for _, enc := range []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncGRAN} {
+		for _, neg := range []string{compute.NegMax, compute.NegMix, compute.NegRand} {
+			cs = append(cs, [3]string{enc, compute.LossMargin, neg})
+		}
+	}
+	for _, enc := range []string{compute.EncBiLSTMAvg, compute.EncGRAN2, compute.EncGRAN3, compute.EncGRAN4, compute.EncGRAN5, compute.EncBiGRAN, compute.EncDAN} {
+		cs = append(cs, [3]string{enc, compute.LossMargin, compute.NegMix})
+	}
+	for _, loss := range []string{compute.LossHinge, compute.LossSoftmax, compute.LossSim} {
+		for _, enc := range []string{compute.EncAvg, compute.EncBiLSTMAvg, compute.EncDAN} {
+			cs = append(cs, [3]string{enc, loss, ""})
+		}
+	}
+	return cs
+}
+
 // TestEmulatorMatchesCPU runs the CUDA backend's model code on the kernel
 // emulator and the gorgonia CPU backend (float64) on the same batch: the
 // loss and every gradient must agree within float32 tolerance, for every
-// encoder and negative strategy the backend implements, with and without
-// dropout and the L2 terms.
+// encoder, loss and negative strategy the backend implements
+// (emulatorCases), with and without dropout and the L2 terms.
 func TestEmulatorMatchesCPU(t *testing.T) {
 	type variant struct {
 		name string
@@ -99,11 +160,16 @@ func TestEmulatorMatchesCPU(t *testing.T) {
 			c.Dropout, c.WordDropout, c.Scramble, c.LambdaC, c.LambdaW = 0.2, 0.1, 0.5, 0.01, 0.02
 		}},
 	}
-	for _, enc := range []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncGRAN} {
-		for _, neg := range []string{compute.NegMax, compute.NegMix, compute.NegRand} {
+	for _, c := range emulatorCases() {
+		enc, loss, neg := c[0], c[1], c[2]
+		name := enc + "/" + loss
+		if neg != "" {
+			name += "/" + neg
+		}
+		{
 			for _, v := range variants {
-				t.Run(fmt.Sprintf("%s/%s/%s", enc, neg, v.name), func(t *testing.T) {
-					cfg := smallConfig(enc, neg)
+				t.Run(name+"/"+v.name, func(t *testing.T) {
+					cfg := smallModel(enc, loss, neg)
 					v.mod(&cfg)
 					ps := params(cfg)
 					if v.name == "noise" {
@@ -137,7 +203,7 @@ func TestEmulatorMatchesCPU(t *testing.T) {
 						t.Fatal(err)
 					}
 					if want <= 0.05 {
-						t.Fatalf("reference loss %g: the check needs active hinge terms", want)
+						t.Fatalf("reference loss %g: the check needs active hinge terms and a loss away from 0", want)
 					}
 					if math.Abs(got-want) > 1e-5+1e-4*math.Abs(want) {
 						t.Errorf("loss: emulator %.7g, cpu %.7g", got, want)
@@ -161,22 +227,36 @@ func TestEmulatorMatchesCPU(t *testing.T) {
 // sparse (the batch's rows, caught up with the steps they sat out: rows
 // leave and return between the batches) and dense embedding updates and
 // with and without λw, then flushed (the rows owed steps catch up): the
-// parameters and the optimiser state must match the CPU backend's.
+// parameters and the optimiser state must match the CPU backend's. gran
+// with the margin loss under every optimiser; the DAN (whose bigram table
+// is row-sparse too) with the hinge and softmax losses, and bigran with
+// sim, under some.
 func TestEmulatorUpdate(t *testing.T) {
 	type variant struct {
+		enc, loss   string
 		opt, update string
 		lambdaW     float64
 	}
 	var variants []variant
 	for _, opt := range []string{compute.OptAdam, compute.OptSGD, compute.OptRMSProp} {
 		for _, up := range []string{compute.UpdateSparse, compute.UpdateDense} {
-			variants = append(variants, variant{opt, up, 0})
+			variants = append(variants, variant{compute.EncGRAN, compute.LossMargin, opt, up, 0})
 		}
 	}
-	variants = append(variants, variant{compute.OptAdam, compute.UpdateSparse, 0.05}, variant{compute.OptAdam, compute.UpdateDense, 0.05})
+	variants = append(variants,
+		variant{compute.EncGRAN, compute.LossMargin, compute.OptAdam, compute.UpdateSparse, 0.05},
+		variant{compute.EncGRAN, compute.LossMargin, compute.OptAdam, compute.UpdateDense, 0.05},
+		variant{compute.EncDAN, compute.LossHinge, compute.OptAdam, compute.UpdateSparse, 0.05},
+		variant{compute.EncDAN, compute.LossHinge, compute.OptRMSProp, compute.UpdateSparse, 0},
+		// SGD: the softmax loss's resp.bout has a gradient of 0 (each
+		// row of dS sums to 0), rounding noise that Adam and RMSProp
+		// would turn into steps of ±lr of either sign.
+		variant{compute.EncDAN, compute.LossSoftmax, compute.OptSGD, compute.UpdateSparse, 0},
+		variant{compute.EncDAN, compute.LossSoftmax, compute.OptSGD, compute.UpdateDense, 0},
+		variant{compute.EncBiGRAN, compute.LossSim, compute.OptAdam, compute.UpdateDense, 0})
 	for _, v := range variants {
-		t.Run(fmt.Sprintf("%s/%s/lambda_w=%g", v.opt, v.update, v.lambdaW), func(t *testing.T) {
-			cfg := smallConfig(compute.EncGRAN, compute.NegMax)
+		t.Run(fmt.Sprintf("%s/%s/%s/%s/lambda_w=%g", v.enc, v.loss, v.opt, v.update, v.lambdaW), func(t *testing.T) {
+			cfg := smallModel(v.enc, v.loss, compute.NegMax)
 			cfg.Optimizer, cfg.LR, cfg.EmbeddingUpdate, cfg.LambdaW = v.opt, 0, v.update, v.lambdaW
 			cfg = cfg.Defaults()
 			ps := params(cfg)
@@ -220,9 +300,9 @@ func TestEmulatorUpdate(t *testing.T) {
 }
 
 // TestEmulatorEmbed compares Embed with the CPU backend's, across chunks
-// and bucket lengths.
+// and bucket lengths, for every encoder.
 func TestEmulatorEmbed(t *testing.T) {
-	for _, enc := range []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncGRAN} {
+	for _, enc := range compute.Encoders() {
 		t.Run(enc, func(t *testing.T) {
 			cfg := smallConfig(enc, compute.NegMax)
 			cfg.MaxLen = 9
@@ -306,18 +386,31 @@ func TestNonFinite(t *testing.T) {
 	}
 }
 
-// TestUnsupported: Build refuses what the backend does not implement, and
-// says so.
+// TestUnsupported: Build refuses what the backend does not implement (a
+// topic context), and says so; every encoder and loss is built.
 func TestUnsupported(t *testing.T) {
 	for _, c := range []compute.Config{
-		{Encoder: compute.EncDAN, Vocab: 10},
-		{Encoder: compute.EncBiLSTMAvg, Vocab: 10},
-		{Encoder: compute.EncAvg, Loss: compute.LossHinge, Vocab: 10},
+		{Encoder: compute.EncAvg, Context: compute.ContextTopics, Topics: 3, Vocab: 10},
+		{Encoder: compute.EncDAN, Loss: compute.LossSim, Context: compute.ContextTopics, Topics: 3, Vocab: 10, BigramBuckets: 7},
 	} {
 		cfg := c.Defaults()
 		_, err := cuda.Emulator().Build(cfg, compute.InitParams(cfg, rand.New(rand.NewPCG(1, 1))))
-		if !errorsIs(err, cuda.ErrUnsupported) {
-			t.Errorf("%s/%s: error %v, want ErrUnsupported", cfg.Encoder, cfg.Loss, err)
+		if !errorsIs(err, cuda.ErrUnsupported) || !strings.Contains(err.Error(), "context topics") {
+			t.Errorf("%s/%s with topics: error %v, want ErrUnsupported naming the context", cfg.Encoder, cfg.Loss, err)
+		}
+	}
+	for _, enc := range compute.Encoders() {
+		for _, loss := range compute.Losses() {
+			cfg := smallModel(enc, loss, compute.NegMax)
+			if err := cuda.Supports(cfg); err != nil {
+				t.Errorf("%s/%s: %v", enc, loss, err)
+			}
+			m, err := cuda.Emulator().Build(cfg, params(cfg))
+			if err != nil {
+				t.Errorf("%s/%s: %v", enc, loss, err)
+				continue
+			}
+			m.Close()
 		}
 	}
 }
