@@ -278,10 +278,15 @@ func (m *model) ForwardBackward(b *compute.Batch) (float64, error) {
 	if b.DropA != nil {
 		drop = append(append(make([]float32, 0, 2*len(b.DropA)), b.DropA...), b.DropB...)
 	}
+	seqs := append(append([][]int32(nil), b.A...), b.B...)
+	// The batch's inputs first: a bad batch fails before any device work.
+	in := m.batchInputs(seqs, b.Len, drop)
+	if err := m.lossInputs(in, b); err != nil {
+		return 0, err
+	}
 	s := &seq{m: m}
 	m.rows = m.rows[:0]
 	seen := map[int32]bool{}
-	seqs := append(append([][]int32(nil), b.A...), b.B...)
 	for _, q := range seqs {
 		for _, id := range q {
 			if !seen[id] {
@@ -299,11 +304,7 @@ func (m *model) ForwardBackward(b *compute.Batch) (float64, error) {
 	}
 	m.prepareBigrams(s, seqs)
 	if s.err != nil {
-		return 0, fmt.Errorf("catching up the batch's embedding rows on %s: %w", m.dev.name(), s.err)
-	}
-	in := m.batchInputs(seqs, b.Len, drop)
-	if err := m.lossInputs(in, b); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("catching up the batch's embedding and bigram rows on %s: %w", m.dev.name(), s.err)
 	}
 	if b.NegRand != nil {
 		in.negRand, in.useMax = b.NegRand, make([]int32, 2*n)
