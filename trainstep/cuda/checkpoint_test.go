@@ -10,11 +10,10 @@ import (
 
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
-	"github.com/parastream/parastream/trainstep/cuda"
 )
 
 // TestCheckpointsAcrossBackends trains lstmavg with dropout and Adam for
-// 2 steps on the CUDA backend (emulated), resumes the checkpoint on the
+// 2 steps on the CUDA backend (emulated, or the GPU: testBackend), resumes the checkpoint on the
 // CPU backend for 2 more, then that checkpoint on the CUDA backend for 2
 // more: the parameters must match 6 steps straight on the CPU, the files
 // must be the same set, and each trainer.json names its backend. The
@@ -58,7 +57,7 @@ func TestCheckpointsAcrossBackends(t *testing.T) {
 	train(straight, steps)
 
 	dir := t.TempDir()
-	gpu, err := trainstep.New(cfg, trainstep.Options{Vocab: vocab, Backend: cuda.Emulator()})
+	gpu, err := trainstep.New(cfg, trainstep.Options{Vocab: vocab, Backend: testBackend(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +80,7 @@ func TestCheckpointsAcrossBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	onCPU.Close()
-	back, _, err := trainstep.Resume(ck2, cuda.Emulator())
+	back, _, err := trainstep.Resume(ck2, testBackend(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +95,7 @@ func TestCheckpointsAcrossBackends(t *testing.T) {
 			t.Errorf("%s after 6 steps across backends differs at %d by %.3g", want[i].Name, j, d)
 		}
 	}
-	for ck, backend := range map[string]string{ck1: "cuda-emulator", ck2: "gorgonia-cpu"} {
+	for ck, backend := range map[string]string{ck1: testBackend(t).Name(), ck2: "gorgonia-cpu"} {
 		data, err := os.ReadFile(filepath.Join(ck, "trainer.json"))
 		if err != nil {
 			t.Fatal(err)
