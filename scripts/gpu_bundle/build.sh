@@ -19,7 +19,7 @@
 #
 # Everything is built with CGO_ENABLED=0 and -trimpath (so that the test
 # binaries find the bundle's data relative to where run.sh runs them) and
-# compressed with xz (GPU_BUNDLE_XZ, default -6); the whole is about 30 MiB,
+# compressed with xz (GPU_BUNDLE_XZ, default -6); the whole is about 40 MiB,
 # under the device tool's 64 MiB.
 #
 # cmd/parastream's tests are not in the bundle: its device tests check what
