@@ -41,6 +41,7 @@ cuDNN) were written on a machine without one; the GPU bundle runs them
 (make gpu-bundle; docs/gpu.md, "Running on a GPU machine (the bundle)").
 """
 import argparse
+import gc
 import json
 import os
 import random
@@ -160,12 +161,13 @@ def graphed(model, opt, bs, device):
     step (zeroing the gradients in place, forward, backward, Adam) on
     static inputs. Returns step(ids, mask) that copies the batch in and
     replays its shape's graph."""
-    # Warm-up on a side stream (as torch.cuda.graphs asks): gradients and
-    # Adam's state exist, statically, before capture.
+    # Warm-up on a side stream (as torch.cuda.graphs asks), every shape
+    # once: gradients and Adam's state exist, statically, before capture,
+    # and cuBLAS and cuDNN have made their plans.
     s = torch.cuda.Stream(device)
     s.wait_stream(torch.cuda.current_stream(device))
     with torch.cuda.stream(s):
-        for ids, mask in bs[:3]:
+        for ids, mask in bs:
             train_step(model, opt, ids, mask)
     torch.cuda.current_stream(device).wait_stream(s)
     graphs, pool = {}, None
@@ -292,7 +294,7 @@ def main():
     width = max(12, *(len(v) + 2 for v in variants))
     head = f"{'model':18} {'parastream':>12}" + "".join(f" {v:>{width}}" for v in variants) + f" {'strongest':>12} {'ratio':>6}"
     print(head)
-    rows, skipped = [], {}
+    rows, skipped, failed = [], {}, []
     for size in sizes:
         for kind in models:
             key = f"{kind}/batch{size}"
@@ -302,6 +304,12 @@ def main():
                     got[v], note = torch_pairs_per_sec(kind, v, size, a.steps, device, lens)
                 except Skip as e:
                     skipped.setdefault(str(e), []).append(f"{key} {v}")
+                except Exception as e:  # noqa: BLE001  (one variant's failure leaves the others' figures)
+                    failed.append(f"{key} {v}: {type(e).__name__}: {e}")
+                    print(f"FAILED {key} {v}: {type(e).__name__}: {e}", flush=True)
+                gc.collect()
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
             best = max(got, key=got.get) if got else None
             ps = go.get(key)
             ratio = ps / got[best] if ps and best else None
@@ -310,6 +318,9 @@ def main():
             line += f" {best or '-':>12} {ratio if ratio else float('nan'):6.2f}"
             if ratio is not None:
                 line += "  ok (>= 1.0)" if ratio >= 1.0 else "  BELOW 1.0"
+            elif not a.dry:
+                line += "  NO RATIO"
+                failed.append(f"{key}: no ratio ({'no parastream figure in ' + go_src if not ps else 'no PyTorch variant ran'})")
             print(line, flush=True)
             rows.append({"row": key, "parastream": ps, "torch": got, "strongest": best, "ratio": ratio})
     for why, what in skipped.items():
@@ -317,7 +328,10 @@ def main():
     print("ratio: parastream / the strongest PyTorch variant of the row (issue 15's target: at least 1.0)")
     if a.json:
         with open(a.json, "w", encoding="utf-8") as fh:
-            json.dump({"device": name, "torch": torch.__version__, "steps": a.steps, "parastream_source": go_src, "rows": rows}, fh, indent=1)
+            json.dump({"device": name, "torch": torch.__version__, "steps": a.steps, "parastream_source": go_src, "rows": rows,
+                       "failed": failed}, fh, indent=1)
+    if failed:
+        sys.exit("gpu_bench: variants failed, so the strongest may be missing from their rows:\n  " + "\n  ".join(failed))
     if a.dry and not any(r["torch"] for r in rows):
         sys.exit("gpu_bench: --dry ran no variant")
 
