@@ -220,15 +220,15 @@ main() {
 			set -e
 			ppdb=$W/shared/data/corpora/ppdb/ppdb-1.0-xxxl-lexical-synonym-pairs.tsv
 			if [ -f "$ppdb" ] && [ "${E2E_DATA:-ppdb}" = ppdb ]; then
-				input=$ppdb
+				input=$ppdb corpus=ppdb-pairs
 				echo "data: the PPDB 1.0 XXXL lexical pairs ($(wc -l <"$ppdb") lines)"
 			else
-				input=$D/ppdb-synthetic.tsv
+				input=$D/ppdb-synthetic.tsv corpus=ppdb
 				echo "data: synthetic (no PPDB file in the bundle, or E2E_DATA=synthetic): parastream gen ppdb --rows $E2E_ROWS"
 				"$P" gen ppdb --ppdb-version 1 --rows "$E2E_ROWS" --malformed-rate 0 --out "$input"
 			fi
 			t0=$(date +%s)
-			"$P" extract --corpus ppdb --input "$input" --out "$D/raw" --quiet
+			"$P" extract --corpus "$corpus" --input "$input" --out "$D/raw" --quiet
 			"$P" featurize --in "$D/raw" --out "$D/feat" --oov-buckets 0 --quiet # the vocabulary alone: 58k rows for PPDB, as issue 15 measured
 			echo "extract and featurize: $(($(date +%s) - t0)) s"
 			"$P" broker --listen 127.0.0.1:0 --data-dir "$D/broker" >"$D/broker.out" 2>"$D/broker.err" &
@@ -243,9 +243,9 @@ main() {
 			done
 			[ -n "$addr" ] || { echo "the broker gave no address in 10 s"; exit 1; }
 			echo "broker on $addr"
-			"$P" publish --shards "$D/feat" --brokers "$addr" --topic-prefix gb --dataset ppdb --quiet
+			"$P" publish --shards "$D/feat" --brokers "$addr" --topic-prefix gb --dataset "$corpus" --quiet
 			echo "train: --device $E2E_DEVICE --model avg --checkpoint-every $E2E_EVERY --max-steps $E2E_STEPS"
-			"$P" train --brokers "$addr" --topic-prefix gb --dataset ppdb --model avg --device "$E2E_DEVICE" \
+			"$P" train --brokers "$addr" --topic-prefix gb --dataset "$corpus" --model avg --device "$E2E_DEVICE" \
 				--checkpoint-every "$E2E_EVERY" --keep-checkpoints 2 --max-steps "$E2E_STEPS" --epochs 1000 \
 				--checkpoint-dir "$D/ck" --run gpu-bundle-avg --progress-every 5s
 			last=$(find "$D/ck" -maxdepth 1 -name 'step-*' -type d | sort | tail -1)
@@ -267,7 +267,7 @@ main() {
 		else
 			summary "e2e: $(grep '^vocabulary:' "$RES/e2e.txt" | cut -d' ' -f2) embedding rows, $eps examples/s (avg, --device $E2E_DEVICE, checkpoints every $E2E_EVERY steps)"
 			step=""
-			[ -s "$RES/bench.txt" ] && step=$(median_pairs avg/batch100)
+			has bench && [ -s "$RES/bench.txt" ] && step=$(median_pairs avg/batch100)
 			if [ -n "$step" ]; then
 				verdict=$(awk -v e="$eps" -v s="$step" 'BEGIN { r = e / s; printf "%.2f %s", r, (r >= 0.8 ? "ok (>= 0.8)" : "BELOW 0.8") }')
 				summary "e2e: $eps examples/s end to end, $step pairs/s in the step benchmark (avg/batch100), ratio $verdict"
