@@ -12,7 +12,7 @@ PKGS        := ./...
 # Benchmarks to run; override with `make bench BENCH=Reddit`.
 BENCH       ?= .
 
-.PHONY: all build build-dataflow vet-dataflow test test-long demo bench bench-mem fmt vet lint clean interop fuzz parity parity-exact
+.PHONY: all build build-dataflow vet-dataflow test test-long demo bench bench-mem fmt vet lint clean interop fuzz parity parity-exact gpu-bundle
 
 all: build
 
@@ -74,6 +74,17 @@ bench:
 MEM_BENCH_ROWS ?= 1000000
 bench-mem:
 	MEM_BENCH_ROWS='$(MEM_BENCH_ROWS)' bash scripts/mem_bench.sh
+
+# The GPU bundle (issue 15; docs/gpu.md, "Running on a GPU machine (the
+# bundle)"): parastream, the test binaries of trainstep/cuda (its tests and
+# BenchmarkGPUTrainStep) and trainstep (the checkpoint tests), all built
+# with CGO_ENABLED=0, scripts/gpu_bench.py and train_bench.py, and the data
+# they read, xz-compressed into GPU_BUNDLE_DIR with run.sh, the one command
+# that runs them on a GPU machine with no Go. Settings in
+# scripts/gpu_bundle/build.sh.
+GPU_BUNDLE_DIR ?= out/gpu-bundle
+gpu-bundle:
+	GO='$(GO)' GPU_BUNDLE_DIR='$(GPU_BUNDLE_DIR)' bash scripts/gpu_bundle/build.sh
 
 # The reference-parity harness (docs/trainstep.md, "Reference parity"):
 # parastream and the PyTorch reference (scripts/parity.py; /usr/bin/python3

@@ -182,7 +182,7 @@ func TestRunResumesExactlyOnce(t *testing.T) {
 	ctx := context.Background()
 	dir, trace := t.TempDir(), filepath.Join(t.TempDir(), "ids.tsv")
 	cfg := trainstep.RunConfig{
-		Client: cc, Dataset: "para", Run: "exactly-once", Vocab: vocab,
+		Client: cc, Dataset: "para", Run: "exactly-once", Vocab: vocab, Backend: testBackend(t),
 		Model:  trainstep.Config{Dim: 8, BatchSize: 10, LR: 0.01},
 		Epochs: 2, ShuffleBuffer: 100, Window: 5, CheckpointDir: dir, CheckpointEvery: 7,
 		MaxSteps: 33, TraceIDs: trace,
@@ -196,7 +196,7 @@ func TestRunResumesExactlyOnce(t *testing.T) {
 	}
 	firstRun := len(readTrace(t, trace))
 	const crashedAt = 28
-	resume := trainstep.RunConfig{Client: cc, Dataset: "para", Resume: filepath.Join(dir, fmt.Sprintf("step-%08d", crashedAt)),
+	resume := trainstep.RunConfig{Client: cc, Dataset: "para", Resume: filepath.Join(dir, fmt.Sprintf("step-%08d", crashedAt)), Backend: testBackend(t),
 		Epochs: 2, ShuffleBuffer: 100, Window: 5, CheckpointEvery: 7, TraceIDs: trace}
 	sum, err = trainstep.Run(ctx, resume)
 	if err != nil {

@@ -10,12 +10,11 @@ import (
 
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
-	"github.com/parastream/parastream/trainstep/cuda"
 )
 
-// TestCheckpointsAcrossBackends trains with dropout and Adam for 2 steps
-// on the CUDA backend (emulated), resumes the checkpoint on the CPU
-// backend for 2 more, then that checkpoint on the CUDA backend for 2
+// TestCheckpointsAcrossBackends trains lstmavg with dropout and Adam for
+// 2 steps on the CUDA backend (emulated, or the GPU: testBackend), resumes the checkpoint on the
+// CPU backend for 2 more, then that checkpoint on the CUDA backend for 2
 // more: the parameters must match 6 steps straight on the CPU, the files
 // must be the same set, and each trainer.json names its backend. The
 // embedding table has 13 words and 4 out-of-vocabulary buckets (17 rows),
@@ -68,7 +67,7 @@ func checkpointsAcross(t *testing.T, cfg compute.Config) {
 	train(straight, steps)
 
 	dir := t.TempDir()
-	gpu, err := trainstep.New(cfg, trainstep.Options{Vocab: vocab, Backend: cuda.Emulator()})
+	gpu, err := trainstep.New(cfg, trainstep.Options{Vocab: vocab, Backend: testBackend(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +90,7 @@ func checkpointsAcross(t *testing.T, cfg compute.Config) {
 		t.Fatal(err)
 	}
 	onCPU.Close()
-	back, _, err := trainstep.Resume(ck2, cuda.Emulator())
+	back, _, err := trainstep.Resume(ck2, testBackend(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +105,7 @@ func checkpointsAcross(t *testing.T, cfg compute.Config) {
 			t.Errorf("%s after 6 steps across backends differs at %d by %.3g", want[i].Name, j, d)
 		}
 	}
-	for ck, backend := range map[string]string{ck1: "cuda-emulator", ck2: "gorgonia-cpu"} {
+	for ck, backend := range map[string]string{ck1: testBackend(t).Name(), ck2: "gorgonia-cpu"} {
 		data, err := os.ReadFile(filepath.Join(ck, "trainer.json"))
 		if err != nil {
 			t.Fatal(err)

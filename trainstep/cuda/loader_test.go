@@ -67,12 +67,16 @@ func TestOpenNotALibrary(t *testing.T) {
 
 // TestOpenHere: on this machine (no NVIDIA driver in CI) Open fails with
 // ErrLibrary or ErrNoDevice, never a panic; where a GPU is present it
-// opens and reports the device.
+// opens and reports the device. With PARASTREAM_TEST_GPU set, failing to
+// open is an error.
 func TestOpenHere(t *testing.T) {
 	b, err := cuda.Open(cuda.Options{Env: cuda.EnvFromOS(""), CacheDir: t.TempDir()})
 	if err != nil {
 		if !errors.Is(err, cuda.ErrLibrary) && !errors.Is(err, cuda.ErrNoDevice) {
 			t.Fatalf("error %v: neither ErrLibrary nor ErrNoDevice", err)
+		}
+		if _, ok := gpuRequested(); ok {
+			t.Fatalf("%s is set and no GPU opens: %v", gpuTestEnv, err)
 		}
 		t.Logf("no GPU here: %v", err)
 		return

@@ -145,7 +145,8 @@ func emulatorCases() [][3]string {
 }
 
 // TestEmulatorMatchesCPU runs the CUDA backend's model code on the kernel
-// emulator and the gorgonia CPU backend (float64) on the same batch: the
+// emulator (the GPU with PARASTREAM_TEST_GPU set: testBackend) and the
+// gorgonia CPU backend (float64) on the same batch: the
 // loss and every gradient must agree within float32 tolerance, for every
 // encoder, loss and negative strategy the backend implements
 // (emulatorCases), with and without dropout and the L2 terms.
@@ -179,7 +180,7 @@ func TestEmulatorMatchesCPU(t *testing.T) {
 						}
 					}
 					ref := buildWith(t, &cpu.Backend{Float64: true}, cfg, ps)
-					emu := buildWith(t, cuda.Emulator(), cfg, ps)
+					emu := buildWith(t, testBackend(t), cfg, ps)
 					if v.name == "noise" {
 						init := compute.Tensor{Name: "init/embeddings", Shape: ps[0].Shape, Data: make([]float32, len(ps[0].Data))}
 						for i, x := range ps[0].Data {
@@ -206,7 +207,7 @@ func TestEmulatorMatchesCPU(t *testing.T) {
 						t.Fatalf("reference loss %g: the check needs active hinge terms and a loss away from 0", want)
 					}
 					if math.Abs(got-want) > 1e-5+1e-4*math.Abs(want) {
-						t.Errorf("loss: emulator %.7g, cpu %.7g", got, want)
+						t.Errorf("loss: %s %.7g, cpu %.7g", testBackend(t).Name(), got, want)
 					}
 					wg, gg := ref.Grads(), emu.Grads()
 					for i := range wg {
@@ -214,7 +215,7 @@ func TestEmulatorMatchesCPU(t *testing.T) {
 							t.Fatalf("gradient %d: %s %v, cpu %s %v", i, gg[i].Name, gg[i].Shape, wg[i].Name, wg[i].Shape)
 						}
 						if j, d, ok := closeTo(gg[i].Data, wg[i].Data); !ok {
-							t.Errorf("gradient of %s differs at %d by %.3g: emulator %v, cpu %v", wg[i].Name, j, d, gg[i].Data[j], wg[i].Data[j])
+							t.Errorf("gradient of %s differs at %d by %.3g: %s %v, cpu %v", wg[i].Name, j, d, testBackend(t).Name(), gg[i].Data[j], wg[i].Data[j])
 						}
 					}
 				})
@@ -261,7 +262,7 @@ func TestEmulatorUpdate(t *testing.T) {
 			cfg = cfg.Defaults()
 			ps := params(cfg)
 			ref := buildWith(t, cpu.New(), cfg, ps)
-			emu := buildWith(t, cuda.Emulator(), cfg, ps)
+			emu := buildWith(t, testBackend(t), cfg, ps)
 			for step := int64(1); step <= 8; step++ {
 				b := batch(t, cfg, 5, uint64(step))
 				for _, m := range []compute.Model{ref, emu} {
@@ -308,7 +309,7 @@ func TestEmulatorEmbed(t *testing.T) {
 			cfg.MaxLen = 9
 			ps := params(cfg)
 			ref := buildWith(t, cpu.New(), cfg, ps)
-			emu := buildWith(t, cuda.Emulator(), cfg, ps)
+			emu := buildWith(t, testBackend(t), cfg, ps)
 			var seqs [][]int32
 			for i := range 140 { // two chunks
 				s := make([]int32, 1+i%12) // some beyond MaxLen
@@ -345,7 +346,7 @@ func TestEmulatorEmbed(t *testing.T) {
 func TestNoAccumulation(t *testing.T) {
 	cfg := smallConfig(compute.EncGRAN, compute.NegMax)
 	ps := params(cfg)
-	m := buildWith(t, cuda.Emulator(), cfg, ps)
+	m := buildWith(t, testBackend(t), cfg, ps)
 	b := batch(t, cfg, 5, 4)
 	l1, err := m.ForwardBackward(b)
 	if err != nil {
@@ -380,7 +381,7 @@ func TestNonFinite(t *testing.T) {
 			ps[i].Data[0] = float32(math.NaN())
 		}
 	}
-	m := buildWith(t, cuda.Emulator(), cfg, ps)
+	m := buildWith(t, testBackend(t), cfg, ps)
 	if _, err := m.ForwardBackward(batch(t, cfg, 5, 1)); err == nil || !errorsIs(err, compute.ErrNonFinite) {
 		t.Fatalf("error %v, want ErrNonFinite", err)
 	}
@@ -394,7 +395,7 @@ func TestUnsupported(t *testing.T) {
 		{Encoder: compute.EncDAN, Loss: compute.LossSim, Context: compute.ContextTopics, Topics: 3, Vocab: 10, BigramBuckets: 7},
 	} {
 		cfg := c.Defaults()
-		_, err := cuda.Emulator().Build(cfg, compute.InitParams(cfg, rand.New(rand.NewPCG(1, 1))))
+		_, err := testBackend(t).Build(cfg, compute.InitParams(cfg, rand.New(rand.NewPCG(1, 1))))
 		if !errorsIs(err, cuda.ErrUnsupported) || !strings.Contains(err.Error(), "context topics") {
 			t.Errorf("%s/%s with topics: error %v, want ErrUnsupported naming the context", cfg.Encoder, cfg.Loss, err)
 		}
@@ -405,7 +406,7 @@ func TestUnsupported(t *testing.T) {
 			if err := cuda.Supports(cfg); err != nil {
 				t.Errorf("%s/%s: %v", enc, loss, err)
 			}
-			m, err := cuda.Emulator().Build(cfg, params(cfg))
+			m, err := testBackend(t).Build(cfg, params(cfg))
 			if err != nil {
 				t.Errorf("%s/%s: %v", enc, loss, err)
 				continue

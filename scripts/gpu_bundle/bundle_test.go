@@ -1,0 +1,160 @@
+// Package gpubundle_test checks `make gpu-bundle` and the bundle's run.sh
+// on a machine without a GPU (issue 15, item 5): the folder is built, and
+// run.sh fails within seconds, naming what is missing, instead of hanging;
+// and scripts/gpu_bench.py's CPU paths run.
+package gpubundle_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parastream/parastream/internal/testenv"
+	"github.com/parastream/parastream/trainstep/cuda"
+)
+
+// TestBundleFailsFastWithoutGPU builds the bundle (make gpu-bundle into a
+// temporary folder), checks its files, and runs its run.sh here: without
+// an NVIDIA driver it must exit non-zero within a minute, saying that the
+// driver (libcuda.so.1) is missing, before unpacking anything, and leave
+// that in its results folder.
+func TestBundleFailsFastWithoutGPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds parastream and two test binaries (make gpu-bundle): a long test")
+	}
+	for _, tool := range []string{"make", "xz", "bash"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: make gpu-bundle needs it", tool)
+		}
+	}
+	root := testenv.Root()
+	dir := filepath.Join(t.TempDir(), "bundle")
+	build := exec.Command("make", "-s", "gpu-bundle", "GPU_BUNDLE_DIR="+dir)
+	build.Dir = root
+	build.Env = append(os.Environ(), "GPU_BUNDLE_XZ=-1") // the fastest level: this checks the folder, not its size
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("make gpu-bundle: %v\n%s", err, out)
+	}
+	for _, f := range []string{"run.sh", "MANIFEST", "files.tar.xz", "bin/parastream.xz", "bin/cuda.test.xz", "bin/trainstep.test.xz"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		if err != nil || st.Size() == 0 {
+			t.Errorf("bundle lacks %s (%v)", f, err)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	if b, err := cuda.Open(cuda.Options{Env: cuda.EnvFromOS(""), CacheDir: "-"}); err == nil {
+		b.Close()
+		t.Skip("a GPU is usable here: run.sh would run, not fail")
+	}
+
+	results, work := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := exec.CommandContext(ctx, "bash", filepath.Join(dir, "run.sh"))
+	run.Dir = t.TempDir()
+	run.Env = append(os.Environ(), "OUT="+results, "BUNDLE_WORK="+filepath.Join(work, "w"), "LD_LIBRARY_PATH=", "PARASTREAM_CUDA_LIB_DIR=")
+	var out bytes.Buffer
+	run.Stdout, run.Stderr = &out, &out
+	start := time.Now()
+	err := run.Run()
+	took := time.Since(start)
+	if ctx.Err() != nil {
+		t.Fatalf("run.sh still running after %v without a GPU:\n%s", took, out.String())
+	}
+	if err == nil {
+		t.Fatalf("run.sh succeeded without a GPU:\n%s", out.String())
+	}
+	if took > time.Minute {
+		t.Errorf("run.sh took %v to fail", took)
+	}
+	msg := out.String()
+	want := []string{"no NVIDIA driver", "libcuda.so.1", "FAILED"}
+	if _, err := exec.LookPath("python3"); err != nil {
+		want = []string{"no python3", "FAILED"}
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("run.sh's output lacks %q:\n%s", w, msg)
+		}
+	}
+	if strings.Contains(msg, "unpacked:") {
+		t.Errorf("run.sh unpacked the bundle before finding the driver missing:\n%s", msg)
+	}
+	sum, err := os.ReadFile(filepath.Join(results, "summary.txt"))
+	if err != nil || !strings.Contains(string(sum), "FAILED") {
+		t.Errorf("results/summary.txt: %v %q, want the failure", err, sum)
+	}
+	if log, err := os.ReadFile(filepath.Join(results, "run.log")); err != nil || !strings.Contains(string(log), want[0]) {
+		t.Errorf("results/run.log: %v, want the output (%q) there too", err, want[0])
+	}
+	t.Logf("run.sh failed in %v:\n%s", took.Round(time.Millisecond), msg)
+}
+
+// TestGPUBenchDryCPU runs scripts/gpu_bench.py --device cpu --dry with
+// Debian's PyTorch and a saved BenchmarkGPUTrainStep output: every
+// variant that runs on the CPU runs, the CUDA-graph ones are skipped with
+// the reason, the cuDNN caveat is printed, and parastream's figure is read
+// from the output and set against the strongest variant.
+func TestGPUBenchDryCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains each PyTorch variant a few steps: a long test")
+	}
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
+		t.Skipf("%s has no torch (apt-get install python3-torch): %v", py, err)
+	}
+	dir := t.TempDir()
+	bench := filepath.Join(dir, "bench.txt")
+	sample := "BenchmarkGPUTrainStep/avg/batch8-16     \t       2\t    123456 ns/op\t    900000 pairs/s\t       512.0 peak-RSS-MiB\n" +
+		"BenchmarkGPUTrainStep/lstmavg/batch8-16 \t       2\t    123456 ns/op\t         0.5 pairs/s\n" +
+		"BenchmarkGPUTrainStep/gran/batch8-16    \t       2\t    123456 ns/op\t    700000 pairs/s\n"
+	if err := os.WriteFile(bench, []byte(sample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	js := filepath.Join(dir, "table.json")
+	cmd := exec.Command(py, filepath.Join(testenv.Root(), "scripts", "gpu_bench.py"), "--device", "cpu", "--dry", "--go-output", bench, "--json", js)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("gpu_bench.py --device cpu --dry: %v\n%s", err, out)
+	}
+	s := string(out)
+	for _, w := range []string{
+		"skipped (CUDA graphs need a GPU): avg/batch8 graph, lstmavg/batch8 graph, lstmavg/batch8 cudnn-graph",
+		"cuDNN's nn.LSTM has no peepholes",
+		"ratio: parastream / the strongest PyTorch variant",
+	} {
+		if !strings.Contains(s, w) {
+			t.Errorf("output lacks %q:\n%s", w, s)
+		}
+	}
+	rows := map[string]string{}
+	for _, l := range strings.Split(s, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && strings.HasSuffix(f[0], "/batch8") {
+			rows[f[0]] = l
+		}
+	}
+	for key, want := range map[string][]string{
+		"avg/batch8":     {"900000", "eager", "ok (>= 1.0)"},
+		"lstmavg/batch8": {"BELOW 1.0"}, // 0.5 pairs/s: below any PyTorch variant
+		"gran/batch8":    {"700000", "ok (>= 1.0)"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(rows[key], w) {
+				t.Errorf("row %s lacks %q: %q", key, w, rows[key])
+			}
+		}
+	}
+	if f := strings.Fields(rows["lstmavg/batch8"]); len(f) < 7 || f[2] == "-" || f[5] == "-" { // eager and cudnn ran
+		t.Errorf("lstmavg row: eager or cudnn did not run: %q", rows["lstmavg/batch8"])
+	}
+	if _, err := os.Stat(js); err != nil {
+		t.Errorf("--json wrote nothing: %v", err)
+	}
+}
