@@ -32,6 +32,8 @@ type model struct {
 	// lazy catches the rows up with the steps they were skipped (on the
 	// host; nil for SGD and the dense update).
 	lazy *compute.CatchUp
+	// snap copies snapshots out (snapshot.go; nil before the first).
+	snap *snapArena
 }
 
 // sparse reports whether the embeddings update only the batch's rows.
@@ -709,7 +711,7 @@ func (m *model) SetState(ts []compute.Tensor) error {
 }
 
 func (m *model) release() error {
-	var errs []error
+	errs := []error{m.releaseSnapshots()} // copies in flight end before the memory they read is freed
 	for _, b := range m.bufs {
 		errs = append(errs, m.dev.free(b))
 	}
