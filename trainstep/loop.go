@@ -274,6 +274,12 @@ type RunSummary struct {
 	// Device is what trained (Trainer.Device): the backend and, on the
 	// CPU, the BLAS of its products.
 	Device string
+	// FeedWait is how long the loop waited for windows of batches (the
+	// whole reading and bucketing with the serial feed; only what the feed
+	// ahead could not hide otherwise), CheckpointWait how long it spent in
+	// checkpoints (the whole writes when synchronous; the snapshots, and
+	// waits for the write before, when in the background).
+	FeedWait, CheckpointWait time.Duration
 }
 
 // Run trains a model on a dataset's split read from Kafka: a new model from
@@ -483,6 +489,8 @@ type loop struct {
 	feeder *feeder
 
 	start, lastLine time.Time
+	feedWait        time.Duration
+	ckWait          time.Duration
 	steps, examples int64
 	skipped         int64
 	filtered        int64
@@ -532,7 +540,9 @@ func (l *loop) train(ctx context.Context) error {
 		}
 	}
 	for {
+		t0 := time.Now()
 		w := next()
+		l.feedWait += time.Since(t0)
 		l.at = w.at
 		l.skipped += w.skipped
 		l.filtered += w.filtered
@@ -767,6 +777,7 @@ func memoryNote(m compute.Model) string {
 // training goes on (see checkpointWrite); a write still in flight from the
 // checkpoint before is waited for first.
 func (l *loop) checkpoint(ctx context.Context, untrained []item, final bool) error {
+	defer func(t0 time.Time) { l.ckWait += time.Since(t0) }(time.Now())
 	if l.tr.Steps() == l.ckStep {
 		return l.waitCheckpoint() // nothing trained since the checkpoint resumed from or begun last
 	}
@@ -959,7 +970,7 @@ func pruneCheckpoints(dir string, keep int) (int, error) {
 func (l *loop) summary() RunSummary {
 	return RunSummary{Run: l.cfg.Run, Steps: l.steps, TotalSteps: l.tr.Steps(), Examples: l.examples, Skipped: l.skipped, Filtered: l.filtered,
 		Epoch: l.at.stats.Epoch, Checkpoint: l.lastDir, Loss: l.lastLoss, Elapsed: time.Since(l.start), Stream: l.at.stats,
-		Device: l.tr.Device()}
+		Device: l.tr.Device(), FeedWait: l.feedWait, CheckpointWait: l.ckWait}
 }
 
 // WithoutRecords returns pos less the given rows, which a consumer at pos
