@@ -40,6 +40,7 @@ func BenchmarkRunFeed(b *testing.B) {
 		vocab[i] = fmt.Sprint("w", i)
 	}
 	rates := map[string]float64{}
+	runs := 0 // each run its own consumer group
 	variants := []struct {
 		name  string
 		ahead int
@@ -49,9 +50,10 @@ func BenchmarkRunFeed(b *testing.B) {
 		b.Run(v.name, func(b *testing.B) {
 			var examples int64
 			var secs, feedWait, ckWait float64
-			for i := range b.N {
+			for range b.N {
+				runs++
 				sum, err := trainstep.Run(context.Background(), trainstep.RunConfig{
-					Client: cc, Dataset: "para", Run: fmt.Sprintf("bench-%s-%d", v.name, i), Vocab: vocab,
+					Client: cc, Dataset: "para", Run: fmt.Sprintf("bench-%s-%d", v.name, runs), Vocab: vocab,
 					Model:  trainstep.Config{Encoder: "avg", Dim: 300, BatchSize: 100},
 					Epochs: 1, CheckpointDir: b.TempDir(), CheckpointEvery: 50, FeedAhead: v.ahead, CheckpointSync: v.sync,
 				})

@@ -658,26 +658,26 @@ func ignoreStop(err error) error {
 
 // check refuses a row that has tokens but no ids, and infers the
 // tokenisation from the first rows.
-func (l *feed) check(r stream.Record) error {
+func (f *feed) check(r stream.Record) error {
 	if (len(r.IDsA) == 0 && len(r.TokensA) > 0) || (len(r.IDsB) == 0 && len(r.TokensB) > 0) {
 		return fmt.Errorf("%w: row %s (%s row %d) has tokens but no token ids: run `parastream featurize --in SHARDS --out FEATURIZED` and publish FEATURIZED",
 			ErrNotFeaturized, r.ID, r.Shard, r.Index)
 	}
-	if l.seen >= 1000 {
+	if f.seen >= 1000 {
 		return nil
 	}
-	if l.seen < 0 && len(r.TokensA) > 0 {
-		l.tokenize.StartEnd = r.TokensA[0] == "<s>"
-		l.seen = 0
+	if f.seen < 0 && len(r.TokensA) > 0 {
+		f.tokenize.StartEnd = r.TokensA[0] == "<s>"
+		f.seen = 0
 	}
 	for _, toks := range [][]string{r.TokensA, r.TokensB} {
 		for _, t := range toks {
 			if t != "<s>" && t != "</s>" && strings.ContainsFunc(t, unicode.IsUpper) {
-				l.tokenize.Lower = false
+				f.tokenize.Lower = false
 			}
 		}
 	}
-	l.seen++
+	f.seen++
 	return nil
 }
 
