@@ -18,6 +18,7 @@ import (
 
 	"github.com/parastream/parastream/stream"
 	"github.com/parastream/parastream/trainstep"
+	"github.com/parastream/parastream/trainstep/cuda"
 )
 
 // committedOffsets reads the offsets group committed on the two partitions
@@ -232,4 +233,48 @@ func TestKilledTrainerHelper(t *testing.T) {
 		Epochs: 2, ShuffleBuffer: 100, Window: 5, CheckpointDir: dir, CheckpointEvery: 7, TraceIDs: trace,
 	})
 	t.Fatalf("the run ended (%v) before it was killed", err)
+}
+
+// TestRunBackgroundCheckpointsOnCUDAEmulator trains on the CUDA backend's
+// emulator, whose snapshots copy through the copy-stream code (held back
+// until Wait), with background checkpoints every 3 steps and then with
+// synchronous ones: every checkpoint's parameters and optimiser state are
+// the same byte for byte.
+func TestRunBackgroundCheckpointsOnCUDAEmulator(t *testing.T) {
+	cc, vocab := publishPairs(t, 200, true)
+	files := func(name string, sync bool) map[string]string {
+		t.Helper()
+		dir := t.TempDir()
+		backend := cuda.Emulator()
+		defer backend.Close()
+		_, err := trainstep.Run(context.Background(), trainstep.RunConfig{
+			Client: cc, Dataset: "para", Run: name, Vocab: vocab, Backend: backend,
+			Model:  trainstep.Config{Dim: 8, BatchSize: 10, LR: 0.01, LambdaW: 0.001},
+			Epochs: 1, ShuffleBuffer: 50, Window: 2, CheckpointDir: dir, CheckpointEvery: 3, CheckpointSync: sync,
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out := map[string]string{}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			for _, f := range []string{trainstep.FileModel, trainstep.FileOptimizer, trainstep.FileInitial} {
+				data, err := os.ReadFile(filepath.Join(dir, e.Name(), f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				out[e.Name()+"/"+f] = string(data)
+			}
+		}
+		return out
+	}
+	background, sync := files("emu-background", false), files("emu-sync", true)
+	if len(sync) < 15 {
+		t.Fatalf("%d checkpoint files, want at least 5 checkpoints", len(sync))
+	}
+	for name, data := range sync {
+		if background[name] != data {
+			t.Errorf("%s: the background checkpoint differs from the synchronous one", name)
+		}
+	}
 }
