@@ -96,50 +96,120 @@ func (t *Trainer) Save(dir string, position json.RawMessage) error {
 // the checkpoint this trainer wrote last when it still holds them with the
 // same content.
 func (t *Trainer) save(dir string, position, run json.RawMessage, extra map[string][]byte) (SaveStats, error) {
+	p, err := t.beginSave(dir, position, run, extra)
+	if err != nil {
+		return SaveStats{}, err
+	}
+	st, err := p.write()
+	if err != nil {
+		return st, err
+	}
+	t.noteSaved(p)
+	return st, nil
+}
+
+// pendingSave is a checkpoint whose content is taken (beginSave) and whose
+// files are not written yet (write): the trainer may step on meanwhile.
+type pendingSave struct {
+	dir   string
+	start time.Time
+	snap  compute.Snapshot
+	cfg   Config
+	vocab []string
+	st    TrainerState
+	run   json.RawMessage
+	extra map[string][]byte
+	link  map[string]linkSource
+	// sums are the sha256 of the files written, by name (after write).
+	sums map[string]string
+}
+
+// beginSave takes a checkpoint's content: the trainer's state, and a
+// snapshot of the model's parameters and optimiser state (on a GPU, copies
+// to host memory on a second stream, which the next steps do not wait
+// for). The files are written by the pendingSave's write, on any
+// goroutine; until then the trainer must not begin another save.
+func (t *Trainer) beginSave(dir string, position, run json.RawMessage, extra map[string][]byte) (*pendingSave, error) {
 	start := time.Now()
 	rng, err := t.pcg.MarshalBinary()
 	if err != nil {
-		return SaveStats{}, err
+		return nil, err
 	}
 	if f, ok := t.model.(compute.Flusher); ok {
 		// The rows owed steps of the sparse update take them now, so that
 		// the checkpoint holds the dense optimiser's parameters.
 		if err := f.Flush(t.step); err != nil {
-			return SaveStats{}, fmt.Errorf("catching up the embedding rows before the checkpoint: %w", err)
+			return nil, fmt.Errorf("catching up the embedding rows before the checkpoint: %w", err)
 		}
 	}
+	snap, err := compute.TakeSnapshot(t.model)
+	if err != nil {
+		return nil, fmt.Errorf("saving checkpoint %s: taking the model's snapshot: %w", dir, err)
+	}
+	p := &pendingSave{dir: dir, start: start, snap: snap, cfg: t.cfg, vocab: t.vocab, run: run, extra: extra,
+		st: TrainerState{Version: CheckpointVersion, Step: t.step, Epoch: t.epoch, Backend: t.backend.Name(), RNG: rng, Position: position}}
+	// The featurize files may differ between calls (Save after a Run):
+	// link them only when their content is the same.
+	if t.saved != "" {
+		p.link = map[string]linkSource{}
+		for name, sum := range t.savedSums {
+			if !staticFile(name) {
+				continue
+			}
+			if data, ok := extra[name]; ok && hexSum(data) != sum {
+				continue
+			}
+			p.link[name] = linkSource{path: filepath.Join(t.saved, name), sum: sum}
+		}
+	}
+	return p, nil
+}
+
+// noteSaved records p, written, as the checkpoint to link unchanged files
+// from.
+func (t *Trainer) noteSaved(p *pendingSave) { t.saved, t.savedSums = p.dir, p.sums }
+
+// write waits for the snapshot, writes the checkpoint's files into a
+// temporary directory, syncs them and renames it to dir (writeDirAtomic),
+// and releases the snapshot. It touches nothing of the trainer: it may run
+// on another goroutine while the trainer steps on.
+func (p *pendingSave) write() (SaveStats, error) {
+	defer p.snap.Release()
+	params, full, err := p.snap.Wait()
+	if err != nil {
+		return SaveStats{}, fmt.Errorf("saving checkpoint %s: copying the model's state out: %w", p.dir, err)
+	}
 	var state, initial []compute.Tensor
-	for _, ts := range t.model.State() {
+	for _, ts := range full {
 		if strings.HasPrefix(ts.Name, "init/") {
 			initial = append(initial, ts)
 		} else {
 			state = append(state, ts)
 		}
 	}
-	st := TrainerState{Version: CheckpointVersion, Step: t.step, Epoch: t.epoch, Backend: t.backend.Name(), RNG: rng, Position: position}
-	meta := map[string]string{"format": "pt", "producer": "parastream trainstep", "encoder": t.cfg.Encoder, "loss": t.cfg.Loss,
-		"step": fmt.Sprint(t.step)}
+	meta := map[string]string{"format": "pt", "producer": "parastream trainstep", "encoder": p.cfg.Encoder, "loss": p.cfg.Loss,
+		"step": fmt.Sprint(p.st.Step)}
 	files := map[string]func(*bytes.Buffer) error{
-		FileModel: func(b *bytes.Buffer) error { return WriteSafetensors(b, t.model.Params(), meta) },
+		FileModel: func(b *bytes.Buffer) error { return WriteSafetensors(b, params, meta) },
 		FileOptimizer: func(b *bytes.Buffer) error {
-			return WriteSafetensors(b, state, map[string]string{"optimizer": t.cfg.Optimizer})
+			return WriteSafetensors(b, state, map[string]string{"optimizer": p.cfg.Optimizer})
 		},
-		FileConfig: func(b *bytes.Buffer) error { return writeJSON(b, t.cfg) },
+		FileConfig: func(b *bytes.Buffer) error { return writeJSON(b, p.cfg) },
 		// Compact, so that the position comes back byte for byte.
-		FileTrainer: func(b *bytes.Buffer) error { return json.NewEncoder(b).Encode(st) },
+		FileTrainer: func(b *bytes.Buffer) error { return json.NewEncoder(b).Encode(p.st) },
 	}
 	if initial != nil {
 		files[FileInitial] = func(b *bytes.Buffer) error { return WriteSafetensors(b, initial, nil) }
 	}
-	if run != nil {
-		files[FileRun] = func(b *bytes.Buffer) error { _, err := b.Write(run); return err }
+	if p.run != nil {
+		files[FileRun] = func(b *bytes.Buffer) error { _, err := b.Write(p.run); return err }
 	}
-	for name, data := range extra {
+	for name, data := range p.extra {
 		files[name] = func(b *bytes.Buffer) error { _, err := b.Write(data); return err }
 	}
-	if t.vocab != nil {
+	if p.vocab != nil {
 		files[FileVocab] = func(b *bytes.Buffer) error {
-			for i, w := range t.vocab {
+			for i, w := range p.vocab {
 				if strings.ContainsAny(w, "\n\r") {
 					return fmt.Errorf("vocabulary word %d %q contains a line break", i, w)
 				}
@@ -149,29 +219,25 @@ func (t *Trainer) save(dir string, position, run json.RawMessage, extra map[stri
 			return nil
 		}
 	}
-	// The featurize files may differ between calls (Save after a Run):
-	// link them only when their content is the same.
 	link := map[string]linkSource{}
-	if t.saved != "" {
-		for name := range files {
-			sum, ok := t.savedSums[name]
-			if !staticFile(name) || !ok {
-				continue
-			}
-			if data, ok := extra[name]; ok && hexSum(data) != sum {
-				continue
-			}
-			link[name] = linkSource{path: filepath.Join(t.saved, name), sum: sum}
+	for name, src := range p.link {
+		if _, ok := files[name]; ok {
+			link[name] = src
 		}
 	}
-	st2, sums, err := writeDirAtomic(dir, files, link)
+	st, sums, err := writeDirAtomic(p.dir, files, link)
 	if err != nil {
-		return SaveStats{}, fmt.Errorf("saving checkpoint %s: %w", dir, err)
+		return SaveStats{}, fmt.Errorf("saving checkpoint %s: %w", p.dir, err)
 	}
-	t.saved, t.savedSums = dir, sums
-	st2.Elapsed = time.Since(start)
-	return st2, nil
+	p.sums = sums
+	st.Elapsed = time.Since(p.start)
+	return st, nil
 }
+
+// checkpointFailpoint, when set (by tests), is called before each file of a
+// checkpoint is written, with the checkpoint's directory and the file's
+// name; an error fails the write.
+var checkpointFailpoint func(dir, file string) error
 
 func writeJSON(b *bytes.Buffer, v any) error {
 	enc := json.NewEncoder(b)
@@ -222,6 +288,11 @@ func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error, link
 				st.Linked += fi.Size()
 				sums[name] = src.sum
 				continue
+			}
+		}
+		if checkpointFailpoint != nil {
+			if err := checkpointFailpoint(dir, name); err != nil {
+				return st, nil, fmt.Errorf("%s: %w", name, err)
 			}
 		}
 		buf.Reset()

@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,6 +76,22 @@ type RunConfig struct {
 	// CheckpointEvery is the number of steps between checkpoints; 0 means
 	// DefaultCheckpointEvery. A checkpoint is also written at the end.
 	CheckpointEvery int64
+	// CheckpointSync writes each checkpoint before the next step, as
+	// before asynchronous checkpoints. By default (false) a checkpoint step
+	// takes a snapshot of the parameters and optimiser state (on a GPU,
+	// copies to pinned host memory on a second stream) and training goes
+	// on while a goroutine writes the files; the group's offsets are
+	// committed and the checkpoint announced only once they are durable.
+	// At most one write is in flight: the next checkpoint step waits for
+	// it, and so does the end of the run. See docs/gpu.md, "Asynchronous
+	// checkpoints and the feed".
+	CheckpointSync bool
+	// FeedAhead is how many windows of ready batches (read, bucketed,
+	// shuffled, paired) the feed prepares ahead of the step, in a
+	// goroutine of its own; 0 means DefaultFeedAhead, a negative value
+	// reads each window between steps (the serial feed). The batches and
+	// their order are the same either way.
+	FeedAhead int
 	// KeepCheckpoints, when positive, keeps only the newest that many
 	// step-N checkpoints in CheckpointDir: older ones are removed once a
 	// newer one is durable, its offsets committed and announced, so the
@@ -259,6 +274,12 @@ type RunSummary struct {
 	// Device is what trained (Trainer.Device): the backend and, on the
 	// CPU, the BLAS of its products.
 	Device string
+	// FeedWait is how long the loop waited for windows of batches (the
+	// whole reading and bucketing with the serial feed; only what the feed
+	// ahead could not hide otherwise), CheckpointWait how long it spent in
+	// checkpoints (the whole writes when synchronous; the snapshots, and
+	// waits for the write before, when in the background).
+	FeedWait, CheckpointWait time.Duration
 }
 
 // Run trains a model on a dataset's split read from Kafka: a new model from
@@ -289,6 +310,9 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 	}
 	if cfg.ProgressEvery == 0 {
 		cfg.ProgressEvery = DefaultProgressEvery
+	}
+	if cfg.FeedAhead == 0 {
+		cfg.FeedAhead = DefaultFeedAhead
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -338,7 +362,7 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 			l.cfg.CheckpointDir = filepath.Dir(filepath.Clean(dir))
 		}
 		start, mixStart = &rp.Stream, rp.Mix
-		l.lastDir, l.lastStep = dir, tr.Steps()
+		l.lastDir, l.lastStep, l.ckStep = dir, tr.Steps(), tr.Steps()
 		l.info.ResumedFrom = dir
 	} else {
 		tr, err := New(cfg.Model, Options{Backend: cfg.Backend, Vocab: cfg.Vocab, Vectors: cfg.Vectors})
@@ -349,7 +373,7 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 			tr.Close()
 			return RunSummary{}, fmt.Errorf("trainstep: a model with the %s context needs the featurize model its data was featurized with (RunConfig.Featurize): its checkpoints keep it for evaluation", tr.Config().Context)
 		}
-		l.tr, l.lastStep = tr, -1
+		l.tr, l.lastStep, l.ckStep = tr, -1, -1
 	}
 	defer l.tr.Close()
 	l.info = RunInfo{Run: l.cfg.Run, Dataset: cfg.datasetName(), Split: cfg.Split, Prefix: cfg.Prefix, Brokers: cfg.Client.Brokers,
@@ -452,10 +476,21 @@ type loop struct {
 	// tokenizeSeen counts the rows looked at to infer info.Tokenize (-1:
 	// none yet; MaxInt: known from the resumed checkpoint).
 	tokenizeSeen int
-	lastDir      string
-	lastStep     int64
+	// lastDir and lastStep are the last durable checkpoint (written, or
+	// resumed from; lastStep -1: none); ckStep the step of the last one
+	// begun, pending its write while it is in flight.
+	lastDir  string
+	lastStep int64
+	ckStep   int64
+	pending  *checkpointWrite
+	// at is the consumers' state after the rows of the window being
+	// trained were read; feeder runs the feed ahead of the step.
+	at     *mixState
+	feeder *feeder
 
 	start, lastLine time.Time
+	feedWait        time.Duration
+	ckWait          time.Duration
 	steps, examples int64
 	skipped         int64
 	filtered        int64
@@ -472,9 +507,19 @@ var errStop = errors.New("stop")
 func (l *loop) run(ctx context.Context) (RunSummary, error) {
 	l.start = time.Now()
 	l.lastLine = l.start
+	l.at = l.c.state(l.cfg.Split)
+	err := l.train(ctx)
+	l.stopFeed()
+	// No write outlives the run (nor the trainer, closed after it).
+	return l.summary(), errors.Join(err, l.waitCheckpoint())
+}
+
+// train runs the loop: windows of batches from the feed, a step each, and
+// checkpoints.
+func (l *loop) train(ctx context.Context) error {
 	if l.cfg.SaveInitial && l.lastStep < 0 {
 		if err := l.checkpoint(ctx, nil, false); err != nil {
-			return l.summary(), err
+			return err
 		}
 	}
 	readCtx, cancel := ctx, context.CancelFunc(func() {})
@@ -482,94 +527,82 @@ func (l *loop) run(ctx context.Context) (RunSummary, error) {
 		readCtx, cancel = context.WithTimeout(ctx, l.cfg.Duration)
 	}
 	defer cancel()
-	cfg := l.tr.Config()
-	window := l.cfg.Window * cfg.BatchSize
-	var pool []item
-	var held *item // the first row of the next epoch
-	epoch := 0
+	f := &feed{c: l.c, cfg: l.cfg, model: l.tr.Config(), step: l.tr.Steps(), tokenize: l.info.Tokenize, seen: l.tokenizeSeen}
+	next := func() *window { return f.next(readCtx) }
+	if l.cfg.FeedAhead > 0 {
+		l.feeder = startFeeder(readCtx, f, l.cfg.FeedAhead)
+		next = func() *window {
+			w, ok := <-l.feeder.out
+			if !ok { // the feed stops only after a last window, or when stopped
+				return &window{err: errors.New("trainstep: the feed stopped before its last window"), at: l.at}
+			}
+			return w
+		}
+	}
 	for {
-		pool = pool[:0]
-		if held != nil {
-			pool, epoch, held = append(pool, *held), held.epoch, nil
+		t0 := time.Now()
+		w := next()
+		l.feedWait += time.Since(t0)
+		l.at = w.at
+		l.skipped += w.skipped
+		l.filtered += w.filtered
+		l.info.Tokenize, l.tokenizeSeen = w.tokenize, w.tokenizeSeen
+		if w.err != nil {
+			return w.err
 		}
-		eof := false
-		var readErr error
-		for len(pool) < window {
-			rec, err := l.c.Next(readCtx)
-			if errors.Is(err, io.EOF) {
-				eof = true
-				break
-			}
-			if err != nil {
-				readErr = err
-				break
-			}
-			if err := l.check(rec.Record); err != nil {
-				return l.summary(), err
-			}
-			if l.cfg.MinLabel != nil && rec.Label != nil && *rec.Label < *l.cfg.MinLabel {
-				l.filtered++ // handed out and done with: the position covers it
-				continue
-			}
-			if epoch == 0 {
-				epoch = rec.epoch
-			}
-			if rec.epoch != epoch {
-				held = &rec
-				break
-			}
-			pool = append(pool, rec)
+		if w.pool != nil {
+			return l.finish(ctx, w.readErr, w.pool)
 		}
-		if readErr != nil && l.c.returnable(pool) {
-			// Cancelled or out of time while reading: the pool is not
-			// trained, and the checkpoint leaves it out. (A pool holding
-			// rows of a mixed dataset's finished pass, which cannot be
-			// read again, is trained first.)
-			return l.finish(ctx, readErr, pool)
-		}
-		batches, skipped := bucket(pool, cfg.BatchSize, cfg.MaxLen, func(r item) (int, int) { return len(r.IDsA), len(r.IDsB) })
-		l.skipped += int64(skipped)
-		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(l.tr.Steps())))
-		rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
-		for i, b := range batches {
-			if err := l.step(b); err != nil {
-				return l.summary(), err
+		for i, b := range w.batches {
+			if err := l.step(b, w.pairs[i]); err != nil {
+				return err
 			}
-			if held != nil {
+			if err := l.pollCheckpoint(); err != nil {
+				return err
+			}
+			if w.held != nil {
 				continue // the consumer is in the next epoch: checkpoints wait for the epoch's end
 			}
-			rest := slices.Concat(batches[i+1:]...)
-			if !l.c.returnable(rest) {
+			rest := slices.Concat(w.batches[i+1:]...)
+			if !l.at.returnable(rest) {
 				continue // rows of a mixed dataset's finished pass: stops and checkpoints wait for them
 			}
 			if err := l.stopping(ctx); err != nil {
 				return l.finish(ctx, err, rest)
 			}
-			if l.tr.Steps()-max(l.lastStep, 0) >= l.cfg.CheckpointEvery {
+			if l.tr.Steps()-max(l.ckStep, 0) >= l.cfg.CheckpointEvery {
 				if err := l.checkpoint(ctx, rest, false); err != nil {
-					return l.summary(), err
+					return err
 				}
 			}
 		}
-		if held != nil {
+		if w.held != nil {
 			l.tr.EndEpoch()
-			untrained := []item{*held}
+			untrained := []item{*w.held}
 			if err := l.stopping(ctx); err != nil {
 				return l.finish(ctx, err, untrained)
 			}
-			if l.tr.Steps()-max(l.lastStep, 0) >= l.cfg.CheckpointEvery {
+			if l.tr.Steps()-max(l.ckStep, 0) >= l.cfg.CheckpointEvery {
 				if err := l.checkpoint(ctx, untrained, false); err != nil {
-					return l.summary(), err
+					return err
 				}
 			}
 		}
-		if readErr != nil {
-			return l.finish(ctx, readErr, nil)
+		if w.readErr != nil {
+			return l.finish(ctx, w.readErr, nil)
 		}
-		if eof {
+		if w.eof {
 			l.tr.EndEpoch()
 			return l.finish(ctx, errStop, nil)
 		}
+	}
+}
+
+// stopFeed stops the feed's goroutine, if it runs.
+func (l *loop) stopFeed() {
+	if l.feeder != nil {
+		l.feeder.stop()
+		l.feeder = nil
 	}
 }
 
@@ -589,7 +622,8 @@ func (l *loop) stopping(ctx context.Context) error {
 // returns the run's result for why: errStop (or a read that ran out of
 // Duration) ends normally; ctx's error is returned after the checkpoint; any
 // other error is returned as it is, after the checkpoint.
-func (l *loop) finish(ctx context.Context, why error, untrained []item) (RunSummary, error) {
+func (l *loop) finish(ctx context.Context, why error, untrained []item) error {
+	l.stopFeed() // nothing more is read: the last checkpoint leaves out what the feed read ahead
 	if ctx.Err() == nil && errors.Is(why, context.DeadlineExceeded) && l.cfg.Duration > 0 {
 		why = errStop
 	}
@@ -597,10 +631,10 @@ func (l *loop) finish(ctx context.Context, why error, untrained []item) (RunSumm
 		// A new run that trained nothing has nothing to keep: no
 		// checkpoint (a step-0 one would look like a run to resume).
 		if why = ignoreStop(why); why == nil {
-			s := l.c.Stats()
+			s := l.at.stats
 			why = fmt.Errorf("trainstep: run %s trained nothing (%d rows read, %d filtered, %d skipped): no checkpoint written", l.cfg.Run, s.Rows, l.filtered, l.skipped)
 		}
-		return l.summary(), why
+		return why
 	}
 	cctx := ctx
 	if ctx.Err() != nil {
@@ -610,9 +644,9 @@ func (l *loop) finish(ctx context.Context, why error, untrained []item) (RunSumm
 		defer cancel()
 	}
 	if err := l.checkpoint(cctx, untrained, true); err != nil {
-		return l.summary(), errors.Join(err, ignoreStop(why))
+		return errors.Join(err, ignoreStop(why))
 	}
-	return l.summary(), ignoreStop(why)
+	return ignoreStop(why)
 }
 
 func ignoreStop(err error) error {
@@ -624,40 +658,38 @@ func ignoreStop(err error) error {
 
 // check refuses a row that has tokens but no ids, and infers the
 // tokenisation from the first rows.
-func (l *loop) check(r stream.Record) error {
+func (f *feed) check(r stream.Record) error {
 	if (len(r.IDsA) == 0 && len(r.TokensA) > 0) || (len(r.IDsB) == 0 && len(r.TokensB) > 0) {
 		return fmt.Errorf("%w: row %s (%s row %d) has tokens but no token ids: run `parastream featurize --in SHARDS --out FEATURIZED` and publish FEATURIZED",
 			ErrNotFeaturized, r.ID, r.Shard, r.Index)
 	}
-	if l.tokenizeSeen >= 1000 {
+	if f.seen >= 1000 {
 		return nil
 	}
-	if l.tokenizeSeen < 0 && len(r.TokensA) > 0 {
-		l.info.Tokenize.StartEnd = r.TokensA[0] == "<s>"
-		l.tokenizeSeen = 0
+	if f.seen < 0 && len(r.TokensA) > 0 {
+		f.tokenize.StartEnd = r.TokensA[0] == "<s>"
+		f.seen = 0
 	}
 	for _, toks := range [][]string{r.TokensA, r.TokensB} {
 		for _, t := range toks {
 			if t != "<s>" && t != "</s>" && strings.ContainsFunc(t, unicode.IsUpper) {
-				l.info.Tokenize.Lower = false
+				f.tokenize.Lower = false
 			}
 		}
 	}
-	l.tokenizeSeen++
+	f.seen++
 	return nil
 }
 
-// step trains one batch and traces its ids.
-func (l *loop) step(b []item) error {
-	pairs := make([]Pair, len(b))
-	for i, r := range b {
-		pairs[i] = Pair{A: r.IDsA, B: r.IDsB, CtxA: r.TopicsA, CtxB: r.TopicsB}
-		if r.Label != nil {
-			pairs[i].Label = float32(*r.Label)
-		}
-	}
+// step trains one batch (its rows b, made into pairs) and traces its ids.
+func (l *loop) step(b []item, pairs []Pair) error {
 	loss, err := l.tr.Step(pairs)
 	if err != nil {
+		// The last durable checkpoint is named below: a write in flight
+		// finishes first (or fails, and is reported too).
+		if werr := l.waitCheckpoint(); werr != nil {
+			return errors.Join(err, werr)
+		}
 		switch {
 		case errors.Is(err, ErrNonFinite):
 			last := "no checkpoint was written yet"
@@ -713,10 +745,10 @@ func (l *loop) progress(note string) {
 		l.lastLoss = l.lossSum / float64(l.lossN)
 	}
 	if l.cfg.Progress != nil {
-		s := l.c.Stats()
+		s := l.at.stats
 		rate := float64(l.lineExamples) / max(now.Sub(l.lastLine).Seconds(), 1e-9)
 		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %s %.0f examples/s loss %.4f lag %d messages on %s%s%s\n",
-			l.cfg.Run, l.tr.Steps(), s.Epoch, l.c.rows(l.cfg.Split), rate, l.lastLoss, s.Lag, l.tr.ShortDevice(), memoryNote(l.tr.Model()), note)
+			l.cfg.Run, l.tr.Steps(), s.Epoch, l.at.rows, rate, l.lastLoss, s.Lag, l.tr.ShortDevice(), memoryNote(l.tr.Model()), note)
 	}
 	l.lastLine, l.lineExamples, l.lossSum, l.lossN = now, 0, 0, 0
 }
@@ -737,14 +769,23 @@ func memoryNote(m compute.Model) string {
 	return s
 }
 
-// checkpoint writes a checkpoint at the consumer's position less the rows
-// read and not trained, then commits the group's offsets to it and
-// announces it.
+// checkpoint writes a checkpoint at the position of the window being
+// trained less the rows read and not trained, then commits the group's
+// offsets to it and announces it. Unless the run writes checkpoints
+// synchronously (CheckpointSync) or this is the run's last (final), the
+// files are written, and the offsets committed, by a goroutine while
+// training goes on (see checkpointWrite); a write still in flight from the
+// checkpoint before is waited for first.
 func (l *loop) checkpoint(ctx context.Context, untrained []item, final bool) error {
-	if l.tr.Steps() == l.lastStep {
-		return nil // nothing trained since the checkpoint resumed from or written last
+	defer func(t0 time.Time) { l.ckWait += time.Since(t0) }(time.Now())
+	if l.tr.Steps() == l.ckStep {
+		return l.waitCheckpoint() // nothing trained since the checkpoint resumed from or begun last
 	}
-	pos, mix := l.c.positions(untrained)
+	// At most one write in flight: the next waits (backpressure).
+	if err := l.waitCheckpoint(); err != nil {
+		return err
+	}
+	pos, mix := l.at.positions(untrained)
 	rp := RunPosition{Run: l.cfg.Run, Dataset: l.cfg.datasetName(), Split: l.cfg.Split, Mix: mix}
 	if mix == nil {
 		rp.Stream = pos[0]
@@ -768,34 +809,116 @@ func (l *loop) checkpoint(ctx context.Context, untrained []item, final bool) err
 			extra[filepath.Join(DirFeaturize, name)] = data
 		}
 	}
-	saved, err := l.tr.save(dir, raw, append(info, '\n'), extra)
+	p, err := l.tr.beginSave(dir, raw, append(info, '\n'), extra)
 	if err != nil {
 		return err
-	}
-	l.lastDir, l.lastStep = dir, l.tr.Steps()
-	// The checkpoint is durable: the group may move past its rows.
-	if err := l.c.Commit(ctx, pos); err != nil {
-		return fmt.Errorf("checkpoint %s is written, but %w", dir, err)
 	}
 	epoch := pos[0].Epoch
 	if mix != nil {
 		epoch = mix.Epoch
 	}
-	ev := stream.CheckpointEvent{Run: l.cfg.Run, Model: l.tr.Config().Encoder, Dataset: l.cfg.datasetName(), Step: l.tr.Steps(),
-		Epoch: epoch, Dir: dir, Final: final, Time: time.Now().UTC()}
-	if err := stream.AnnounceCheckpoint(ctx, l.cfg.Client, l.cfg.Prefix, ev); err != nil {
-		return fmt.Errorf("checkpoint %s is written, but %w", dir, err)
+	w := &checkpointWrite{save: p, pos: pos, step: l.tr.Steps(), done: make(chan struct{}),
+		event: stream.CheckpointEvent{Run: l.cfg.Run, Model: l.tr.Config().Encoder, Dataset: l.cfg.datasetName(), Step: l.tr.Steps(),
+			Epoch: epoch, Dir: dir, Final: final}}
+	l.ckStep, l.pending = w.step, w
+	if l.cfg.CheckpointSync || final {
+		w.run(ctx, l)
+		return l.waitCheckpoint()
 	}
-	note := fmt.Sprintf(" checkpoint %s (%s)", dir, saved)
+	// The commit and the announcement outlive a cancelled ctx, as the last
+	// checkpoint's do (finish): the files they cover are durable.
+	go w.run(context.WithoutCancel(ctx), l)
+	return nil
+}
+
+// checkpointWrite is a checkpoint being written: its files, then the
+// group's offsets committed to its position, its announcement and the
+// removal of old checkpoints. run does it all and closes done; the loop
+// reads the outcome (finishCheckpoint) after done.
+type checkpointWrite struct {
+	save  *pendingSave
+	pos   []stream.Position
+	step  int64 // the trainer's steps when it was taken
+	event stream.CheckpointEvent
+	done  chan struct{}
+
+	// Outcome: what writing cost, how many old checkpoints were removed
+	// (and what failed removing them), and the error that fails the run.
+	saved    SaveStats
+	removed  int
+	pruneErr error
+	err      error
+}
+
+// run writes the checkpoint, and once its files are durable (synced and
+// renamed) commits the group's offsets to its position and announces it.
+// It reads only the loop's configuration and its consumers' Commit, which
+// may run beside the feed's reading.
+func (w *checkpointWrite) run(ctx context.Context, l *loop) {
+	defer close(w.done)
+	dir := w.save.dir
+	if w.saved, w.err = w.save.write(); w.err != nil {
+		return
+	}
+	// The checkpoint is durable: the group may move past its rows.
+	if err := l.c.Commit(ctx, w.pos); err != nil {
+		w.err = fmt.Errorf("checkpoint %s is written, but %w", dir, err)
+		return
+	}
+	w.event.Time = time.Now().UTC()
+	if err := stream.AnnounceCheckpoint(ctx, l.cfg.Client, l.cfg.Prefix, w.event); err != nil {
+		w.err = fmt.Errorf("checkpoint %s is written, but %w", dir, err)
+		return
+	}
 	if l.cfg.KeepCheckpoints > 0 {
-		removed, err := pruneCheckpoints(l.cfg.CheckpointDir, l.cfg.KeepCheckpoints)
-		if err != nil {
-			// The new checkpoint is whole: an old one left behind loses nothing.
-			l.cfg.Logger.Warn("removing old checkpoints", "dir", l.cfg.CheckpointDir, "err", err)
-		}
-		if removed > 0 {
-			note += fmt.Sprintf(", %d older removed (--keep-checkpoints %d)", removed, l.cfg.KeepCheckpoints)
-		}
+		w.removed, w.pruneErr = pruneCheckpoints(l.cfg.CheckpointDir, l.cfg.KeepCheckpoints)
+	}
+}
+
+// pollCheckpoint takes the outcome of a write in flight that is done; it
+// does not wait.
+func (l *loop) pollCheckpoint() error {
+	if l.pending == nil {
+		return nil
+	}
+	select {
+	case <-l.pending.done:
+		return l.waitCheckpoint()
+	default:
+		return nil
+	}
+}
+
+// waitCheckpoint waits for the write in flight, if any, and takes its
+// outcome: the checkpoint is the last durable one, and a progress line
+// says so; a failed write fails the run.
+func (l *loop) waitCheckpoint() error {
+	w := l.pending
+	if w == nil {
+		return nil
+	}
+	<-w.done
+	l.pending = nil
+	dir := w.save.dir
+	if w.save.sums != nil {
+		// Written: the next checkpoint links its unchanged files.
+		l.tr.noteSaved(w.save)
+		l.lastDir, l.lastStep = dir, w.step
+	}
+	if w.err != nil {
+		return w.err
+	}
+	note := fmt.Sprintf(" checkpoint %s (%s", dir, w.saved)
+	if trained := l.tr.Steps() - w.step; trained > 0 {
+		note += fmt.Sprintf(", in the background of %d steps", trained)
+	}
+	note += ")"
+	if w.pruneErr != nil {
+		// The new checkpoint is whole: an old one left behind loses nothing.
+		l.cfg.Logger.Warn("removing old checkpoints", "dir", l.cfg.CheckpointDir, "err", w.pruneErr)
+	}
+	if w.removed > 0 {
+		note += fmt.Sprintf(", %d older removed (--keep-checkpoints %d)", w.removed, l.cfg.KeepCheckpoints)
 	}
 	l.progress(note)
 	return nil
@@ -846,8 +969,8 @@ func pruneCheckpoints(dir string, keep int) (int, error) {
 
 func (l *loop) summary() RunSummary {
 	return RunSummary{Run: l.cfg.Run, Steps: l.steps, TotalSteps: l.tr.Steps(), Examples: l.examples, Skipped: l.skipped, Filtered: l.filtered,
-		Epoch: l.c.Stats().Epoch, Checkpoint: l.lastDir, Loss: l.lastLoss, Elapsed: time.Since(l.start), Stream: l.c.Stats(),
-		Device: l.tr.Device()}
+		Epoch: l.at.stats.Epoch, Checkpoint: l.lastDir, Loss: l.lastLoss, Elapsed: time.Since(l.start), Stream: l.at.stats,
+		Device: l.tr.Device(), FeedWait: l.feedWait, CheckpointWait: l.ckWait}
 }
 
 // WithoutRecords returns pos less the given rows, which a consumer at pos

@@ -53,7 +53,7 @@ func publishPairs(t *testing.T, n int, featurized bool) (stream.ClientConfig, []
 // publishRows starts an embedded broker and publishes rows as the train
 // split of dataset, in three shards over two partitions; withVocab lists a
 // vocabulary file in the manifest (its content does not matter to Run).
-func publishRows(t *testing.T, dataset string, rows []shards.Row, withVocab bool) stream.ClientConfig {
+func publishRows(t testing.TB, dataset string, rows []shards.Row, withVocab bool) stream.ClientConfig {
 	t.Helper()
 	vocab := ""
 	if withVocab {
@@ -72,7 +72,7 @@ type testDataset struct {
 
 // publishDatasets starts an embedded broker and publishes each dataset's
 // rows as its train split, in three shards over two partitions.
-func publishDatasets(t *testing.T, sets []testDataset) stream.ClientConfig {
+func publishDatasets(t testing.TB, sets []testDataset) stream.ClientConfig {
 	t.Helper()
 	ctx := context.Background()
 	b, err := stream.StartBroker(ctx, stream.BrokerConfig{Listen: "127.0.0.1:0"})

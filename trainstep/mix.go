@@ -295,40 +295,6 @@ func (mx *mixer) Next(ctx context.Context) (item, error) {
 	}
 }
 
-// returnable reports whether the untrained rows can be left out of a
-// position: each must be of its consumer's current pass (a row of an
-// earlier pass cannot be read again).
-func (mx *mixer) returnable(untrained []item) bool {
-	for _, it := range untrained {
-		if it.Record.Epoch != mx.cs[it.ds].Position().Epoch {
-			return false
-		}
-	}
-	return true
-}
-
-// positions returns each consumer's position less the untrained rows, and
-// for a mix its epoch and quotas with those rows given back.
-func (mx *mixer) positions(untrained []item) ([]stream.Position, *MixPosition) {
-	byDS := make([][]stream.Record, len(mx.cs))
-	for _, it := range untrained {
-		byDS[it.ds] = append(byDS[it.ds], it.Record)
-	}
-	pos := make([]stream.Position, len(mx.cs))
-	for i, c := range mx.cs {
-		pos[i] = WithoutRecords(c.Position(), byDS[i])
-	}
-	if len(mx.cs) == 1 {
-		return pos, nil
-	}
-	mp := &MixPosition{Epoch: mx.epoch}
-	for i, n := range mx.names {
-		mp.Datasets = append(mp.Datasets, MixDataset{Dataset: n, Weight: mx.weights[i], Quota: mx.quota[i],
-			Left: mx.left[i] + int64(len(byDS[i])), Stream: pos[i]})
-	}
-	return pos, mp
-}
-
 // Commit commits each consumer's position.
 func (mx *mixer) Commit(ctx context.Context, pos []stream.Position) error {
 	for i, c := range mx.cs {

@@ -19,7 +19,7 @@ import (
 	"github.com/parastream/parastream/trainstep/compute"
 )
 
-const trainUsage = "parastream train --resume DIR [flags that override the run's] | parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--keep-checkpoints N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [--device cpu|cuda[:N]|auto] [--cuda-lib-dir DIR] [--cuda-graphs=false] [--tf32] [--memory-budget SIZE] [--max-graphs N] [TLS and SASL flags]"
+const trainUsage = "parastream train --resume DIR [flags that override the run's] | parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--keep-checkpoints N] [--checkpoint-async=false] [--feed-ahead N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [--device cpu|cuda[:N]|auto] [--cuda-lib-dir DIR] [--cuda-graphs=false] [--tf32] [--memory-budget SIZE] [--max-graphs N] [TLS and SASL flags]"
 
 func runTrain(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "train", trainUsage)
@@ -58,6 +58,8 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	ckDir := fs.String("checkpoint-dir", "", "directory of the checkpoints, step-N subdirectories (default: checkpoints/<run>; when resuming, the resumed checkpoint's directory)")
 	every := fs.Int64("checkpoint-every", trainstep.DefaultCheckpointEvery, "steps between checkpoints (one is also written at the end)")
 	keep := fs.Int("keep-checkpoints", 0, "keep only the newest N checkpoints, removing older ones once a newer one is committed (0: keep all)")
+	async := fs.Bool("checkpoint-async", true, "write checkpoints in the background: a checkpoint step snapshots the model (on a GPU, into pinned host memory on a copy stream) and training goes on while the files are written; the offsets are committed once they are durable, one write at a time (false: write before the next step)")
+	feedAhead := fs.Int("feed-ahead", trainstep.DefaultFeedAhead, "windows of batches read, bucketed and paired ahead of the step in a goroutine of their own (0: read between steps); the batches and their order are the same")
 	resume := fs.String("resume", "", "continue from this checkpoint, or from the newest good one in this checkpoint directory (a corrupt newer one is passed over with a warning), exactly at its stream position and with the run's flags (run.json): a flag given again overrides the run's value with a line saying so (--epochs, --duration, --max-steps, --checkpoint-every, --brokers, ...) or is refused where it would change the model or its data (--model, --lr, --dim, --dataset, ...)")
 	vectors := fs.String("vectors", "", "GloVe or word2vec text file initialising the word embeddings (.gz read)")
 	buffer := fs.Int("shuffle-buffer", 0, "rows the consumer shuffles among (0: 10,000; 1: topic order)")
@@ -106,7 +108,10 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		Backend: backend, Client: cc, Prefix: *prefix, Split: *split, Run: *run, Model: cfg,
 		Epochs: *epochs, ShuffleBuffer: *buffer, Window: *window, CheckpointDir: *ckDir, CheckpointEvery: *every, KeepCheckpoints: *keep,
 		Resume: *resume, MaxSteps: *maxSteps, Duration: *duration, ProgressEvery: *progressEvery, TraceIDs: *traceIDs,
-		SaveInitial: *saveInitial, Logger: logger, Flags: keptFlags(fs),
+		SaveInitial: *saveInitial, Logger: logger, Flags: keptFlags(fs), CheckpointSync: !*async, FeedAhead: *feedAhead,
+	}
+	if *feedAhead <= 0 {
+		rc.FeedAhead = -1 // the serial feed (RunConfig's 0 is the default)
 	}
 	if names := splitList(*dataset); len(names) > 1 {
 		rc.Datasets = names

@@ -44,6 +44,8 @@ type model struct {
 	gen       int
 	capturing bool
 	stager    stager // the double-buffered batch upload
+	// snap copies snapshots out (snapshot.go; nil before the first).
+	snap *snapArena
 }
 
 // sparse reports whether the embeddings update only the batch's rows.
@@ -843,7 +845,7 @@ func (m *model) SetState(ts []compute.Tensor) error {
 }
 
 func (m *model) release() error {
-	var errs []error
+	errs := []error{m.releaseSnapshots()} // copies in flight end before the memory they read is freed
 	if m.graphs != nil {
 		errs = append(errs, m.graphs.drop(m.dev))
 	}

@@ -1,0 +1,230 @@
+package trainstep
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/parastream/parastream/stream"
+)
+
+// DefaultFeedAhead is RunConfig.FeedAhead's default: windows of ready
+// batches the feed keeps ahead of the step.
+const DefaultFeedAhead = 2
+
+// The feed reads the rows of a run a window at a time (RunConfig.Window
+// batches of rows), checks and filters them, sorts them into length
+// buckets, cuts the buckets into batches, shuffles the batches and makes
+// their pairs: a window of ready batches. With RunConfig.FeedAhead > 0 it
+// runs in a goroutine of its own, up to FeedAhead windows ahead of the
+// step, so that the step does not wait for reading and decoding while the
+// feed keeps up; otherwise the loop calls it between steps (the serial
+// feed). Both give the same windows in the same order: a window's shuffle
+// is seeded by the step it starts at, which the feed counts itself (every
+// batch is one step), and each window carries the consumers' state after
+// its rows were read (mixState), so that a checkpoint's position leaves
+// out exactly the rows read and not trained, however far the feed has
+// read ahead.
+
+// window is one window of rows, ready to train.
+type window struct {
+	batches [][]item
+	pairs   [][]Pair
+	// held is the first row of the next epoch, read after the window's
+	// rows: it starts the next window.
+	held *item
+	// eof: the last epoch ended after the window's rows; readErr: reading
+	// failed after them (ctx done, Duration over, a broker error). pool,
+	// set with readErr when the rows read can be given back, are those
+	// rows, untrained (batches is then empty).
+	eof     bool
+	readErr error
+	pool    []item
+	// err is a row that cannot be trained: the run fails.
+	err error
+	// skipped and filtered count the window's rows left out (RunSummary).
+	skipped, filtered int64
+	// tokenize is the tokenisation inferred from the rows up to the
+	// window's (RunInfo.Tokenize), tokenizeSeen how many rows told.
+	tokenize     Tokenize
+	tokenizeSeen int
+	// at is the consumers' state after the window's rows were read.
+	at *mixState
+}
+
+// mixState is the mixer's state at a point of the reading: each consumer's
+// exact position, the mix's epoch and quotas left, and the counters for
+// progress lines.
+type mixState struct {
+	mx    *mixer
+	pos   []stream.Position
+	epoch int
+	left  []int64
+	stats stream.Stats
+	rows  string
+}
+
+// state captures the mixer's state now; split names the rows' split for
+// the progress lines.
+func (mx *mixer) state(split string) *mixState {
+	s := &mixState{mx: mx, epoch: mx.epoch, left: slices.Clone(mx.left), stats: mx.Stats(), rows: mx.rows(split)}
+	for _, c := range mx.cs {
+		s.pos = append(s.pos, c.Position())
+	}
+	return s
+}
+
+// returnable reports whether the untrained rows can be left out of the
+// position: each must be of its consumer's pass at s (a row of an earlier
+// pass cannot be read again).
+func (s *mixState) returnable(untrained []item) bool {
+	for _, it := range untrained {
+		if it.Record.Epoch != s.pos[it.ds].Epoch {
+			return false
+		}
+	}
+	return true
+}
+
+// positions returns each consumer's position at s less the untrained rows,
+// and for a mix its epoch and quotas with those rows given back.
+func (s *mixState) positions(untrained []item) ([]stream.Position, *MixPosition) {
+	byDS := make([][]stream.Record, len(s.pos))
+	for _, it := range untrained {
+		byDS[it.ds] = append(byDS[it.ds], it.Record)
+	}
+	pos := make([]stream.Position, len(s.pos))
+	for i := range s.pos {
+		pos[i] = WithoutRecords(s.pos[i], byDS[i])
+	}
+	if len(pos) == 1 {
+		return pos, nil
+	}
+	mp := &MixPosition{Epoch: s.epoch}
+	for i, n := range s.mx.names {
+		mp.Datasets = append(mp.Datasets, MixDataset{Dataset: n, Weight: s.mx.weights[i], Quota: s.mx.quota[i],
+			Left: s.left[i] + int64(len(byDS[i])), Stream: pos[i]})
+	}
+	return pos, mp
+}
+
+// feed makes windows of ready batches (see above).
+type feed struct {
+	c        *mixer
+	cfg      RunConfig
+	model    Config
+	step     int64 // the step the next window starts at
+	epoch    int   // the run's epoch of the rows being read (0: none yet)
+	held     *item
+	tokenize Tokenize
+	seen     int // rows looked at to infer tokenize (-1: none yet; MaxInt: known)
+}
+
+// next reads, checks, buckets, shuffles and pairs the next window.
+func (f *feed) next(ctx context.Context) *window {
+	w := &window{}
+	size := f.cfg.Window * f.model.BatchSize
+	pool := make([]item, 0, size)
+	if f.held != nil {
+		pool, f.epoch, f.held = append(pool, *f.held), f.held.epoch, nil
+	}
+	for len(pool) < size {
+		rec, err := f.c.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			w.eof = true
+			break
+		}
+		if err != nil {
+			w.readErr = err
+			break
+		}
+		if err := f.check(rec.Record); err != nil {
+			w.err = err
+			break
+		}
+		if f.cfg.MinLabel != nil && rec.Label != nil && *rec.Label < *f.cfg.MinLabel {
+			w.filtered++ // handed out and done with: the position covers it
+			continue
+		}
+		if f.epoch == 0 {
+			f.epoch = rec.epoch
+		}
+		if rec.epoch != f.epoch {
+			f.held, w.held = &rec, &rec
+			break
+		}
+		pool = append(pool, rec)
+	}
+	w.at = f.c.state(f.cfg.Split)
+	w.tokenize, w.tokenizeSeen = f.tokenize, f.seen
+	if w.err != nil {
+		return w
+	}
+	if w.readErr != nil && w.at.returnable(pool) {
+		// Cancelled or out of time while reading: the pool is not trained,
+		// and the checkpoint leaves it out. (A pool holding rows of a mixed
+		// dataset's finished pass, which cannot be read again, is trained
+		// first.)
+		w.pool = pool
+		return w
+	}
+	batches, skipped := bucket(pool, f.model.BatchSize, f.model.MaxLen, func(r item) (int, int) { return len(r.IDsA), len(r.IDsB) })
+	w.skipped = int64(skipped)
+	rng := rand.New(rand.NewPCG(f.model.Seed, uint64(f.step)))
+	rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
+	f.step += int64(len(batches))
+	w.batches = batches
+	w.pairs = make([][]Pair, len(batches))
+	for i, b := range batches {
+		pairs := make([]Pair, len(b))
+		for j, r := range b {
+			pairs[j] = Pair{A: r.IDsA, B: r.IDsB, CtxA: r.TopicsA, CtxB: r.TopicsB}
+			if r.Label != nil {
+				pairs[j].Label = float32(*r.Label)
+			}
+		}
+		w.pairs[i] = pairs
+	}
+	return w
+}
+
+// last reports whether no window follows w.
+func (w *window) last() bool { return w.err != nil || w.eof || w.readErr != nil }
+
+// feeder runs a feed ahead of the step in a goroutine, up to ahead windows.
+type feeder struct {
+	out    chan *window
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startFeeder starts f in a goroutine reading with ctx.
+func startFeeder(ctx context.Context, f *feed, ahead int) *feeder {
+	ctx, cancel := context.WithCancel(ctx)
+	fd := &feeder{out: make(chan *window, ahead), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(fd.done)
+		defer close(fd.out)
+		for {
+			w := f.next(ctx)
+			select {
+			case fd.out <- w:
+			case <-ctx.Done():
+				return
+			}
+			if w.last() {
+				return
+			}
+		}
+	}()
+	return fd
+}
+
+// stop stops the feed and waits for its goroutine: the consumers are the
+// caller's again.
+func (fd *feeder) stop() {
+	fd.cancel()
+	<-fd.done
+}
