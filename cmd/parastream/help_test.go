@@ -40,7 +40,7 @@ func TestHelpFitsAScreen(t *testing.T) {
 // The other commands' help puts every flag under a named group (none left
 // under "other") and ends with an example.
 func TestHelpGrouped(t *testing.T) {
-	for _, cmd := range []string{"publish", "consume"} {
+	for _, cmd := range []string{"publish", "consume", "train"} {
 		code, out, errOut := runCLI(t, cmd, "--help")
 		if code != 0 || errOut != "" {
 			t.Fatalf("%s --help: exit %d, stderr %q", cmd, code, errOut)

@@ -19,7 +19,7 @@ import (
 	"github.com/parastream/parastream/trainstep/compute"
 )
 
-const trainUsage = "parastream train --resume DIR [flags that override the run's] | parastream train --brokers ADDR --dataset NAME [--split train] [--run NAME] [--model avg|lstm|lstmavg|bilstmavg|gran|gran2..5|bigran|dan] [--loss margin|hinge|softmax|sim] [--epochs 1] [--batch 100] [--dim 300] [--checkpoint-dir DIR] [--checkpoint-every N] [--keep-checkpoints N] [--checkpoint-async=false] [--feed-ahead N] [--resume DIR] [--vectors FILE] [--topic-prefix P] [--device cpu|cuda[:N]|auto] [--cuda-lib-dir DIR] [--cuda-graphs=false] [--tf32] [--memory-budget SIZE] [--max-graphs N] [TLS and SASL flags]"
+const trainUsage = "parastream train --brokers ADDR --dataset NAME [flags] | parastream train --resume DIR [flags that override the run's]"
 
 func runTrain(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "train", trainUsage)
@@ -72,6 +72,16 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	saveInitial := fs.Bool("save-initial", false, "also write the checkpoint of step 0 (the initial parameters) before training")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	device := addDeviceFlags(fs)
+	describe(fs, e, trainUsage, "parastream train --brokers 127.0.0.1:9092 --dataset quora --model lstmavg --epochs 2 --run quora-lstmavg\n"+
+		"parastream train --resume checkpoints/quora-lstmavg --epochs 4   # go on where it stopped",
+		flagGroup{"input", []string{"dataset", "split", "mix", "min-label", "topic-prefix", "vectors", "context", "max-len", "shuffle-buffer", "window", "bucket-width", "feed-ahead"}},
+		flagGroup{"model", []string{"model", "loss", "dim", "hidden", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias",
+			"dropout", "word-dropout", "scramble", "lambda-c", "lambda-w"}},
+		flagGroup{"optimisation", []string{"optimizer", "lr", "decay", "batch", "epochs", "embedding-update", "seed"}},
+		flagGroup{"output", []string{"run", "checkpoint-dir", "checkpoint-every", "keep-checkpoints", "checkpoint-async", "save-initial", "resume"}},
+		flagGroup{"run", []string{"max-steps", "duration", "progress-every", "quiet", "trace-ids"}},
+		flagGroup{"device", []string{"device", "cuda-lib-dir", "cuda-graphs", "tf32", "blas", "blas-threads", "memory-budget", "max-graphs"}},
+		connectionGroup())
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
