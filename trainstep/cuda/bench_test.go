@@ -14,7 +14,7 @@ import (
 // avg, lstmavg and gran at dimension 300 with a 20,000-word vocabulary,
 // STS 2012 sentence lengths, margin loss with MAX negatives and Adam, at
 // batch 100 (the research's) and 1,000. It needs a GPU (cuda:0, or
-// $PARASTREAM_BENCH_DEVICE) and skips without one; scripts/gpu_bench.sh
+// $PARASTREAM_BENCH_DEVICE) and skips without one; scripts/gpu_bench.py
 // runs it beside PyTorch on the same GPU.
 func BenchmarkGPUTrainStep(b *testing.B) {
 	ordinal := 0
