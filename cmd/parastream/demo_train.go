@@ -52,7 +52,7 @@ func demoTrain(ctx context.Context, e *env, brokerAddr, dataset string, out stri
 	fmt.Fprintf(e.stdout, "\nparastream demo: training a small avg model on %s from the broker at %s for up to %s, checkpoints in %s\n\n",
 		dataset, brokerAddr, demoTrainFor, out)
 	cc := stream.ClientConfig{Brokers: []string{brokerAddr}}
-	v, err := fetchVocabulary(ctx, cc, "", dataset, false)
+	v, err := stream.FetchVocabulary(ctx, cc, "", dataset, false)
 	if err != nil {
 		return err
 	}
