@@ -14,6 +14,7 @@ import (
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/internal/outdir"
 	"github.com/parastream/parastream/internal/report"
+	"github.com/parastream/parastream/internal/runlog"
 	"github.com/parastream/parastream/pipelines"
 	"github.com/parastream/parastream/transforms"
 )
@@ -102,11 +103,11 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	if err := checkRunner(*runners.Runner); err != nil {
 		return err
 	}
-	log, err := startRunLog(e, "extract", *verbose)
+	log, err := runlog.Start("extract", *verbose)
 	if err != nil {
 		return err
 	}
-	defer log.close()
+	defer log.Close()
 	opts := pipelines.RunOptions{Runner: *runners.Runner}
 	if os.Getenv("GOGC") == "" {
 		opts.GCPercent = *gcPercent
@@ -124,7 +125,7 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	}
 	sum, err := pipelines.RunExtract(ctx, cfg, opts)
 	if err != nil {
-		return log.failed(err)
+		return log.Failed(err)
 	}
 	report.Extract(e.stdout, sum, cfg.Out)
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/parastream/parastream/featurize"
 	"github.com/parastream/parastream/internal/outdir"
 	"github.com/parastream/parastream/internal/report"
+	"github.com/parastream/parastream/internal/runlog"
 	"github.com/parastream/parastream/pipelines"
 )
 
@@ -79,11 +80,11 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	if err := checkRunner(*runners.Runner); err != nil {
 		return err
 	}
-	log, err := startRunLog(e, "featurize", *verbose)
+	log, err := runlog.Start("featurize", *verbose)
 	if err != nil {
 		return err
 	}
-	defer log.close()
+	defer log.Close()
 	opts := pipelines.RunOptions{Runner: *runners.Runner}
 	if os.Getenv("GOGC") == "" {
 		opts.GCPercent = *gcPercent
@@ -93,7 +94,7 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	}
 	sum, err := pipelines.RunFeaturize(ctx, cfg, opts)
 	if err != nil {
-		return log.failed(err)
+		return log.Failed(err)
 	}
 	report.Featurize(e.stdout, sum, cfg.Out, 3, 8)
 	return nil
