@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/internal/outdir"
@@ -81,13 +80,7 @@ func runEvalRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	report.Eval(e.stdout, sum)
-	report, err := os.ReadFile(sum.Report)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "\n%s", report)
-	return nil
+	return report.Eval(e.stdout, sum)
 }
 
 func runEvalWatch(ctx context.Context, e *env, args []string) error {

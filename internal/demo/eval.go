@@ -3,7 +3,6 @@ package demo
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/internal/report"
@@ -23,11 +22,5 @@ func (cfg Config) Eval(ctx context.Context, checkpointDir, evalShards, out strin
 	if err != nil {
 		return fmt.Errorf("evaluating the demo checkpoint: %w", err)
 	}
-	report.Eval(cfg.Stdout, sum)
-	report, err := os.ReadFile(sum.Report)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(cfg.Stdout, "\n%s", report)
-	return nil
+	return report.Eval(cfg.Stdout, sum)
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 
@@ -80,8 +81,9 @@ func Topics(w io.Writer, m *featurize.Model, topics, words int) {
 	}
 }
 
-// Eval prints an evaluation's summary line.
-func Eval(w io.Writer, sum *evalsink.Summary) {
+// Eval prints an evaluation's summary and the report it wrote
+// (report.md).
+func Eval(w io.Writer, sum *evalsink.Summary) error {
 	what := "evaluated"
 	if !sum.Added {
 		what = "evaluated before: no rows added"
@@ -95,4 +97,10 @@ func Eval(w io.Writer, sum *evalsink.Summary) {
 		fmt.Fprintf(w, ", %d texts with no token id (zero vectors)", sum.Empty)
 	}
 	fmt.Fprintf(w, "; SQL rows added: %d\nreport %s; plots: %d\n", sum.SQLInserted, sum.Report, len(sum.Plots))
+	report, err := os.ReadFile(sum.Report)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "\n%s", report)
+	return err
 }
