@@ -162,3 +162,19 @@ func TestWriteGloVe(t *testing.T) {
 		t.Error("a checkpoint without a vocabulary was exported")
 	}
 }
+
+// TestExportSafetensors: every parameter, with the configuration, the
+// vocabulary and the step in the metadata.
+func TestExportSafetensors(t *testing.T) {
+	ck := &trainstep.Checkpoint{Config: trainstep.Config{Dim: 2}, Vocab: []string{"the", "cat"}, State: trainstep.TrainerState{Step: 7},
+		Params: []compute.Tensor{{Name: "embeddings", Shape: []int{2, 2}, Data: []float32{0, 0, 0.5, -1.25}}}}
+	var b bytes.Buffer
+	if err := trainstep.ExportSafetensors(&b, ck, "ck/step-7"); err != nil {
+		t.Fatal(err)
+	}
+	ts, meta, err := trainstep.ReadSafetensors(b.Bytes())
+	if err != nil || len(ts) != 1 || !slices.Equal(ts[0].Data, ck.Params[0].Data) ||
+		meta["step"] != "7" || meta["checkpoint"] != "ck/step-7" || meta["vocab"] != `["the","cat"]` || !strings.Contains(meta["config"], `"dim":2`) {
+		t.Errorf("read back %v, %v, %v", ts, meta, err)
+	}
+}

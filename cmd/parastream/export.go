@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -39,19 +38,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		if *format == "glove" {
 			return trainstep.WriteGloVe(ctx, w, ck)
 		}
-		cfg, err := json.Marshal(ck.Config)
-		if err != nil {
-			return err
-		}
-		meta := map[string]string{"format": "pt", "producer": "parastream export", "checkpoint": ckDir, "step": fmt.Sprint(ck.State.Step), "config": string(cfg)}
-		if ck.Vocab != nil {
-			vocab, err := json.Marshal(ck.Vocab)
-			if err != nil {
-				return err
-			}
-			meta["vocab"] = string(vocab)
-		}
-		return trainstep.WriteSafetensors(w, ck.Params, meta)
+		return trainstep.ExportSafetensors(w, ck, ckDir)
 	}
 	if *out == "" {
 		bw := bufio.NewWriterSize(e.stdout, 1<<16)
