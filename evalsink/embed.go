@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/parastream/parastream/featurize/lexicon"
+	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
 )
 
@@ -47,6 +48,55 @@ func NewEmbedder(m compute.Model, lex *lexicon.Lexicon, dim int) (*Embedder, err
 	}
 	return &Embedder{model: m, lex: lex, dim: dim, cache: map[string][]float32{}}, nil
 }
+
+// ContextFunc gives, for a checkpoint of a model with a topic context
+// (compute.Config.Context), the function computing a text's topic vector
+// with the featurize model the checkpoint keeps (trainstep.DirFeaturize).
+type ContextFunc func(checkpointDir string) (func(tokens []string) []float32, error)
+
+// OpenEmbedder loads the model of the checkpoint in dir and returns its
+// embedder and the checkpoint. contextFor computes the topic context of a
+// model that takes one; such a model is refused when it is nil. Close the
+// embedder to release the model. The embedder of `parastream embed` and of
+// the evaluator.
+func OpenEmbedder(dir string, contextFor ContextFunc) (*Embedder, *trainstep.Checkpoint, error) {
+	m, ck, err := trainstep.LoadModel(dir, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	fail := func(err error) (*Embedder, *trainstep.Checkpoint, error) {
+		m.Close()
+		return nil, nil, fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	lex, err := ck.Lexicon()
+	if err != nil {
+		return fail(err)
+	}
+	emb, err := NewEmbedder(m, lex, ck.Config.EmbedDim())
+	if err != nil {
+		return fail(err)
+	}
+	if ck.Config.Context == "" {
+		return emb, ck, nil
+	}
+	if contextFor == nil {
+		return fail(fmt.Errorf("its model takes a %s context, and no function to compute it was given (evalsink.Config.ContextFor)", ck.Config.Context))
+	}
+	f, err := contextFor(dir)
+	if err != nil {
+		return fail(err)
+	}
+	if err := emb.SetContext(f); err != nil {
+		return fail(err)
+	}
+	return emb, ck, nil
+}
+
+// Close releases the embedder's model.
+func (e *Embedder) Close() error { return e.model.Close() }
+
+// Lexicon is the lexicon mapping the embedder's tokens to ids.
+func (e *Embedder) Lexicon() *lexicon.Lexicon { return e.lex }
 
 // SetContext makes the embedder give each text the topic vector f
 // computes to a model with a topic context (compute.Config.Context): the

@@ -55,7 +55,7 @@ type Config struct {
 	// vector with the featurize model the checkpoint keeps
 	// (trainstep.DirFeaturize). The command line sets it (from package
 	// featurize); without it such checkpoints cannot be evaluated.
-	ContextFor func(checkpointDir string) (func(tokens []string) []float32, error)
+	ContextFor ContextFunc
 	// SQLDSN, when set, also writes the rows to PostgreSQL (a pgx
 	// connection string or URL), creating the table when missing.
 	SQLDSN string
@@ -284,31 +284,11 @@ func (ev *Evaluator) Evaluate(ctx context.Context, t Target) (*Summary, error) {
 // compute loads the model and measures it on every set.
 func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, sum *Summary) ([]*Scored, []Result, error) {
 	start := time.Now()
-	m, ckpt, err := trainstep.LoadModel(ck.dir, nil)
+	emb, _, err := OpenEmbedder(ck.dir, ev.cfg.ContextFor)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("evaluating: %w", err)
 	}
-	defer m.Close()
-	lex, err := ckpt.Lexicon()
-	if err != nil {
-		return nil, nil, fmt.Errorf("evaluating %s: %w", ck.dir, err)
-	}
-	emb, err := NewEmbedder(m, lex, ckpt.Config.EmbedDim())
-	if err != nil {
-		return nil, nil, fmt.Errorf("evaluating %s: %w", ck.dir, err)
-	}
-	if ckpt.Config.Context != "" {
-		if ev.cfg.ContextFor == nil {
-			return nil, nil, fmt.Errorf("evaluating %s: its model takes a %s context, and the evaluator was given no Config.ContextFor to compute it", ck.dir, ckpt.Config.Context)
-		}
-		f, err := ev.cfg.ContextFor(ck.dir)
-		if err != nil {
-			return nil, nil, fmt.Errorf("evaluating %s: %w", ck.dir, err)
-		}
-		if err := emb.SetContext(f); err != nil {
-			return nil, nil, fmt.Errorf("evaluating %s: %w", ck.dir, err)
-		}
-	}
+	defer emb.Close()
 	version, _ := shards.BuildInfo()
 	base := Result{
 		EvalID: sum.EvalID,
@@ -362,7 +342,7 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 			rows = append(rows, r, chance)
 		}
 	}
-	sum.Tokens, sum.Unknown, sum.Bucketed, sum.Empty, sum.Buckets = emb.Tokens, emb.Unknown, emb.Bucketed, emb.Empty, lex.Buckets()
+	sum.Tokens, sum.Unknown, sum.Bucketed, sum.Empty, sum.Buckets = emb.Tokens, emb.Unknown, emb.Bucketed, emb.Empty, emb.Lexicon().Buckets()
 	ev.log.Info("evaluated checkpoint", "checkpoint", ck.dir, "run", base.Run, "step", ck.step, "rows", len(rows),
 		"tokens", emb.Tokens, "unknown", emb.Unknown, "bucketed", emb.Bucketed, "empty_texts", emb.Empty, "elapsed", time.Since(start).Round(time.Millisecond))
 	return scored, rows, nil

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -173,4 +174,41 @@ func InitEmbeddings(params []compute.Tensor, vocab []string, vecs *Vectors) (fou
 		return found, oov, nil
 	}
 	return 0, 0, errors.New("no embeddings parameter")
+}
+
+// WriteGloVe writes the word embeddings of a checkpoint as GloVe text
+// (word v1 ... vd, which ReadVectors reads back): the rows of the
+// vocabulary's words only. The out-of-vocabulary buckets' rows after them
+// are no words (each is shared by every unseen token of its hash) and are
+// left out; WriteSafetensors keeps the whole table.
+func WriteGloVe(ctx context.Context, w io.Writer, ck *Checkpoint) error {
+	if ck.Vocab == nil {
+		return fmt.Errorf("the checkpoint holds no vocabulary (%s): GloVe text needs the words", FileVocab)
+	}
+	var emb []float32
+	for _, p := range ck.Params {
+		if p.Name == "embeddings" {
+			emb = p.Data
+		}
+	}
+	dim := ck.Config.Dim
+	if emb == nil || len(emb) < len(ck.Vocab)*dim {
+		return fmt.Errorf("the checkpoint has no embeddings matrix of %d words × %d", len(ck.Vocab), dim)
+	}
+	buf := make([]byte, 0, 16*dim)
+	for i, word := range ck.Vocab {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		buf = append(buf[:0], word...)
+		for _, v := range emb[i*dim : (i+1)*dim] {
+			buf = append(buf, ' ')
+			buf = strconv.AppendFloat(buf, float64(v), 'g', 7, 32)
+		}
+		buf = append(buf, '\n')
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+	}
+	return nil
 }

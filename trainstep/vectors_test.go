@@ -2,6 +2,7 @@ package trainstep_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -137,5 +138,43 @@ func TestInitEmbeddingsOOV(t *testing.T) {
 	}
 	if !slices.Equal(params[0].Data[2:6], []float32{1, 2, 3, 4}) {
 		t.Errorf("rows %v", params[0].Data)
+	}
+}
+
+// TestWriteGloVe: the vocabulary's rows as GloVe text, which ReadVectors
+// reads back; the out-of-vocabulary bucket rows after them are left out.
+func TestWriteGloVe(t *testing.T) {
+	ck := &trainstep.Checkpoint{Config: trainstep.Config{Dim: 2}, Vocab: []string{"<unk>", "cat"},
+		Params: []compute.Tensor{{Name: "embeddings", Shape: []int{3, 2}, Data: []float32{0, 0, 0.5, -1.25, 9, 9}}}}
+	var b bytes.Buffer
+	if err := trainstep.WriteGloVe(context.Background(), &b, ck); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.String(), "<unk> 0 0\ncat 0.5 -1.25\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	v, err := trainstep.ReadVectors(&b)
+	if err != nil || v.Dim != 2 || !slices.Equal(v.Lookup("cat"), []float32{0.5, -1.25}) {
+		t.Fatalf("read back %+v, %v", v, err)
+	}
+	ck.Vocab = nil
+	if err := trainstep.WriteGloVe(context.Background(), &b, ck); err == nil {
+		t.Error("a checkpoint without a vocabulary was exported")
+	}
+}
+
+// TestExportSafetensors: every parameter, with the configuration, the
+// vocabulary and the step in the metadata.
+func TestExportSafetensors(t *testing.T) {
+	ck := &trainstep.Checkpoint{Config: trainstep.Config{Dim: 2}, Vocab: []string{"the", "cat"}, State: trainstep.TrainerState{Step: 7},
+		Params: []compute.Tensor{{Name: "embeddings", Shape: []int{2, 2}, Data: []float32{0, 0, 0.5, -1.25}}}}
+	var b bytes.Buffer
+	if err := trainstep.ExportSafetensors(&b, ck, "ck/step-7"); err != nil {
+		t.Fatal(err)
+	}
+	ts, meta, err := trainstep.ReadSafetensors(b.Bytes())
+	if err != nil || len(ts) != 1 || !slices.Equal(ts[0].Data, ck.Params[0].Data) ||
+		meta["step"] != "7" || meta["checkpoint"] != "ck/step-7" || meta["vocab"] != `["the","cat"]` || !strings.Contains(meta["config"], `"dim":2`) {
+		t.Errorf("read back %v, %v, %v", ts, meta, err)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,25 +12,6 @@ import (
 )
 
 const consumeUsage = "parastream consume --brokers ADDR --dataset NAME [--split S] [--group G] [--n N] [--epochs E] [--seed S] [--shuffle-buffer N] [--start POSITION.json] [--commit] [--position-out FILE] [--quiet]"
-
-// consumed is one printed row.
-type consumed struct {
-	Epoch     int      `json:"epoch"`
-	Shard     string   `json:"shard"`
-	Row       int64    `json:"row"`
-	Partition int      `json:"partition"`
-	Offset    int64    `json:"offset"`
-	ID        string   `json:"id"`
-	A         string   `json:"a"`
-	B         string   `json:"b"`
-	Label     *float64 `json:"label"`
-	// The featurized row: token ids and topic vectors (absent before
-	// featurize), exactly what a trainer reads.
-	IDsA    []int32   `json:"ids_a,omitempty"`
-	IDsB    []int32   `json:"ids_b,omitempty"`
-	TopicsA []float32 `json:"topics_a,omitempty"`
-	TopicsB []float32 `json:"topics_b,omitempty"`
-}
 
 func runConsume(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "consume", consumeUsage)
@@ -80,25 +60,12 @@ func runConsume(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer c.Close()
-	enc := json.NewEncoder(e.stdout)
-	enc.SetEscapeHTML(false)
-	var got int64
-	for *n == 0 || got < *n {
-		r, err := c.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		got++
-		if !*quiet {
-			if err := enc.Encode(consumed{Epoch: r.Epoch, Shard: r.Shard, Row: r.Index, Partition: r.Partition, Offset: r.Offset,
-				ID: r.ID, A: r.A, B: r.B, Label: r.Label,
-				IDsA: r.IDsA, IDsB: r.IDsB, TopicsA: r.TopicsA, TopicsB: r.TopicsB}); err != nil {
-				return err
-			}
-		}
+	var rows io.Writer = e.stdout
+	if *quiet {
+		rows = nil
+	}
+	if _, err := stream.DumpRows(ctx, c, rows, *n); err != nil {
+		return err
 	}
 	pos := c.Position()
 	if *posOut != "" {

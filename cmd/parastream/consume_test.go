@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/stream"
 )
 
 // TestConsumePrintsFeaturizedRows publishes featurized rows to a
@@ -78,7 +79,7 @@ func TestConsumePrintsFeaturizedRows(t *testing.T) {
 		if err := json.Unmarshal(lines.Bytes(), &keys); err != nil {
 			t.Fatalf("line %q: %v", lines.Text(), err)
 		}
-		var got consumed
+		var got stream.RowJSON
 		if err := json.Unmarshal(lines.Bytes(), &got); err != nil {
 			t.Fatal(err)
 		}

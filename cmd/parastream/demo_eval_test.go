@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parastream/parastream/internal/demo"
 )
 
 func TestDemoEval(t *testing.T) {
@@ -13,7 +15,7 @@ func TestDemoEval(t *testing.T) {
 	eval, vocab := evalFixtures(t, bin)
 	ck := saveCheckpoint(t, filepath.Join(t.TempDir(), "demo", "final"), vocab, 1)
 	var out bytes.Buffer
-	if err := demoEval(context.Background(), &env{stdout: &out, stderr: &out}, ck, eval, t.TempDir()); err != nil {
+	if err := (demo.Config{Stdout: &out, Stderr: &out}).Eval(context.Background(), ck, eval, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| Dataset | n | demo (avg, step 0) |", "| 2016 mini | 3 † |", "| **STS 2016 mean** | 3 † |", "| SICK ", "| **Average of 1 set**: SICK test | 4 † |", "† fewer than 100 pairs"} {

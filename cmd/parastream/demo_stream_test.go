@@ -5,12 +5,14 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/parastream/parastream/internal/demo"
 )
 
 func TestDemoStream(t *testing.T) {
 	root := writeShards(t, 2500, 1000)
 	var out, errb bytes.Buffer
-	if err := demoStream(context.Background(), &env{stdout: &out, stderr: &errb}, root); err != nil {
+	if err := demo.Stream(context.Background(), &out, root); err != nil {
 		t.Fatalf("%v\n%s%s", err, out.String(), errb.String())
 	}
 	if !strings.Contains(out.String(), "parastream.sts.train") || !strings.Contains(out.String(), "1 topics, 2500 rows published and read back") {

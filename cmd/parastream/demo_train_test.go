@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parastream/parastream/internal/demo"
+
 	"github.com/parastream/parastream/trainstep"
 )
 
@@ -14,7 +16,7 @@ func TestDemoTrain(t *testing.T) {
 	root := writeFeaturized(t, 300, 20)
 	out := filepath.Join(t.TempDir(), "checkpoints")
 	var stdout, stderr bytes.Buffer
-	if err := demoTrainStream(context.Background(), &env{stdout: &stdout, stderr: &stderr}, root, out); err != nil {
+	if err := (demo.Config{Stdout: &stdout, Stderr: &stderr}).TrainStream(context.Background(), root, out); err != nil {
 		t.Fatalf("%v\n%s%s", err, stdout.String(), stderr.String())
 	}
 	last, err := trainstep.LatestCheckpoint(out)

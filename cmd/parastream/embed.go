@@ -17,9 +17,6 @@ import (
 
 const embedUsage = "parastream embed --checkpoint DIR [--format text|json] [--lower=true|false] [--start-end=true|false] < sentences.txt"
 
-// embedChunk is how many sentences are embedded at once.
-const embedChunk = 64
-
 func runEmbed(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "embed", embedUsage)
 	dir := fs.String("checkpoint", "", "checkpoint directory, or a checkpoint directory's parent for its latest (required)")
@@ -40,28 +37,11 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	m, ck, err := trainstep.LoadModel(ckDir, nil)
+	emb, ck, err := evalsink.OpenEmbedder(ckDir, topicContext)
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	lex, err := ck.Lexicon()
-	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", ckDir, err)
-	}
-	emb, err := evalsink.NewEmbedder(m, lex, ck.Config.EmbedDim())
-	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", ckDir, err)
-	}
-	if ck.Config.Context != "" {
-		f, err := topicContext(ckDir)
-		if err != nil {
-			return fmt.Errorf("checkpoint %s: %w", ckDir, err)
-		}
-		if err := emb.SetContext(f); err != nil {
-			return fmt.Errorf("checkpoint %s: %w", ckDir, err)
-		}
-	}
+	defer emb.Close()
 	opts := transforms.TokenizeOptions{Lower: true}
 	if ck.Run != nil {
 		opts = transforms.TokenizeOptions{Lower: ck.Run.Tokenize.Lower, StartEnd: ck.Run.Tokenize.StartEnd}
@@ -71,49 +51,14 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 
 	out := bufio.NewWriter(e.stdout)
 	defer out.Flush()
-	var lines []string
-	var texts [][]string
-	sentences := 0
-	flush := func() error {
-		if len(texts) == 0 {
-			return nil
-		}
-		vecs, err := emb.Embed(ctx, texts)
-		if err != nil {
-			return err
-		}
-		for i, line := range lines {
-			if err := writeVector(out, *format, line, vecs[i]); err != nil {
-				return err
-			}
-		}
-		lines, texts = lines[:0], texts[:0]
-		return nil
-	}
-	sc := bufio.NewScanner(os.Stdin)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		lines = append(lines, sc.Text())
-		texts = append(texts, transforms.Tokenize(sc.Text(), opts))
-		sentences++
-		if len(texts) == embedChunk {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading stdin: %w", err)
-	}
-	if err := flush(); err != nil {
+	sentences, err := emb.EmbedLines(ctx, os.Stdin, func(s string) []string { return transforms.Tokenize(s, opts) },
+		func(line string, vec []float32) error { return writeVector(out, *format, line, vec) })
+	if err != nil {
 		return err
 	}
 	to := ""
-	if lex.Buckets() > 0 {
-		to = fmt.Sprintf(" (mapped to its %d out-of-vocabulary buckets)", lex.Buckets())
+	if b := emb.Lexicon().Buckets(); b > 0 {
+		to = fmt.Sprintf(" (mapped to its %d out-of-vocabulary buckets)", b)
 	}
 	fmt.Fprintf(e.stderr, "embed: %d sentences with %s (%s, dim %d), %d tokens not in its vocabulary%s, %d distinct sentences without a token id (zero vectors)\n",
 		sentences, ckDir, ck.Config.Encoder, ck.Config.EmbedDim(), emb.Unknown, to, emb.Empty)

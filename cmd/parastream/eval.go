@@ -6,10 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/internal/outdir"
+	"github.com/parastream/parastream/internal/report"
 	"github.com/parastream/parastream/stream"
 )
 
@@ -80,29 +80,7 @@ func runEvalRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	printEvalSummary(e, sum)
-	report, err := os.ReadFile(sum.Report)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "\n%s", report)
-	return nil
-}
-
-func printEvalSummary(e *env, sum *evalsink.Summary) {
-	what := "evaluated"
-	if !sum.Added {
-		what = "evaluated before: no rows added"
-	}
-	fmt.Fprintf(e.stdout, "%s: %s (%d rows, part %s)", sum.Rows[0].Checkpoint, what, len(sum.Rows), sum.Part)
-	if sum.Added {
-		fmt.Fprintf(e.stdout, "; %d tokens, %d not in the checkpoint's vocabulary", sum.Tokens, sum.Unknown)
-		if sum.Buckets > 0 {
-			fmt.Fprintf(e.stdout, " (mapped to its %d out-of-vocabulary buckets)", sum.Buckets)
-		}
-		fmt.Fprintf(e.stdout, ", %d texts with no token id (zero vectors)", sum.Empty)
-	}
-	fmt.Fprintf(e.stdout, "; SQL rows added: %d\nreport %s; plots: %d\n", sum.SQLInserted, sum.Report, len(sum.Plots))
+	return report.Eval(e.stdout, sum)
 }
 
 func runEvalWatch(ctx context.Context, e *env, args []string) error {

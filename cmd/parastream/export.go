@@ -3,10 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/trainstep"
@@ -38,21 +36,9 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	}
 	write := func(w io.Writer) error {
 		if *format == "glove" {
-			return writeGloVe(ctx, w, ck)
+			return trainstep.WriteGloVe(ctx, w, ck)
 		}
-		cfg, err := json.Marshal(ck.Config)
-		if err != nil {
-			return err
-		}
-		meta := map[string]string{"format": "pt", "producer": "parastream export", "checkpoint": ckDir, "step": fmt.Sprint(ck.State.Step), "config": string(cfg)}
-		if ck.Vocab != nil {
-			vocab, err := json.Marshal(ck.Vocab)
-			if err != nil {
-				return err
-			}
-			meta["vocab"] = string(vocab)
-		}
-		return trainstep.WriteSafetensors(w, ck.Params, meta)
+		return trainstep.ExportSafetensors(w, ck, ckDir)
 	}
 	if *out == "" {
 		bw := bufio.NewWriterSize(e.stdout, 1<<16)
@@ -74,40 +60,4 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return f.Commit()
-}
-
-// writeGloVe writes the word embeddings of a checkpoint as GloVe text: the
-// rows of the vocabulary's words only. The out-of-vocabulary buckets' rows
-// after them are no words (each is shared by every unseen token of its
-// hash) and are left out; the safetensors export keeps the whole table.
-func writeGloVe(ctx context.Context, w io.Writer, ck *trainstep.Checkpoint) error {
-	if ck.Vocab == nil {
-		return fmt.Errorf("the checkpoint holds no vocabulary (%s): GloVe text needs the words", trainstep.FileVocab)
-	}
-	var emb []float32
-	for _, p := range ck.Params {
-		if p.Name == "embeddings" {
-			emb = p.Data
-		}
-	}
-	dim := ck.Config.Dim
-	if emb == nil || len(emb) < len(ck.Vocab)*dim {
-		return fmt.Errorf("the checkpoint has no embeddings matrix of %d words × %d", len(ck.Vocab), dim)
-	}
-	buf := make([]byte, 0, 16*dim)
-	for i, word := range ck.Vocab {
-		if i%4096 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		buf = append(buf[:0], word...)
-		for _, v := range emb[i*dim : (i+1)*dim] {
-			buf = append(buf, ' ')
-			buf = strconv.AppendFloat(buf, float64(v), 'g', 7, 32)
-		}
-		buf = append(buf, '\n')
-		if _, err := w.Write(buf); err != nil {
-			return err
-		}
-	}
-	return nil
 }

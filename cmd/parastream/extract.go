@@ -13,8 +13,9 @@ import (
 
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/internal/outdir"
+	"github.com/parastream/parastream/internal/report"
+	"github.com/parastream/parastream/internal/runlog"
 	"github.com/parastream/parastream/pipelines"
-	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/transforms"
 )
 
@@ -102,11 +103,11 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	if err := checkRunner(*runners.Runner); err != nil {
 		return err
 	}
-	log, err := startRunLog(e, "extract", *verbose)
+	log, err := runlog.Start("extract", *verbose)
 	if err != nil {
 		return err
 	}
-	defer log.close()
+	defer log.Close()
 	opts := pipelines.RunOptions{Runner: *runners.Runner}
 	if os.Getenv("GOGC") == "" {
 		opts.GCPercent = *gcPercent
@@ -124,9 +125,9 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	}
 	sum, err := pipelines.RunExtract(ctx, cfg, opts)
 	if err != nil {
-		return log.failed(err)
+		return log.Failed(err)
 	}
-	printSummary(e, sum, cfg.Out)
+	report.Extract(e.stdout, sum, cfg.Out)
 	return nil
 }
 
@@ -176,69 +177,6 @@ func printBeamFlags(e *env, cmd string) {
 		f := flag.CommandLine.Lookup(n)
 		fmt.Fprintf(e.stdout, "  --%s (default %q)\n      %s\n", n, f.DefValue, f.Usage)
 	}
-}
-
-func printSummary(e *env, sum *pipelines.Summary, out string) {
-	c := sum.Counters
-	w := e.stdout
-	fmt.Fprintf(w, "%s: extracted in %s\n", sum.Corpus, sum.Elapsed.Round(1e6))
-	fmt.Fprintf(w, "  in        %s, %d records (%s), %d parsed\n", plural(c["files"], "file"), c["read"], humanBytes(c["bytes_read"]), c["parsed"])
-	fmt.Fprintf(w, "  rejected  %d%s -> %s\n", sumPrefix(c, "rejected_"), breakdownPrefix(c, "rejected_"), sum.Rejects)
-	if n := sumPrefix(c, "skipped_"); n > 0 {
-		fmt.Fprintf(w, "  skipped   %d%s\n", n, breakdownPrefix(c, "skipped_"))
-	}
-	fmt.Fprintf(w, "  filtered  %d%s\n", sumPrefix(c, "filtered_"), breakdownPrefix(c, "filtered_"))
-	if c["threads"] > 0 {
-		fmt.Fprintf(w, "  threads   %d, paired %d (titles %d), orphan replies %d\n", c["threads"], c["paired"], c["paired_titles"], c["orphan_replies"])
-	}
-	if c["budget_tokens_kept"] > 0 || c["budget_dropped"] > 0 {
-		fmt.Fprintf(w, "  budget    kept %d tokens, dropped %d pairs\n", c["budget_tokens_kept"], c["budget_dropped"])
-	}
-	fmt.Fprintf(w, "  duplicates dropped %d (exact %d, normalised %d, against earlier extractions %d)\n",
-		c["dedupe_exact"]+c["dedupe_normalized"]+c["dedupe_external"], c["dedupe_exact"], c["dedupe_normalized"], c["dedupe_external"])
-	splits := make([]string, 0, len(sum.Splits))
-	var kept int64
-	for s, n := range sum.Splits {
-		splits = append(splits, s)
-		kept += n
-	}
-	sort.Strings(splits)
-	var parts []string
-	for _, s := range splits {
-		parts = append(parts, fmt.Sprintf("%s %d", s, sum.Splits[s]))
-	}
-	fmt.Fprintf(w, "  kept      %d pairs: %s -> %s/%s/<split>/, manifest %s/%s\n", kept, strings.Join(parts, ", "), out, sum.Corpus, out, shards.ManifestName)
-	for _, h := range extractOutcome(c, kept).hints() {
-		fmt.Fprintf(w, "  %s\n", h)
-	}
-}
-
-// plural is "1 file", "2 files".
-func plural(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-func sumPrefix(c map[string]int64, prefix string) int64 {
-	var n int64
-	for k, v := range c {
-		if strings.HasPrefix(k, prefix) {
-			n += v
-		}
-	}
-	return n
-}
-
-func breakdownPrefix(c map[string]int64, prefix string) string {
-	m := map[string]int64{}
-	for k, v := range c {
-		if strings.HasPrefix(k, prefix) && v > 0 {
-			m[strings.TrimPrefix(k, prefix)] = v
-		}
-	}
-	return breakdown(m)
 }
 
 // startCPUProfile profiles the process until stop is called.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/parastream/parastream/featurize"
 	"github.com/parastream/parastream/internal/outdir"
+	"github.com/parastream/parastream/internal/report"
+	"github.com/parastream/parastream/internal/runlog"
 	"github.com/parastream/parastream/pipelines"
 )
 
@@ -78,11 +80,11 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	if err := checkRunner(*runners.Runner); err != nil {
 		return err
 	}
-	log, err := startRunLog(e, "featurize", *verbose)
+	log, err := runlog.Start("featurize", *verbose)
 	if err != nil {
 		return err
 	}
-	defer log.close()
+	defer log.Close()
 	opts := pipelines.RunOptions{Runner: *runners.Runner}
 	if os.Getenv("GOGC") == "" {
 		opts.GCPercent = *gcPercent
@@ -92,43 +94,14 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	}
 	sum, err := pipelines.RunFeaturize(ctx, cfg, opts)
 	if err != nil {
-		return log.failed(err)
+		return log.Failed(err)
 	}
-	printFeaturizeSummary(e, sum, cfg.Out, 3, 8)
+	report.Featurize(e.stdout, sum, cfg.Out, 3, 8)
 	return nil
 }
 
 const featurizeExample = `parastream featurize --in shards --out shards            # fit on every corpus, in place
 parastream featurize --in new --out new --model shards   # apply the fitted model`
-
-func printFeaturizeSummary(e *env, sum *pipelines.FeaturizeSummary, out string, topics, words int) {
-	w := e.stdout
-	m := sum.Model
-	st := sum.Stats
-	verb := "applied"
-	if sum.Fitted {
-		verb = "fitted"
-	}
-	fmt.Fprintf(w, "featurized %d shards, %d rows, in %s\n", sum.Shards, sum.Rows, sum.Elapsed.Round(1e6))
-	fmt.Fprintf(w, "  model %s: vocabulary %d entries, %d topics (λ %g, %s), relative reconstruction error %.4f on %d texts\n",
-		verb, m.Vocab.Len(), m.NMF.K, m.NMF.L1, m.Info.Weighting, m.Info.RelError, m.Info.FitTexts)
-	if st.Tokens > 0 {
-		fmt.Fprintf(w, "  texts %d, tokens %d, unknown %d: %s; texts with no known word %d\n",
-			st.Texts, st.Tokens, st.Unknown, pipelines.OOVShare(st, m.Lex.Buckets()), st.Empty)
-	}
-	fmt.Fprintf(w, "  -> %s (model in %s/featurize/)\n", out, out)
-	printTopics(e, m, topics, words)
-}
-
-func printTopics(e *env, m *featurize.Model, topics, words int) {
-	for t := range min(topics, m.NMF.K) {
-		var parts []string
-		for _, tw := range m.Topic(t, words) {
-			parts = append(parts, tw.Token)
-		}
-		fmt.Fprintf(e.stdout, "  topic %3d: %s\n", t, strings.Join(parts, " "))
-	}
-}
 
 func runFeaturizeTopics(e *env, args []string) error {
 	fs := newFlags(e, "featurize topics", "parastream featurize topics --model DIR [--words N] [--topics N]")
@@ -150,7 +123,7 @@ func runFeaturizeTopics(e *env, args []string) error {
 		k = *n
 	}
 	fmt.Fprintf(e.stdout, "%d topics over %d words (λ %g, %s weighting, relative error %.4f):\n", m.NMF.K, m.Vocab.Len(), m.NMF.L1, m.Info.Weighting, m.Info.RelError)
-	printTopics(e, m, k, *words)
+	report.Topics(e.stdout, m, k, *words)
 	return nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parastream/parastream/internal/demo"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -97,7 +99,7 @@ func TestDemoReadsEveryFixture(t *testing.T) {
 		t.Errorf("demo summary:\n%s", stdout)
 	}
 	entries, _ := os.ReadDir(filepath.Join(out, "rejects"))
-	if len(entries) != len(demoInputs) {
-		t.Errorf("%d rejects files, want %d", len(entries), len(demoInputs))
+	if len(entries) != len(demo.Inputs()) {
+		t.Errorf("%d rejects files, want %d", len(entries), len(demo.Inputs()))
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parastream/parastream/internal/demo"
+
 	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/featurize"
 	"github.com/parastream/parastream/shards"
@@ -60,7 +62,7 @@ func TestBucketsFromShardsAndStdin(t *testing.T) {
 
 	ckDir := filepath.Join(t.TempDir(), "checkpoints")
 	var log bytes.Buffer
-	if err := demoTrainStream(ctx, &env{stdout: &log, stderr: &log}, feat, ckDir); err != nil {
+	if err := (demo.Config{Stdout: &log, Stderr: &log}).TrainStream(ctx, feat, ckDir); err != nil {
 		t.Fatalf("training: %v\n%s", err, log.String())
 	}
 	last, err := trainstep.LatestCheckpoint(ckDir)

@@ -21,32 +21,40 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 )
 
-// builtRunners are the --runner names this binary registers with Beam;
-// runners_dataflow.go adds Dataflow's.
-var builtRunners = []string{
-	"prism", "PrismRunner",
-	"universal", "portable", "PortableRunner",
-	"flink", "FlinkRunner",
-	"spark", "SparkRunner",
+// builtRunners are the --runner names this binary registers with Beam,
+// Dataflow's with -tags dataflow (runners_dataflow.go).
+func builtRunners() []string {
+	names := []string{
+		"prism", "PrismRunner",
+		"universal", "portable", "PortableRunner",
+		"flink", "FlinkRunner",
+		"spark", "SparkRunner",
+	}
+	if withDataflow {
+		names = append(names, "dataflow", "DataflowRunner")
+	}
+	return names
 }
 
-// taggedRunners are runners left out of the default build, by the build
-// tag that brings them in.
-var taggedRunners = map[string]string{
-	"dataflow":       "dataflow",
-	"DataflowRunner": "dataflow",
+// taggedRunner is the build tag that brings in a runner left out of this
+// build, or "".
+func taggedRunner(name string) string {
+	if !withDataflow && (name == "dataflow" || name == "DataflowRunner") {
+		return "dataflow"
+	}
+	return ""
 }
 
 // checkRunner says whether this binary can run a pipeline on runner (""
 // is Prism). Beam itself exits the process on a runner it does not know.
 func checkRunner(runner string) error {
-	if runner == "" || slices.Contains(builtRunners, runner) {
+	if runner == "" || slices.Contains(builtRunners(), runner) {
 		return nil
 	}
-	if tag, ok := taggedRunners[runner]; ok {
+	if tag := taggedRunner(runner); tag != "" {
 		return fmt.Errorf("--runner %s: this binary was built without it; build with -tags %s (make build-dataflow)", runner, tag)
 	}
-	names := slices.Clone(builtRunners)
+	names := builtRunners()
 	sort.Strings(names)
 	return fmt.Errorf("--runner %s: unknown runner; this binary has %s", runner, strings.Join(names, ", "))
 }

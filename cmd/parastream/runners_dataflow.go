@@ -10,8 +10,5 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 )
 
-func init() {
-	builtRunners = append(builtRunners, "dataflow", "DataflowRunner")
-	delete(taggedRunners, "dataflow")
-	delete(taggedRunners, "DataflowRunner")
-}
+// withDataflow says that this build has the Dataflow runner.
+const withDataflow = true

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parastream/parastream/featurize"
-	"github.com/parastream/parastream/featurize/lexicon"
 	"github.com/parastream/parastream/stream"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
@@ -150,7 +146,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		if rc.CheckpointDir == "" {
 			rc.CheckpointDir = filepath.Join("checkpoints", rc.Run)
 		}
-		v, err := fetchVocabulary(ctx, cc, *prefix, splitList(*dataset)[0], cfg.Context != "")
+		v, err := stream.FetchVocabulary(ctx, cc, *prefix, splitList(*dataset)[0], cfg.Context != "")
 		if err != nil {
 			return err
 		}
@@ -176,74 +172,4 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 			float64(sum.Examples)/max(sum.Elapsed.Seconds(), 1e-9), sum.Device, sum.Checkpoint)
 	}
 	return err
-}
-
-// datasetVocab is what a new run takes from the dataset's featurize
-// model: the words of the ids (id = index) and the out-of-vocabulary
-// buckets after them.
-type datasetVocab struct {
-	Words      []string
-	OOVBuckets int
-	OOVHash    string
-	// Topics is the size of the topic vectors (featurize.json's topics; 0
-	// when it is not published).
-	Topics int
-	// Files are the featurize model's files by name (vocab.tsv,
-	// featurize.json, topics.safetensors), when asked for.
-	Files map[string][]byte
-}
-
-// fetchVocabulary reads the dataset's vocabulary and the buckets of its
-// featurize.json from the artifacts topic: a trainer needs only the
-// brokers. A manifest that lists no featurize.json (shards featurized
-// before it was published) means no buckets. withFiles also reads the
-// topic model and keeps the three files (a model with the topic context
-// keeps them in its checkpoints).
-func fetchVocabulary(ctx context.Context, cc stream.ClientConfig, prefix, dataset string, withFiles bool) (datasetVocab, error) {
-	m, err := stream.ReadManifest(ctx, cc, prefix, dataset)
-	if err != nil {
-		return datasetVocab{}, err
-	}
-	if m.Vocabulary == nil {
-		return datasetVocab{}, fmt.Errorf("%w: the manifest of %s names no vocabulary: run `parastream featurize --in SHARDS --out FEATURIZED`, then publish FEATURIZED",
-			trainstep.ErrNotFeaturized, dataset)
-	}
-	data, err := stream.ReadArtifact(ctx, cc, prefix, dataset, m.Vocabulary.Path)
-	if err != nil {
-		return datasetVocab{}, err
-	}
-	v, err := featurize.ReadVocabulary(bytes.NewReader(data))
-	if err != nil {
-		return datasetVocab{}, fmt.Errorf("reading the vocabulary of %s: %w", dataset, err)
-	}
-	out := datasetVocab{Words: v.Words()}
-	if withFiles {
-		if m.Featurize == nil || m.Topics == nil {
-			return datasetVocab{}, fmt.Errorf("%w: the manifest of %s lists no topic model (featurize.json and topics.safetensors): featurize it with this version and publish it again", trainstep.ErrNotFeaturized, dataset)
-		}
-		out.Files = map[string][]byte{filepath.Base(m.Vocabulary.Path): data}
-		topics, err := stream.ReadArtifact(ctx, cc, prefix, dataset, m.Topics.Path)
-		if err != nil {
-			return datasetVocab{}, err
-		}
-		out.Files[filepath.Base(m.Topics.Path)] = topics
-	}
-	if m.Featurize == nil {
-		return out, nil
-	}
-	if data, err = stream.ReadArtifact(ctx, cc, prefix, dataset, m.Featurize.Path); err != nil {
-		return datasetVocab{}, err
-	}
-	var info featurize.Info
-	if err := json.Unmarshal(data, &info); err != nil {
-		return datasetVocab{}, fmt.Errorf("reading %s of %s: %w", m.Featurize.Path, dataset, err)
-	}
-	if err := lexicon.CheckHash(info.OOVHash, info.OOVBuckets); err != nil {
-		return datasetVocab{}, fmt.Errorf("reading %s of %s: %w", m.Featurize.Path, dataset, err)
-	}
-	out.OOVBuckets, out.OOVHash, out.Topics = info.OOVBuckets, info.OOVHash, info.Topics
-	if withFiles {
-		out.Files[filepath.Base(m.Featurize.Path)] = data
-	}
-	return out, nil
 }

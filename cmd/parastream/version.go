@@ -13,13 +13,15 @@ import (
 var version = "dev"
 
 // keyModules are the dependencies whose versions a run reports.
-var keyModules = []string{
-	"github.com/apache/beam/sdks/v2",
-	"github.com/segmentio/kafka-go",
-	"github.com/parquet-go/parquet-go",
-	"gorgonia.org/gorgonia",
-	"github.com/twmb/franz-go",
-	"github.com/klauspost/compress",
+func keyModules() []string {
+	return []string{
+		"github.com/apache/beam/sdks/v2",
+		"github.com/segmentio/kafka-go",
+		"github.com/parquet-go/parquet-go",
+		"gorgonia.org/gorgonia",
+		"github.com/twmb/franz-go",
+		"github.com/klauspost/compress",
+	}
 }
 
 func runVersion(_ context.Context, e *env, args []string) error {
@@ -64,7 +66,7 @@ func linkedModules() map[string]string {
 		return out
 	}
 	for _, d := range bi.Deps {
-		for _, k := range keyModules {
+		for _, k := range keyModules() {
 			if d.Path == k || strings.HasPrefix(d.Path, k+"/") {
 				out[d.Path] = d.Version
 			}

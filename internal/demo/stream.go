@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -12,17 +12,17 @@ import (
 	"github.com/parastream/parastream/stream"
 )
 
-// demoStream starts the embedded broker (in memory, on a free port),
+// Stream starts the embedded broker (in memory, on a free port),
 // publishes the shards under shardsDir, reads every split back with a
 // consumer and prints the counts. A split read back with another row count
 // than the manifest's is an error.
-func demoStream(ctx context.Context, e *env, shardsDir string) error {
+func Stream(ctx context.Context, w io.Writer, shardsDir string) error {
 	b, err := stream.StartBroker(ctx, stream.BrokerConfig{Listen: "127.0.0.1:0"})
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	fmt.Fprintf(e.stdout, "\nparastream demo: publishing %s to the embedded broker at %s and reading it back\n\n", shardsDir, b.Addr())
+	fmt.Fprintf(w, "\nparastream demo: publishing %s to the embedded broker at %s and reading it back\n\n", shardsDir, b.Addr())
 	cc := stream.ClientConfig{Brokers: []string{b.Addr()}}
 	sums, err := stream.Publish(ctx, shardsDir, stream.PublishConfig{Client: cc})
 	if err != nil {
@@ -57,13 +57,13 @@ func demoStream(ctx context.Context, e *env, shardsDir string) error {
 			return err
 		}
 		p := published[c.Topic()]
-		fmt.Fprintf(e.stdout, "%-32s %6d rows published in %4d messages (%7.1f kB), %6d read back, %d duplicates, %d bad messages\n",
+		fmt.Fprintf(w, "%-32s %6d rows published in %4d messages (%7.1f kB), %6d read back, %d duplicates, %d bad messages\n",
 			c.Topic(), p.Published, p.Messages, float64(p.Bytes)/1e3, n, s.Duplicates, s.BadMessages)
 		if n != split.Rows {
 			return fmt.Errorf("%s: read back %d rows, the manifest says %d", c.Topic(), n, split.Rows)
 		}
 		total += n
 	}
-	fmt.Fprintf(e.stdout, "\n%d topics, %d rows published and read back\n", len(m.Splits), total)
+	fmt.Fprintf(w, "\n%d topics, %d rows published and read back\n", len(m.Splits), total)
 	return nil
 }

@@ -1,4 +1,8 @@
-package main
+// Package runlog keeps a Beam run's own logs out of a command's output:
+// Beam's and the runner's lines and, on failure, the full error with the
+// pipeline's plan go to a file, and the command prints the error's cause
+// on one line with the file's path.
+package runlog
 
 import (
 	"fmt"
@@ -10,22 +14,22 @@ import (
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 )
 
-// runLog is where a Beam run's own logs go: Beam's and the runner's lines
+// Log is where a Beam run's own logs go: Beam's and the runner's lines
 // and, on failure, the full error with the pipeline's plan. Without
-// --verbose they go to a file, named by the error when the run fails and
-// removed when it succeeds; with --verbose to stderr.
-type runLog struct {
-	e       *env
+// verbose they go to a file, named by the error when the run fails and
+// removed when it succeeds; with verbose to the process's logger.
+type Log struct {
 	cmd     string
 	verbose bool
 	f       *os.File
 	prev    *slog.Logger
 }
 
-// startRunLog initialises Beam (which sets up its logging) and points its
-// logs at the run's log file, or at stderr with verbose.
-func startRunLog(e *env, cmd string, verbose bool) (*runLog, error) {
-	l := &runLog{e: e, cmd: cmd, verbose: verbose, prev: slog.Default()}
+// Start initialises Beam (which sets up its logging) and points its logs
+// at the run's log file, or at the process's logger with verbose. cmd
+// names the command in the file's name and the failure's record.
+func Start(cmd string, verbose bool) (*Log, error) {
+	l := &Log{cmd: cmd, verbose: verbose, prev: slog.Default()}
 	if verbose {
 		beamlog.LogLevel = "info"
 		beam.Init()
@@ -42,9 +46,9 @@ func startRunLog(e *env, cmd string, verbose bool) (*runLog, error) {
 	return l, nil
 }
 
-// failed writes err in full to the log and returns the error to print: its
-// cause on one line, and where the rest is.
-func (l *runLog) failed(err error) error {
+// Failed writes err in full to the log and returns the error to print:
+// its cause on one line, and where the rest is.
+func (l *Log) Failed(err error) error {
 	if l.verbose || l.f == nil {
 		return err
 	}
@@ -57,9 +61,9 @@ func (l *runLog) failed(err error) error {
 	return &shortError{msg: fmt.Sprintf("%s\n  (the pipeline's plan and logs: %s; --verbose prints them)", short, path), err: err}
 }
 
-// close restores the process's logger and removes the log of a run that
+// Close restores the process's logger and removes the log of a run that
 // did not fail.
-func (l *runLog) close() {
+func (l *Log) Close() {
 	if l.f == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -14,27 +14,39 @@ type outcome struct {
 	keptNoun   string           // "pairs", "examples"
 }
 
-// fixes says how to keep what a reason or rule drops.
-var fixes = map[string]string{
-	"bad_utf8":           "if the files are Latin-1 (older Moses and Europarl releases), try --encoding latin1",
-	"line_too_long":      "raise --max-line-bytes",
-	"record_too_large":   "raise --max-line-bytes",
-	"bad_json":           "is --corpus the right format? 'parastream formats' lists them",
-	"field_count":        "is --corpus the right format? 'parastream formats' lists them",
-	"missing_field":      "is --corpus the right format? 'parastream formats' lists them",
-	"reddit_deleted":     "the comments were deleted: pick other months",
-	"reddit_bot_author":  "turn the Reddit filters off with --reddit-rules=false",
-	"reddit_bad_prefix":  "turn the Reddit filters off with --reddit-rules=false",
-	"reddit_too_long":    "raise --max-chars, or turn the Reddit filters off with --reddit-rules=false",
-	"reddit_low_alpha":   "lower --min-alpha, or turn the Reddit filters off with --reddit-rules=false",
-	"too_few_tokens":     "lower --min-tokens",
-	"too_many_tokens":    "raise --max-tokens, or set it to 0",
-	"moses_low_prob":     "lower --moses-min-prob",
-	"ppdb_tier":          "widen --ppdb-max-tier or --ppdb-tiers",
-	"ppdb_low_score":     "lower --ppdb-min-score",
-	"bad_file":           "the files are truncated or unreadable: see the rejects file",
-	"duplicates":         "pass --keep-duplicates to keep them",
-	"score_out_of_range": "is --corpus the right format? 'parastream formats' lists them",
+// fix says how to keep what a reason or rule drops, or "".
+func fix(reason string) string {
+	switch reason {
+	case "bad_utf8":
+		return "if the files are Latin-1 (older Moses and Europarl releases), try --encoding latin1"
+	case "line_too_long", "record_too_large":
+		return "raise --max-line-bytes"
+	case "bad_json", "field_count", "missing_field", "score_out_of_range":
+		return "is --corpus the right format? 'parastream formats' lists them"
+	case "reddit_deleted":
+		return "the comments were deleted: pick other months"
+	case "reddit_bot_author", "reddit_bad_prefix":
+		return "turn the Reddit filters off with --reddit-rules=false"
+	case "reddit_too_long":
+		return "raise --max-chars, or turn the Reddit filters off with --reddit-rules=false"
+	case "reddit_low_alpha":
+		return "lower --min-alpha, or turn the Reddit filters off with --reddit-rules=false"
+	case "too_few_tokens":
+		return "lower --min-tokens"
+	case "too_many_tokens":
+		return "raise --max-tokens, or set it to 0"
+	case "moses_low_prob":
+		return "lower --moses-min-prob"
+	case "ppdb_tier":
+		return "widen --ppdb-max-tier or --ppdb-tiers"
+	case "ppdb_low_score":
+		return "lower --ppdb-min-score"
+	case "bad_file":
+		return "the files are truncated or unreadable: see the rejects file"
+	case "duplicates":
+		return "pass --keep-duplicates to keep them"
+	}
+	return ""
 }
 
 // hints are the lines a summary ends with when a rule dropped most of the
@@ -68,7 +80,7 @@ func (o outcome) hints() []string {
 			top := reasons[0]
 			named = top
 			msg += fmt.Sprintf("; %s dropped %s", top, share(o.dropped[top]))
-			if fix := fixes[top]; fix != "" {
+			if fix := fix(top); fix != "" {
 				msg += ": " + fix
 			}
 		}
@@ -77,7 +89,7 @@ func (o outcome) hints() []string {
 		top := reasons[0]
 		named = top
 		msg := fmt.Sprintf("hint: %s dropped most of the input, %s", top, share(o.dropped[top]))
-		if fix := fixes[top]; fix != "" {
+		if fix := fix(top); fix != "" {
 			msg += ": " + fix
 		}
 		out = append(out, msg)
@@ -85,7 +97,7 @@ func (o outcome) hints() []string {
 	// A few stray bytes are a dirty dump; one record in a hundred or more
 	// is more likely a file in another encoding.
 	if n := o.dropped["bad_utf8"]; 100*n >= o.read && named != "bad_utf8" {
-		out = append(out, fmt.Sprintf("hint: %s are not UTF-8: %s", share(n), fixes["bad_utf8"]))
+		out = append(out, fmt.Sprintf("hint: %s are not UTF-8: %s", share(n), fix("bad_utf8")))
 	}
 	return out
 }

@@ -1,6 +1,7 @@
-package main
+package demo
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -14,12 +15,12 @@ import (
 	"github.com/parastream/parastream/trainstep"
 )
 
-// demoTrainFor bounds the demo's training.
-const demoTrainFor = 5 * time.Second
+// trainFor bounds the demo's training.
+const trainFor = 5 * time.Second
 
-// demoTrainStream starts the embedded broker, publishes the featurized
-// demo dataset with the most training rows, and trains on it (demoTrain).
-func demoTrainStream(ctx context.Context, e *env, featurized, out string) error {
+// TrainStream starts the embedded broker, publishes the featurized
+// demo dataset with the most training rows, and trains on it (Train).
+func (cfg Config) TrainStream(ctx context.Context, featurized, out string) error {
 	m, err := shards.ReadManifest(featurized)
 	if err != nil {
 		return err
@@ -42,17 +43,17 @@ func demoTrainStream(ctx context.Context, e *env, featurized, out string) error 
 	if _, err := stream.Publish(ctx, featurized, stream.PublishConfig{Client: cc, Datasets: []string{dataset}}); err != nil {
 		return err
 	}
-	return demoTrain(ctx, e, b.Addr(), dataset, out)
+	return cfg.Train(ctx, b.Addr(), dataset, out)
 }
 
-// demoTrain trains a small avg model for a few seconds on a published
+// Train trains a small avg model for a few seconds on a published
 // dataset, given only the broker's address (the vocabulary comes from the
 // artifacts topic), and writes its checkpoints under out.
-func demoTrain(ctx context.Context, e *env, brokerAddr, dataset string, out string) error {
-	fmt.Fprintf(e.stdout, "\nparastream demo: training a small avg model on %s from the broker at %s for up to %s, checkpoints in %s\n\n",
-		dataset, brokerAddr, demoTrainFor, out)
+func (cfg Config) Train(ctx context.Context, brokerAddr, dataset string, out string) error {
+	fmt.Fprintf(cfg.Stdout, "\nparastream demo: training a small avg model on %s from the broker at %s for up to %s, checkpoints in %s\n\n",
+		dataset, brokerAddr, trainFor, out)
 	cc := stream.ClientConfig{Brokers: []string{brokerAddr}}
-	v, err := fetchVocabulary(ctx, cc, "", dataset, false)
+	v, err := stream.FetchVocabulary(ctx, cc, "", dataset, false)
 	if err != nil {
 		return err
 	}
@@ -63,15 +64,15 @@ func demoTrain(ctx context.Context, e *env, brokerAddr, dataset string, out stri
 	sum, err := trainstep.Run(ctx, trainstep.RunConfig{
 		Client: cc, Dataset: dataset, Run: "demo-" + dataset, Vocab: v.Words,
 		Model:  trainstep.Config{Encoder: "avg", Dim: 50, BatchSize: 10, LR: 0.01, OOVBuckets: v.OOVBuckets, OOVHash: v.OOVHash},
-		Epochs: 300, Duration: demoTrainFor, CheckpointDir: out, CheckpointEvery: 200, ShuffleBuffer: 1000,
-		Progress: e.stdout, ProgressEvery: time.Second,
-		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Epochs: 300, Duration: trainFor, CheckpointDir: out, CheckpointEvery: 200, ShuffleBuffer: 1000,
+		Progress: cfg.Stdout, ProgressEvery: time.Second,
+		Logger: slog.New(slog.NewTextHandler(cfg.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return fmt.Errorf("training on the demo stream: %w", err)
 	}
-	fmt.Fprintf(e.stdout, "\ntrained %d steps (%d examples, %.0f/s) in %d epochs, loss %.4f; last checkpoint %s\n",
+	fmt.Fprintf(cfg.Stdout, "\ntrained %d steps (%d examples, %.0f/s) in %d epochs, loss %.4f; last checkpoint %s\n",
 		sum.Steps, sum.Examples, float64(sum.Examples)/sum.Elapsed.Seconds(), sum.Epoch, sum.Loss, sum.Checkpoint)
-	fmt.Fprintf(e.stdout, "embed sentences with it: echo 'how do i learn go' | %s embed --checkpoint %s\n", selfName(), sum.Checkpoint)
+	fmt.Fprintf(cfg.Stdout, "embed sentences with it: echo 'how do i learn go' | %s embed --checkpoint %s\n", cmp.Or(cfg.Self, "parastream"), sum.Checkpoint)
 	return nil
 }

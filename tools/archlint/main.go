@@ -1,0 +1,263 @@
+// Command archlint checks two rules of the architecture (docs/architecture.md)
+// over the Go files of a tree, test files and testdata left out:
+//
+//   - no function or method takes more than six parameters: group them in
+//     an options struct. Bindings that mirror a C API's signature are
+//     allowed by name (allowedParams).
+//   - no package-level var but errors (a declared type error, errors.New,
+//     fmt.Errorf, or another sentinel by its name, ErrX), flags and flag sets (package flag),
+//     registered DoFns (a value from Beam's register package or
+//     internal/beamfn), //go:embed variables and the blank identifier's
+//     compile-time assertions. Anything else is mutable global state: make
+//     it a constant, a function returning a fresh value, or a field of the
+//     value that uses it; the few that must stay are allowed by name with a
+//     reason (allowedVars).
+//
+// It reads syntax only (go/parser), so it runs in a second over the whole
+// tree, whatever the build tags. Usage: archlint [DIR] (default "."); it
+// prints file:line: reason for each violation and exits 1 when there is
+// one. `make lint` runs it.
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// maxParams is the most parameters a function may take.
+const maxParams = 6
+
+// allowedParams are the functions, as "dir.Name" or "dir.Type.Method" with
+// dir relative to the root, that may take more than maxParams parameters:
+// bindings that mirror the signature of the C function they call, so that
+// a reader can hold one against the other.
+func allowedParams() map[string]string {
+	return map[string]string{
+		// cblas_?gemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)
+		// and cblas_?gemv, through gonum's blas.Float32/Float64 interface.
+		"trainstep/cpu/cblas.Implementation.Sgemm": "mirrors cblas_sgemm",
+		"trainstep/cpu/cblas.Implementation.Dgemm": "mirrors cblas_dgemm",
+		"trainstep/cpu/cblas.Implementation.Sgemv": "mirrors cblas_sgemv",
+		"trainstep/cpu/cblas.Implementation.Dgemv": "mirrors cblas_dgemv",
+		"trainstep/cpu/cblas.gemmOK":               "checks the arguments of cblas_?gemm, as they come",
+		"trainstep/cpu/cblas.gemvOK":               "checks the arguments of cblas_?gemv, as they come",
+		"trainstep/cpu.gemm":                       "mirrors cblas_sgemm (gorgonia's BLAS)",
+		// cublasSgemm(handle, transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc).
+		"trainstep/cuda.cublas.sgemm":  "mirrors cublasSgemm",
+		"trainstep/cuda.gpu.gemm":      "mirrors cublasSgemm (the device's GEMM)",
+		"trainstep/cuda.emulator.gemm": "mirrors cublasSgemm (the emulated device's GEMM)",
+	}
+}
+
+// allowedVars are the package-level vars, as "dir.Name", that stay, each
+// with the reason it must be a var.
+func allowedVars() map[string]string {
+	return map[string]string{
+		"cmd/parastream.version": "set by the linker: -ldflags -X main.version",
+	}
+}
+
+func main() {
+	root := "."
+	if len(os.Args) > 1 {
+		root = os.Args[1]
+	}
+	problems, err := check(root, allowedParams(), allowedVars())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "archlint:", err)
+		os.Exit(2)
+	}
+	printProblems(os.Stdout, problems)
+	if len(problems) > 0 {
+		os.Exit(1)
+	}
+}
+
+func printProblems(w io.Writer, problems []string) {
+	for _, p := range problems {
+		fmt.Fprintln(w, p)
+	}
+}
+
+// check walks root and returns the violations, "file:line: reason", in
+// file order. Directories named testdata or node_modules, and those
+// starting with . or _, are left out below root.
+func check(root string, params, vars map[string]string) ([]string, error) {
+	var out []string
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		out = append(out, checkFile(fset, f, filepath.ToSlash(rel), params, vars)...)
+		return nil
+	})
+	return out, err
+}
+
+func checkFile(fset *token.FileSet, f *ast.File, dir string, params, vars map[string]string) []string {
+	var out []string
+	report := func(pos token.Pos, format string, args ...any) {
+		p := fset.Position(pos)
+		out = append(out, fmt.Sprintf("%s:%d: %s", p.Filename, p.Line, fmt.Sprintf(format, args...)))
+	}
+	imports := importNames(f)
+	for _, decl := range f.Decls {
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			n := d.Type.Params.NumFields()
+			if n <= maxParams {
+				continue
+			}
+			name := d.Name.Name
+			if d.Recv != nil && len(d.Recv.List) == 1 {
+				name = recvType(d.Recv.List[0].Type) + "." + name
+			}
+			if _, ok := params[dir+"."+name]; !ok {
+				report(d.Pos(), "%s takes %d parameters, more than %d: group them in an options struct", name, n, maxParams)
+			}
+		case *ast.GenDecl:
+			if d.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range d.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if embedded(d, vs) || isErrorType(vs.Type) {
+					continue
+				}
+				for i, id := range vs.Names {
+					if id.Name == "_" {
+						continue
+					}
+					var value ast.Expr
+					if i < len(vs.Values) {
+						value = vs.Values[i]
+					} else if len(vs.Values) == 1 {
+						value = vs.Values[0] // var a, b = f()
+					}
+					if value != nil && allowedValue(value, imports) {
+						continue
+					}
+					if _, ok := vars[dir+"."+id.Name]; ok {
+						continue
+					}
+					report(id.Pos(), "package-level var %s is not an error, a flag or a registered DoFn: make it a constant, a function or a field", id.Name)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// importNames maps each import's name in the file to its path.
+func importNames(f *ast.File) map[string]string {
+	m := map[string]string{}
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		name := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		m[name] = path
+	}
+	return m
+}
+
+// allowedValue says whether a var's value is an error, a flag or a
+// registered DoFn: a call of errors.New, fmt.Errorf, any function of
+// package flag, of Beam's register package or of internal/beamfn; or
+// another error by its name (ErrX, errX, pkg.ErrX).
+func allowedValue(e ast.Expr, imports map[string]string) bool {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.SelectorExpr: // another package's sentinel: compute.ErrNonFinite, net.ErrClosed
+		return strings.HasPrefix(x.Sel.Name, "Err")
+	case *ast.Ident:
+		return strings.HasPrefix(x.Name, "Err") || strings.HasPrefix(x.Name, "err")
+	}
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	fun := call.Fun
+	if ix, ok := fun.(*ast.IndexExpr); ok { // register.Function1x1[T](...)
+		fun = ix.X
+	} else if ix, ok := fun.(*ast.IndexListExpr); ok {
+		fun = ix.X
+	}
+	sel, ok := fun.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return false
+	}
+	switch path := imports[pkg.Name]; {
+	case path == "errors":
+		return sel.Sel.Name == "New"
+	case path == "fmt":
+		return sel.Sel.Name == "Errorf"
+	case path == "flag",
+		path == "github.com/apache/beam/sdks/v2/go/pkg/beam/register",
+		strings.HasSuffix(path, "/internal/beamfn"):
+		return true
+	}
+	return false
+}
+
+func isErrorType(t ast.Expr) bool {
+	id, ok := t.(*ast.Ident)
+	return ok && id.Name == "error"
+}
+
+// embedded says whether a var has a //go:embed directive.
+func embedded(d *ast.GenDecl, vs *ast.ValueSpec) bool {
+	for _, g := range []*ast.CommentGroup{vs.Doc, d.Doc} {
+		if g != nil && slices.ContainsFunc(g.List, func(c *ast.Comment) bool { return strings.HasPrefix(c.Text, "//go:embed ") }) {
+			return true
+		}
+	}
+	return false
+}
+
+// recvType is the name of a receiver's type: T of T, *T, T[K] and *T[K].
+func recvType(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.StarExpr:
+		return recvType(t.X)
+	case *ast.IndexExpr:
+		return recvType(t.X)
+	case *ast.IndexListExpr:
+		return recvType(t.X)
+	case *ast.Ident:
+		return t.Name
+	}
+	return "?"
+}
