@@ -2,13 +2,11 @@ package featurize
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/parastream/parastream/internal/beamfn"
-	"hash/fnv"
 	"io"
 	"math"
 	"os"
@@ -24,6 +22,7 @@ import (
 	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/transforms"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 // ShardTask is one input shard of a featurize pipeline: its index in the
@@ -128,28 +127,15 @@ func (fn *countShardFn) ProcessElement(ctx context.Context, task ShardTask, emit
 	return nil
 }
 
-// textPriority is a seeded 64-bit hash of a text's tokens.
+// textPriority is a seeded 64-bit hash of a text's tokens (text.Hash64's
+// hash over the tokens, each followed by a zero byte).
 func textPriority(seed uint64, tokens []string) uint64 {
-	h := fnv.New64a()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], seed)
-	h.Write(b[:])
+	h := text.SeededFNV(seed)
 	for _, t := range tokens {
 		h.Write([]byte(t))
 		h.Write([]byte{0})
 	}
-	return mix64(h.Sum64())
-}
-
-// mix64 is the murmur3 finaliser: FNV alone leaves texts that share a long
-// prefix with close priorities.
-func mix64(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
+	return text.Mix64(h.Sum64())
 }
 
 // sampler keeps the n texts of least priority, one per priority.

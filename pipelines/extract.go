@@ -20,6 +20,7 @@ import (
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/transforms"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 // ExtractConfig configures one extraction: one corpus, its input files, and
@@ -55,7 +56,7 @@ type ExtractConfig struct {
 	Pair transforms.PairOptions
 	// Split: ratios and seed of the hashed split. Evaluation sets (sts,
 	// stsb, sick) keep their official splits.
-	Split transforms.SplitRatios
+	Split text.SplitRatios
 	Seed  uint64
 	// Budget samples the corpus down to a number of tokens (both sides of
 	// every pair), seeded: the paraphrase research's PPDB sample whose
@@ -82,14 +83,14 @@ type ExtractConfig struct {
 // tokens, at least one token a side, the conversational research's Reddit
 // filters, automatic buckets.
 func NewExtractConfig(corpus, input, out string) ExtractConfig {
-	rules := transforms.DefaultRedditRules()
+	rules := text.DefaultRedditRules()
 	return ExtractConfig{
 		Corpus: corpus, Input: input, Out: out,
-		Split: transforms.DefaultSplitRatios, Seed: 1,
+		Split: text.DefaultSplitRatios, Seed: 1,
 		Prepare: transforms.PrepareConfig{
 			RedditRules: &rules,
-			Tokenize:    transforms.TokenizeOptions{Lower: true},
-			Length:      transforms.LengthRule{MinTokens: 1},
+			Tokenize:    text.TokenizeOptions{Lower: true},
+			Length:      text.LengthRule{MinTokens: 1},
 		},
 	}
 }
@@ -163,8 +164,8 @@ func (c *ExtractConfig) Validate() error {
 	if c.Out == "" {
 		errs = append(errs, errors.New("--out is required: the output directory"))
 	}
-	if c.Split == (transforms.SplitRatios{}) {
-		c.Split = transforms.DefaultSplitRatios
+	if c.Split == (text.SplitRatios{}) {
+		c.Split = text.DefaultSplitRatios
 	}
 	if err := c.Split.Validate(); err != nil {
 		errs = append(errs, err)

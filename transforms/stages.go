@@ -20,7 +20,9 @@ import (
 
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/internal/atomicfile"
+	"github.com/parastream/parastream/internal/spill"
 	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 // The extraction pipeline keeps its memory bounded whatever the size of
@@ -98,7 +100,7 @@ type spiller struct {
 }
 
 type bucketFile struct {
-	w    *SpillWriter
+	w    *spill.Writer
 	path string
 }
 
@@ -114,7 +116,7 @@ func (sp *spiller) bucket(r *shards.Row) int {
 	default:
 		k = NormalizedKey(r, sp.symmetric)
 	}
-	return int(hash64(0, k) % uint64(sp.buckets))
+	return int(text.Hash64(0, k) % uint64(sp.buckets))
 }
 
 func (sp *spiller) write(ctx context.Context, r *shards.Row) error {
@@ -122,7 +124,7 @@ func (sp *spiller) write(ctx context.Context, r *shards.Row) error {
 	f := sp.writers[b]
 	if f == nil {
 		path := filepath.Join(sp.dir, fmt.Sprintf("b%05d", b), randomName()+".spill")
-		w, err := CreateSpill(ctx, path)
+		w, err := spill.Create(ctx, path)
 		if err != nil {
 			return err
 		}
@@ -197,7 +199,7 @@ func (fn *pairFn) ProcessElement(_ int, paths func(*string) bool, _ func(int, st
 	files := collect(paths)
 	return fn.pool.submit(func(ctx context.Context, w *pairWorker) error {
 		threads := make(map[string][]shards.Row)
-		err := ReadSpillFiles(ctx, files, func(r *shards.Row) error {
+		err := spill.ReadFiles(ctx, files, func(r *shards.Row) error {
 			threads[r.GroupKey] = append(threads[r.GroupKey], *r)
 			return nil
 		})
@@ -261,7 +263,7 @@ func collect(paths func(*string) bool) []string {
 
 // SplitConfig chooses each record's split.
 type SplitConfig struct {
-	Ratios SplitRatios
+	Ratios text.SplitRatios
 	Seed   uint64
 	// Official keeps the evaluation sets' own splits (see OfficialSplit).
 	Official bool
@@ -269,11 +271,11 @@ type SplitConfig struct {
 
 func (c SplitConfig) split(r *shards.Row) string {
 	if c.Official {
-		if s, ok := OfficialSplit(r.Corpus, r.Dataset); ok {
+		if s, ok := text.OfficialSplit(r.Corpus, r.Dataset); ok {
 			return s
 		}
 	}
-	return AssignSplit(r.GroupKey, c.Seed, c.Ratios)
+	return text.AssignSplit(r.GroupKey, c.Seed, c.Ratios)
 }
 
 // Run is one bucket's records of one split, deduplicated, sorted by ID and
@@ -348,7 +350,7 @@ func (fn *dedupeFn) dedupe(ctx context.Context, bucket int, files []string, w *d
 			}
 		}
 		path := filepath.Join(fn.Dir, split, fmt.Sprintf("b%05d.spill", bucket))
-		sw, err := CreateSpill(ctx, path)
+		sw, err := spill.Create(ctx, path)
 		if err != nil {
 			return err
 		}
@@ -377,7 +379,7 @@ func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates
 	}
 	var st DedupeStats
 	if keepDuplicates {
-		if err := ReadSpillFiles(ctx, files, func(r *shards.Row) error {
+		if err := spill.ReadFiles(ctx, files, func(r *shards.Row) error {
 			if r.Split != externalSplit {
 				keep(*r)
 				st.Kept++
@@ -388,7 +390,7 @@ func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates
 		}
 	} else {
 		d := NewDeduper(symmetric)
-		if err := ReadSpillFiles(ctx, files, func(r *shards.Row) error {
+		if err := spill.ReadFiles(ctx, files, func(r *shards.Row) error {
 			d.Add(*r, r.Split == externalSplit)
 			return nil
 		}); err != nil {
@@ -537,7 +539,7 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	}
 	var n, tokens int64
 	for _, run := range runs {
-		err := ReadSpillFiles(ctx, []string{run.Path}, func(row *shards.Row) error {
+		err := spill.ReadFiles(ctx, []string{run.Path}, func(row *shards.Row) error {
 			if fn.Budget.Tokens > 0 && uint64(fn.Budget.cell(row.ID)) >= cut {
 				w.dropped++
 				return nil

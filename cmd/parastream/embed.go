@@ -12,7 +12,7 @@ import (
 
 	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/trainstep"
-	"github.com/parastream/parastream/transforms"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 const embedUsage = "parastream embed --checkpoint DIR [--format text|json] [--lower=true|false] [--start-end=true|false] < sentences.txt"
@@ -62,9 +62,9 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("checkpoint %s: %w", ckDir, err)
 		}
 	}
-	opts := transforms.TokenizeOptions{Lower: true}
+	opts := text.TokenizeOptions{Lower: true}
 	if ck.Run != nil {
-		opts = transforms.TokenizeOptions{Lower: ck.Run.Tokenize.Lower, StartEnd: ck.Run.Tokenize.StartEnd}
+		opts = text.TokenizeOptions{Lower: ck.Run.Tokenize.Lower, StartEnd: ck.Run.Tokenize.StartEnd}
 	}
 	lower.apply(&opts.Lower)
 	startEnd.apply(&opts.StartEnd)
@@ -97,7 +97,7 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		lines = append(lines, sc.Text())
-		texts = append(texts, transforms.Tokenize(sc.Text(), opts))
+		texts = append(texts, text.Tokenize(sc.Text(), opts))
 		sentences++
 		if len(texts) == embedChunk {
 			if err := flush(); err != nil {
