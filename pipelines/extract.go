@@ -206,27 +206,32 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 		prepared = beam.Flatten(s, prepared, subs)
 	}
 	var spills beam.PCollection
+	dedupeSpill := transforms.SpillConfig{Dir: cfg.WorkDir, Name: "dedupe", Key: transforms.ByDedupeKey, Buckets: cfg.Buckets, Symmetric: cfg.symmetric()}
 	if cfg.Corpus == "reddit" {
-		threads := transforms.Scatter(s, prepared, cfg.WorkDir, "threads", transforms.ByGroup, cfg.Buckets, false)
+		threads := transforms.Scatter(s, prepared, transforms.SpillConfig{Dir: cfg.WorkDir, Name: "threads", Key: transforms.ByGroup, Buckets: cfg.Buckets})
 		spills = transforms.Pair(s, threads, cfg.Pair, cfg.WorkDir, "dedupe", cfg.Buckets)
 	} else {
-		spills = transforms.Spill(s, prepared, cfg.WorkDir, "dedupe", transforms.ByDedupeKey, cfg.Buckets, cfg.symmetric())
+		spills = transforms.Spill(s, prepared, dedupeSpill)
 	}
 	for i, dir := range cfg.DedupeAgainst {
 		s := s.Scope(fmt.Sprintf("against%d", i))
-		external := transforms.Spill(s, transforms.ReadExternal(s, dir), cfg.WorkDir, "dedupe", transforms.ByDedupeKey, cfg.Buckets, cfg.symmetric())
+		external := transforms.Spill(s, transforms.ReadExternal(s, dir), dedupeSpill)
 		spills = beam.Flatten(s, spills, external)
 	}
-	split := transforms.SplitConfig{Ratios: cfg.Split, Seed: cfg.Seed, Official: cfg.official()}
-	keepDuplicates := cfg.official() || cfg.KeepDuplicates
+	dedupe := transforms.DedupeConfig{
+		Corpus: cfg.outName(), Dir: cfg.WorkDir, Buckets: cfg.Buckets, Groups: cfg.writerGroups(),
+		Symmetric: cfg.symmetric(), KeepDuplicates: cfg.official() || cfg.KeepDuplicates,
+		Split:  transforms.SplitConfig{Ratios: cfg.Split, Seed: cfg.Seed, Official: cfg.official()},
+		Shards: cfg.Shards, Budget: cfg.Budget,
+	}
 	if cfg.Budget.Tokens == 0 {
-		transforms.DedupeAndWrite(s, spills, cfg.outName(), cfg.WorkDir, cfg.Buckets, cfg.writerGroups(), cfg.symmetric(), keepDuplicates, split, cfg.Shards)
+		transforms.DedupeAndWrite(s, spills, dedupe)
 		return
 	}
 	// A token budget samples by the histogram of every kept pair, known
 	// only once every bucket is deduplicated: dedupe, then write.
-	runs, hist := transforms.DedupeAndSplit(s, spills, cfg.WorkDir, cfg.Buckets, cfg.writerGroups(), cfg.symmetric(), keepDuplicates, split, cfg.Budget)
-	transforms.WriteShards(s, runs, hist, cfg.outName(), cfg.WorkDir, cfg.Shards, cfg.Budget)
+	runs, hist := transforms.DedupeAndSplit(s, spills, dedupe)
+	transforms.WriteShards(s, runs, hist, dedupe)
 }
 
 // Summary is what an extraction did.
@@ -308,20 +313,20 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 
 	p, s := beam.NewPipelineWithRoot()
 	Extract(s, cfg)
-	transforms.LocalProgress.Reset()
-	stop := startProgress(opts)
+	progress := transforms.NewProgress()
+	stop := startProgress(opts, progress)
 	runner := opts.Runner
 	if runner == "" {
 		runner = "prism"
 	}
-	res, err := beam.Run(ctx, runner, p)
+	res, err := beam.Run(transforms.WithProgress(ctx, progress), runner, p)
 	stop()
 	if err != nil {
 		return nil, fmt.Errorf("running the extraction pipeline on %s: %w", runner, err)
 	}
 	sum := &Summary{Corpus: cfg.outName(), Counters: committedCounters(res), Splits: map[string]int64{}}
 	if runner == "prism" {
-		reconcileLocal(sum.Counters, transforms.LocalProgress.Snapshot(), "dedupe_")
+		reconcileLocal(sum.Counters, progress.Snapshot(), "dedupe_")
 	}
 	if err := finish(out, cfg, sum); err != nil {
 		return nil, err
@@ -500,10 +505,10 @@ func reconcileLocal(committed, local map[string]int64, prefix string) {
 
 // startProgress prints the in-process progress every few seconds, and once
 // more when stopped, with the counts the summary gives.
-func startProgress(opts RunOptions) (stop func()) {
+func startProgress(opts RunOptions, progress *transforms.Progress) (stop func()) {
 	start := time.Now()
 	line := func(elapsed time.Duration) {
-		snap := transforms.LocalProgress.Snapshot()
+		snap := progress.Snapshot()
 		secs := max(elapsed.Seconds(), 1e-3)
 		fmt.Fprintf(opts.Progress, "  %6.0fs  read %d records (%.1f MB, %.0f records/s)  paired %d  duplicates dropped %d  written %d\n",
 			elapsed.Seconds(), snap["read"], float64(snap["bytes_read"])/1e6, float64(snap["read"])/secs,

@@ -54,18 +54,31 @@ type Bucketed struct {
 	Path   string
 }
 
+// SpillConfig configures Spill and Scatter.
+type SpillConfig struct {
+	// Dir is the work directory and Name the stage's directory in it: the
+	// spill files go under Dir/Name/b<bucket>/.
+	Dir, Name string
+	// Key is what a record's bucket is hashed from: ByDedupeKey or ByGroup.
+	Key string
+	// Buckets is the number of buckets.
+	Buckets int
+	// Symmetric makes (A, B) and (B, A) one dedupe key.
+	Symmetric bool
+}
+
 // Spill writes each record of rows (PCollection<shards.Row>) to the spill
-// file of its bucket under dir/name, and returns each bucket with one of
-// its files as PCollection<KV<int, string>>.
-func Spill(s beam.Scope, rows beam.PCollection, dir, name, key string, buckets int, symmetric bool) beam.PCollection {
-	s = s.Scope("transforms.Spill." + name)
-	return beam.ParDo(s, &scatterFn{Dir: filepath.Join(dir, name), Key: key, Buckets: buckets, Symmetric: symmetric}, rows)
+// file of its bucket under cfg.Dir/cfg.Name, and returns each bucket with
+// one of its files as PCollection<KV<int, string>>.
+func Spill(s beam.Scope, rows beam.PCollection, cfg SpillConfig) beam.PCollection {
+	s = s.Scope("transforms.Spill." + cfg.Name)
+	return beam.ParDo(s, &scatterFn{Dir: filepath.Join(cfg.Dir, cfg.Name), Key: cfg.Key, Buckets: cfg.Buckets, Symmetric: cfg.Symmetric}, rows)
 }
 
 // Scatter is Spill followed by a GroupByKey: it returns
 // PCollection<KV<int, []string>>, each bucket with all of its files.
-func Scatter(s beam.Scope, rows beam.PCollection, dir, name, key string, buckets int, symmetric bool) beam.PCollection {
-	return beam.GroupByKey(s, Spill(s, rows, dir, name, key, buckets, symmetric))
+func Scatter(s beam.Scope, rows beam.PCollection, cfg SpillConfig) beam.PCollection {
+	return beam.GroupByKey(s, Spill(s, rows, cfg))
 }
 
 type scatterFn struct {
@@ -217,7 +230,7 @@ func (fn *pairFn) ProcessElement(_ int, paths func(*string) bool, _ func(int, st
 			w.st.Titles += t.Titles
 			w.st.Orphans += t.Orphans
 			w.st.NoTitle += t.NoTitle
-			LocalProgress.add("paired", t.Pairs)
+			progressFrom(ctx).add("paired", t.Pairs)
 		}
 		w.threads += int64(len(threads))
 		return werr
@@ -278,6 +291,29 @@ func (c SplitConfig) split(r *shards.Row) string {
 	return text.AssignSplit(r.GroupKey, c.Seed, c.Ratios)
 }
 
+// DedupeConfig configures the stages that deduplicate the dedupe spills,
+// assign splits and write the shards: DedupeAndWrite, or DedupeAndSplit
+// then WriteShards under a token budget.
+type DedupeConfig struct {
+	// Corpus names the shards written (their <corpus>/<split>/ directory).
+	Corpus string
+	// Dir is the work directory: runs, shards and receipts go under it.
+	Dir string
+	// Buckets is the number of dedupe buckets, Groups the number of shard
+	// writers per split (consecutive buckets share a writer group).
+	Buckets, Groups int
+	// Symmetric makes (A, B) and (B, A) one pair; KeepDuplicates keeps
+	// every record.
+	Symmetric, KeepDuplicates bool
+	// Split chooses each record's split.
+	Split SplitConfig
+	// Shards bounds the shard files.
+	Shards shards.WriterOptions
+	// Budget samples the kept records down to a number of tokens (zero
+	// Tokens is off; DedupeAndWrite takes none).
+	Budget BudgetConfig
+}
+
 // Run is one bucket's records of one split, deduplicated, sorted by ID and
 // spilled: the unit the shard writer concatenates.
 type Run struct {
@@ -296,11 +332,12 @@ type Run struct {
 // for budget sampling (a singleton PCollection<TokenHistogram>; empty
 // without a budget).
 //
-// With keepDuplicates every record is kept (evaluation sets keep their
-// official pairs, duplicates included).
-func DedupeAndSplit(s beam.Scope, spills beam.PCollection, dir string, buckets, groups int, symmetric, keepDuplicates bool, split SplitConfig, budget BudgetConfig) (runs, hist beam.PCollection) {
+// With cfg.KeepDuplicates every record is kept (evaluation sets keep their
+// official pairs, duplicates included). cfg.Corpus and cfg.Shards are not
+// used: they are WriteShards'.
+func DedupeAndSplit(s beam.Scope, spills beam.PCollection, cfg DedupeConfig) (runs, hist beam.PCollection) {
 	s = s.Scope("transforms.DedupeAndSplit")
-	runs, hists := beam.ParDo2(s, &dedupeFn{Dir: filepath.Join(dir, "runs"), Buckets: buckets, Groups: groups, Symmetric: symmetric, KeepDuplicates: keepDuplicates, Split: split, Budget: budget}, beam.GroupByKey(s, spills))
+	runs, hists := beam.ParDo2(s, &dedupeFn{Dir: filepath.Join(cfg.Dir, "runs"), Buckets: cfg.Buckets, Groups: cfg.Groups, Symmetric: cfg.Symmetric, KeepDuplicates: cfg.KeepDuplicates, Split: cfg.Split, Budget: cfg.Budget}, beam.GroupByKey(s, spills))
 	return beam.GroupByKey(s, runs), sumHistograms(s, hists)
 }
 
@@ -401,7 +438,7 @@ func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates
 	for _, rows := range bySplit {
 		slices.SortFunc(rows, func(a, b shards.Row) int { return strings.Compare(a.ID, b.ID) })
 	}
-	st.progress()
+	st.progress(progressFrom(ctx))
 	return bySplit, st, nil
 }
 
@@ -485,10 +522,10 @@ func splitGroupKey(split string, group int) string { return fmt.Sprintf("%s/%03d
 // out/<corpus>/<split>/ with their final names (see the pipelines
 // package). It returns PCollection<shards.ShardInfo>. With a budget, only
 // the records of the priority cells within it are written (hist is
-// DedupeAndSplit's).
-func WriteShards(s beam.Scope, runs, hist beam.PCollection, corpus, dir string, opts shards.WriterOptions, budget BudgetConfig) beam.PCollection {
+// DedupeAndSplit's). It uses cfg's Corpus, Dir, Shards and Budget.
+func WriteShards(s beam.Scope, runs, hist beam.PCollection, cfg DedupeConfig) beam.PCollection {
 	s = s.Scope("transforms.WriteShards")
-	return beam.ParDo(s, &writeShardsFn{Corpus: corpus, Dir: dir, Options: opts, Budget: budget}, runs, beam.SideInput{Input: hist})
+	return beam.ParDo(s, &writeShardsFn{Corpus: cfg.Corpus, Dir: cfg.Dir, Options: cfg.Shards, Budget: cfg.Budget}, runs, beam.SideInput{Input: hist})
 }
 
 type writeShardsFn struct {
@@ -548,7 +585,7 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 				tokens += rowTokens(row)
 			}
 			if n++; n%(1<<14) == 0 {
-				LocalProgress.add("written", 1<<14)
+				progressFrom(ctx).add("written", 1<<14)
 			}
 			return sw.Write(*row)
 		})
@@ -561,7 +598,7 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	if err != nil {
 		return err
 	}
-	LocalProgress.add("written", n%(1<<14))
+	progressFrom(ctx).add("written", n%(1<<14))
 	w.written[split] += n
 	w.infos = append(w.infos, infos...)
 	return writeReceipt(fn.Dir, Receipt{Corpus: fn.Corpus, Split: split, Group: group, Root: root, Shards: infos, Tokens: tokens})
@@ -591,10 +628,11 @@ func groupRoot(dir string, group int) string {
 // The shards are byte for byte those of the two stages, with one spill
 // pass and one GroupByKey fewer. It returns the shards written
 // (PCollection<shards.ShardInfo>) and leaves the receipts, as WriteShards.
-func DedupeAndWrite(s beam.Scope, spills beam.PCollection, corpus, dir string, buckets, groups int, symmetric, keepDuplicates bool, split SplitConfig, opts shards.WriterOptions) beam.PCollection {
+// cfg.Budget must be off.
+func DedupeAndWrite(s beam.Scope, spills beam.PCollection, cfg DedupeConfig) beam.PCollection {
 	s = s.Scope("transforms.DedupeAndWrite")
-	byGroup := beam.ParDo(s, &writerGroupFn{Buckets: buckets, Groups: groups}, spills)
-	return beam.ParDo(s, &dedupeWriteFn{Corpus: corpus, Dir: dir, Symmetric: symmetric, KeepDuplicates: keepDuplicates, Split: split, Options: opts}, beam.GroupByKey(s, byGroup))
+	byGroup := beam.ParDo(s, &writerGroupFn{Buckets: cfg.Buckets, Groups: cfg.Groups}, spills)
+	return beam.ParDo(s, &dedupeWriteFn{Corpus: cfg.Corpus, Dir: cfg.Dir, Symmetric: cfg.Symmetric, KeepDuplicates: cfg.KeepDuplicates, Split: cfg.Split, Options: cfg.Shards}, beam.GroupByKey(s, byGroup))
 }
 
 // writerGroupFn keys a bucket's spill file by the bucket's writer group.
@@ -666,7 +704,7 @@ func (fn *dedupeWriteFn) write(ctx context.Context, group int, files map[int][]s
 				return fmt.Errorf("writing split %s: %w", split, err)
 			}
 			written[split] += int64(len(rows))
-			LocalProgress.add("written", int64(len(rows)))
+			progressFrom(ctx).add("written", int64(len(rows)))
 		}
 	}
 	for _, split := range slices.Sorted(maps.Keys(writers)) {
