@@ -86,7 +86,7 @@ func NewExtractConfig(corpus, input, out string) ExtractConfig {
 	rules := text.DefaultRedditRules()
 	return ExtractConfig{
 		Corpus: corpus, Input: input, Out: out,
-		Split: text.DefaultSplitRatios, Seed: 1,
+		Split: text.DefaultSplitRatios(), Seed: 1,
 		Prepare: transforms.PrepareConfig{
 			RedditRules: &rules,
 			Tokenize:    text.TokenizeOptions{Lower: true},
@@ -165,7 +165,7 @@ func (c *ExtractConfig) Validate() error {
 		errs = append(errs, errors.New("--out is required: the output directory"))
 	}
 	if c.Split == (text.SplitRatios{}) {
-		c.Split = text.DefaultSplitRatios
+		c.Split = text.DefaultSplitRatios()
 	}
 	if err := c.Split.Validate(); err != nil {
 		errs = append(errs, err)

@@ -14,8 +14,8 @@ type SplitRatios struct {
 	Train, Dev, Test float64
 }
 
-// DefaultSplitRatios is 90% train, 5% dev, 5% test.
-var DefaultSplitRatios = SplitRatios{Train: 0.90, Dev: 0.05, Test: 0.05}
+// DefaultSplitRatios returns 90% train, 5% dev, 5% test.
+func DefaultSplitRatios() SplitRatios { return SplitRatios{Train: 0.90, Dev: 0.05, Test: 0.05} }
 
 // Validate checks the ratios are non-negative and sum to 1.
 func (r SplitRatios) Validate() error {
