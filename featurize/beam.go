@@ -3,7 +3,6 @@ package featurize
 import (
 	"context"
 	"encoding/gob"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/parastream/parastream/internal/beamfn"
@@ -334,11 +333,7 @@ func (fn *featurizeFn) ProcessElement(ctx context.Context, task ShardTask, model
 	if err != nil {
 		return fmt.Errorf("featurizing %s: %w", task.Path, err)
 	}
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(filepath.Join(fn.Dir, "receipts", fmt.Sprintf("%06d.json", task.Index)), b); err != nil {
+	if err := shards.WriteReceipt(fn.Dir, fmt.Sprintf("%06d", task.Index), rec); err != nil {
 		return err
 	}
 	for name, v := range map[string]int64{"featurized_rows": rec.Shard.Rows, "featurized_texts": rec.Stats.Texts,
@@ -417,29 +412,6 @@ func (fn *featurizeFn) featurize(ctx context.Context, task ShardTask) (Receipt, 
 		return Receipt{}, fmt.Errorf("the featurized shard came out as %d files, want 1", len(infos))
 	}
 	return rec, nil
-}
-
-// Receipts reads the receipts a featurize run left under dir, by task
-// index.
-func Receipts(dir string) ([]Receipt, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "receipts", "*.json"))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Receipt, 0, len(paths))
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		var rec Receipt
-		if err := json.Unmarshal(b, &rec); err != nil {
-			return nil, fmt.Errorf("reading receipt %s: %w", p, err)
-		}
-		out = append(out, rec)
-	}
-	slices.SortFunc(out, func(a, b Receipt) int { return a.Task.Index - b.Task.Index })
-	return out, nil
 }
 
 func init() {

@@ -306,10 +306,10 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 		return nil, err
 	}
 	defer out.Close()
-	if cfg.WorkDir, err = workDir(out, cfg.WorkDir, "extract"); err != nil {
+	if cfg.WorkDir, err = out.WorkDir(cfg.WorkDir, "extract"); err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(cfg.WorkDir)
+	defer out.RemoveWorkDir(cfg.WorkDir)
 
 	p, s := beam.NewPipelineWithRoot()
 	Extract(s, cfg)
@@ -333,18 +333,6 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, nil
-}
-
-// workDir is dir, created, or a new work directory in out that the next
-// run removes if this one dies.
-func workDir(out *shards.Output, dir, name string) (string, error) {
-	if dir == "" {
-		return out.WorkDir(name)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("creating work directory: %w", err)
-	}
-	return dir, nil
 }
 
 // outputOptions are the options of the output directory a run opens.
@@ -422,7 +410,7 @@ func finish(out *shards.Output, cfg ExtractConfig, sum *Summary) error {
 	if cfg.official() {
 		splits = nil
 	}
-	receipts, err := transforms.Receipts(cfg.WorkDir)
+	receipts, err := shards.ReadReceipts[transforms.Receipt](cfg.WorkDir)
 	if err != nil {
 		return err
 	}

@@ -188,10 +188,10 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	for i, f := range m.Files {
 		tasks[i] = featurize.ShardTask{Index: i, Path: filepath.Join(cfg.In, filepath.FromSlash(f.Path)), Corpus: f.Corpus, Split: f.Split}
 	}
-	if cfg.WorkDir, err = workDir(out, cfg.WorkDir, "featurize"); err != nil {
+	if cfg.WorkDir, err = out.WorkDir(cfg.WorkDir, "featurize"); err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(cfg.WorkDir)
+	defer out.RemoveWorkDir(cfg.WorkDir)
 
 	sum := &FeaturizeSummary{}
 	if cfg.Model != "" {
@@ -224,7 +224,7 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	if err != nil {
 		return nil, fmt.Errorf("running the featurize pipeline: %w", err)
 	}
-	receipts, err := featurize.Receipts(cfg.WorkDir)
+	receipts, err := shards.ReadReceipts[featurize.Receipt](cfg.WorkDir)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +244,7 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 // 5 s).
 func watchReceipts(dir string, total, buckets int, opts RunOptions, logf func(string, ...any)) (stop func()) {
 	return everyTick(opts, 5*time.Second, func(elapsed time.Duration) {
-		recs, _ := featurize.Receipts(dir)
+		recs, _ := shards.ReadReceipts[featurize.Receipt](dir)
 		var st featurize.TextStats
 		for _, r := range recs {
 			st.Add(r.Stats)

@@ -477,34 +477,6 @@ type Receipt struct {
 	Tokens int64
 }
 
-// Receipts reads the receipts a run left under dir, in split and group
-// order.
-func Receipts(dir string) ([]Receipt, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "receipts", "*.json"))
-	if err != nil {
-		return nil, err
-	}
-	var out []Receipt
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		var rec Receipt
-		if err := json.Unmarshal(b, &rec); err != nil {
-			return nil, fmt.Errorf("reading receipt %s: %w", p, err)
-		}
-		out = append(out, rec)
-	}
-	slices.SortFunc(out, func(a, b Receipt) int {
-		if c := strings.Compare(a.Split, b.Split); c != 0 {
-			return c
-		}
-		return a.Group - b.Group
-	})
-	return out, nil
-}
-
 // writerGroup is the writer group of a bucket: consecutive buckets go to
 // the same group, so that the groups concatenated in order keep the
 // bucket order.
@@ -605,13 +577,10 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 }
 
 // writeReceipt leaves a writer group's receipt for the driver, once its
-// shards are durable.
+// shards are durable: dir/receipts/<split>-<group>.json, so that the
+// receipts read back in split and writer-group order.
 func writeReceipt(dir string, rec Receipt) error {
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(filepath.Join(dir, "receipts", fmt.Sprintf("%s-%03d.json", rec.Split, rec.Group)), b)
+	return shards.WriteReceipt(dir, fmt.Sprintf("%s-%03d", rec.Split, rec.Group), rec)
 }
 
 // groupRoot is the directory a writer group writes its shards under.
