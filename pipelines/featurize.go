@@ -7,13 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/parastream/parastream/featurize"
-	"github.com/parastream/parastream/featurize/lexicon"
 	"github.com/parastream/parastream/shards"
 )
 
@@ -36,34 +34,9 @@ type FeaturizeConfig struct {
 	// are, so that new data gets the same ids and topics, and nothing is
 	// fitted.
 	Model string
-	// Corpora are the corpora whose training splits the vocabulary and the
-	// topics are fitted on; empty means every corpus of In.
-	Corpora []string
-	// Vocab bounds the vocabulary. Every corpus of Corpora shares it: the
-	// vocabulary is counted on all their training splits together.
-	Vocab featurize.VocabConfig
-	// OOVBuckets is N, the number of hashed out-of-vocabulary buckets of a
-	// fitted model: a token outside the V entries of the vocabulary gets
-	// the id V + lexicon.Bucket(token, N) instead of featurize.UnkID, so
-	// that unseen words do not all share one embedding. 0 keeps the single
-	// <unk>. A saved model (Model) brings its own.
-	OOVBuckets int
-	// Weighting is the bag-of-words weighting (default tf-idf).
-	Weighting featurize.Weighting
-	// Topics is k; 0 chooses k among Candidates by reconstruction error
-	// (featurize.ChooseK).
-	Topics     int
-	Candidates []int
-	// L1 is λ of the codes' L1 penalty (see featurize.NMFConfig.L1).
-	L1 float64
-	// Sample is the most training texts the topics are fitted on: a seeded
-	// sample of distinct texts where there are more (0: every text).
-	Sample int
-	// Seed seeds the sample and the NMF initialisation.
-	Seed uint64
-	// MaxIter and Tol bound the NMF fit (featurize.NMFConfig).
-	MaxIter int
-	Tol     float64
+	// FitConfig says what the vocabulary and topics are fitted on, and
+	// how (see featurize.Fit); a saved Model brings its own.
+	featurize.FitConfig
 	// Command is the command line, for the manifest.
 	Command []string
 }
@@ -77,8 +50,7 @@ const DefaultOOVBuckets = 100_000
 // 50, 100, 200 for auto), λ = 0.01, a sample of 50,000 texts, seed 1, at
 // most 200 iterations.
 func NewFeaturizeConfig(in, out string) FeaturizeConfig {
-	return FeaturizeConfig{
-		In: in, Out: out,
+	return FeaturizeConfig{In: in, Out: out, FitConfig: featurize.FitConfig{
 		Vocab:      featurize.VocabConfig{MinCount: 2},
 		OOVBuckets: DefaultOOVBuckets,
 		Weighting:  featurize.TFIDF,
@@ -89,7 +61,7 @@ func NewFeaturizeConfig(in, out string) FeaturizeConfig {
 		Seed:       1,
 		MaxIter:    featurize.DefaultNMFMaxIter,
 		Tol:        featurize.DefaultNMFTol,
-	}
+	}}
 }
 
 // Validate says what is wrong with the configuration and how to fix it.
@@ -119,11 +91,7 @@ func (c FeaturizeConfig) Validate() error {
 	if err := c.Weighting.Validate(); err != nil {
 		return err
 	}
-	return c.nmf(1).Validate()
-}
-
-func (c FeaturizeConfig) nmf(k int) featurize.NMFConfig {
-	return featurize.NMFConfig{K: k, L1: c.L1, MaxIter: c.MaxIter, Tol: c.Tol, Seed: c.Seed}
+	return c.NMF(1).Validate()
 }
 
 // FeaturizeSummary is what a featurize run did.
@@ -200,7 +168,8 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 		}
 		logf("featurize: applying the model of %s (%d words, %d out-of-vocabulary buckets, %d topics)", cfg.Model, sum.Model.Vocab.Len(), sum.Model.Lex.Buckets(), sum.Model.NMF.K)
 	} else {
-		if sum.Model, err = fitModel(ctx, cfg, m, tasks, opts.Runner, logf); err != nil {
+		run := featurize.FitRun{In: cfg.In, WorkDir: cfg.WorkDir, Runner: runnerOrPrism(opts.Runner), Logf: logf}
+		if sum.Model, err = featurize.Fit(ctx, cfg.FitConfig, m, tasks, run); err != nil {
 			return nil, err
 		}
 		sum.Fitted = true
@@ -274,105 +243,6 @@ func runnerOrPrism(r string) string {
 		return "prism"
 	}
 	return r
-}
-
-// fitModel counts and samples the training texts, then builds the
-// vocabulary and fits the topics.
-func fitModel(ctx context.Context, cfg FeaturizeConfig, m *shards.Manifest, tasks []featurize.ShardTask, runner string, logf func(string, ...any)) (*featurize.Model, error) {
-	corpora := cfg.Corpora
-	if len(corpora) == 0 {
-		for _, sp := range m.Splits {
-			corpora = append(corpora, sp.Corpus)
-		}
-	}
-	slices.Sort(corpora)
-	corpora = slices.Compact(corpora)
-	var train []featurize.ShardTask
-	for _, t := range tasks {
-		if t.Split == "train" && slices.Contains(corpora, t.Corpus) {
-			train = append(train, t)
-		}
-	}
-	if len(train) == 0 {
-		return nil, fmt.Errorf("featurize: no training shards of %v in %s to fit the vocabulary and topics on (set --corpora, or --model to apply a saved model)", corpora, cfg.In)
-	}
-	logf("featurize: counting the training texts of %d shards (%v)", len(train), corpora)
-	sampleSize := cfg.Sample
-	if sampleSize == 0 {
-		sampleSize = 1 << 62
-	}
-	countsPath := filepath.Join(cfg.WorkDir, "counts.gob")
-	p, s := beam.NewPipelineWithRoot()
-	featurize.CountTraining(s, beam.Reshuffle(s, beam.CreateList(s, train)), sampleSize, cfg.Seed, countsPath)
-	if _, err := beam.Run(ctx, runnerOrPrism(runner), p); err != nil {
-		return nil, fmt.Errorf("running the counting pipeline: %w", err)
-	}
-	counts, err := featurize.ReadCounts(countsPath)
-	if err != nil {
-		return nil, err
-	}
-	vocab, err := featurize.BuildVocabulary(counts.TokenCounts(), counts.Texts, cfg.Vocab)
-	if err != nil {
-		return nil, err
-	}
-	logf("featurize: %d texts, %d distinct tokens, vocabulary of %d entries (min count %d) shared by %v, %d out-of-vocabulary buckets",
-		counts.Texts, len(counts.Tokens), vocab.Len(), cfg.Vocab.MinCount, corpora, cfg.OOVBuckets)
-	bow, err := featurize.NewBoW(vocab, cfg.Weighting)
-	if err != nil {
-		return nil, err
-	}
-	X := featurize.NewCSR(vocab.Len())
-	var sc featurize.BoWScratch
-	var ids []int32
-	for _, t := range counts.Sample {
-		ids, _ = vocab.AppendIDs(ids[:0], t.Tokens)
-		idx, val := bow.Vector(&sc, ids)
-		if len(idx) == 0 {
-			continue // no word of the vocabulary: nothing to fit
-		}
-		if err := X.AppendRow(idx, val); err != nil {
-			return nil, err
-		}
-	}
-	if X.Rows == 0 {
-		return nil, errors.New("featurize: no sampled text has a word of the vocabulary; lower --min-count")
-	}
-	info := featurize.Info{
-		Weighting: cfg.Weighting, Vocabulary: cfg.Vocab, Corpora: corpora, L1: cfg.L1, Sample: cfg.Sample,
-		FitTexts: X.Rows, Seed: cfg.Seed, MaxIter: cfg.MaxIter, Tol: cfg.Tol, OOVBuckets: cfg.OOVBuckets,
-	}
-	if cfg.OOVBuckets > 0 {
-		info.OOVHash = lexicon.Hash
-	}
-	k := cfg.Topics
-	if k == 0 {
-		logf("featurize: choosing k among %v by reconstruction error on %d texts", cfg.Candidates, X.Rows)
-		var curve []featurize.KError
-		if k, curve, err = featurize.ChooseK(ctx, X, cfg.Candidates, cfg.nmf(1)); err != nil {
-			return nil, err
-		}
-		for _, c := range curve {
-			logf("  k %4d  relative error %.4f  objective %.6g  iterations %d", c.K, c.RelError, c.Objective, c.Iters)
-		}
-		logf("featurize: chose k = %d", k)
-		info.Curve = curve
-	}
-	nc := cfg.nmf(k)
-	last := time.Now()
-	nc.Progress = func(iter int, obj float64) {
-		if time.Since(last) >= 2*time.Second {
-			logf("  nmf iteration %d: objective %.6g", iter, obj)
-			last = time.Now()
-		}
-	}
-	logf("featurize: fitting %d topics on %d texts × %d terms (%d non-zeros), λ = %g", k, X.Rows, X.Cols, X.NNZ(), cfg.L1)
-	nmf, res, err := featurize.FitNMF(ctx, X, nc)
-	if err != nil {
-		return nil, err
-	}
-	info.RelError, info.Iters = res.RelError, res.Iters
-	logf("featurize: fitted in %d iterations, relative reconstruction error %.4f", res.Iters, res.RelError)
-	return featurize.NewModel(vocab, nmf, info)
 }
 
 // sameDir says whether a and b name the same directory.
