@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
@@ -428,7 +426,7 @@ func finish(out *shards.Output, cfg ExtractConfig, sum *Summary) error {
 	for _, rec := range receipts {
 		sum.Counters["budget_tokens_kept"] += rec.Tokens
 		for _, info := range rec.Shards {
-			bySplit[rec.Split] = append(bySplit[rec.Split], shards.StagedShard{Path: filepath.Join(rec.Root, filepath.FromSlash(info.Path)), Info: info})
+			bySplit[rec.Split] = append(bySplit[rec.Split], shards.Staged(rec.Root, info))
 		}
 	}
 	if cfg.Budget.Tokens == 0 {
@@ -441,16 +439,11 @@ func finish(out *shards.Output, cfg ExtractConfig, sum *Summary) error {
 	}
 	// Receipts come in split and writer-group order: each split's shards
 	// are numbered over the groups, in order.
-	for _, split := range slices.Sorted(maps.Keys(bySplit)) {
-		files := bySplit[split]
-		if err := c.PutSplit(corpus, split, files); err != nil {
-			return err
-		}
-		sum.Splits[split] = 0
-		for _, f := range files {
-			sum.Splits[split] += f.Info.Rows
-		}
-		sum.Counters["written_"+split] = sum.Splits[split]
+	if sum.Splits, err = c.PutSplits(corpus, bySplit); err != nil {
+		return err
+	}
+	for split, rows := range sum.Splits {
+		sum.Counters["written_"+split] = rows
 	}
 	if m.Stats == nil {
 		m.Stats = map[string]int64{}

@@ -200,7 +200,7 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	if len(receipts) != len(tasks) {
 		return nil, fmt.Errorf("featurize: %d of %d shards reported done", len(receipts), len(tasks))
 	}
-	if err := commitFeaturized(out, cfg, m, receipts, modelDir, files, sum); err != nil {
+	if err := commitFeaturized(out, cfg, m, featurized{receipts, modelDir, files}, sum); err != nil {
 		return nil, err
 	}
 	sum.Elapsed = time.Since(start)
@@ -255,12 +255,21 @@ func sameDir(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
+// featurized is what the featurize pipeline left to commit: a receipt for
+// each featurized shard, and the model's files (modelFiles, in modelDir).
+type featurized struct {
+	receipts   []featurize.Receipt
+	modelDir   string
+	modelFiles []string
+}
+
 // commitFeaturized commits Out's next version: the input's manifest with
 // each shard replaced by its featurized copy (same rows, same logical
 // name), the model's files (under featurize/<version>/) as its artifacts,
 // the input's rejects files (copied when Out is not In) and the featurize
 // stats.
-func commitFeaturized(out *shards.Output, cfg FeaturizeConfig, in *shards.Manifest, receipts []featurize.Receipt, modelDir string, modelFiles []string, sum *FeaturizeSummary) error {
+func commitFeaturized(out *shards.Output, cfg FeaturizeConfig, in *shards.Manifest, done featurized, sum *FeaturizeSummary) error {
+	receipts, modelDir, modelFiles := done.receipts, done.modelDir, done.modelFiles
 	c, err := out.Begin(in, cfg.Command)
 	if err != nil {
 		return err
@@ -272,8 +281,7 @@ func commitFeaturized(out *shards.Output, cfg FeaturizeConfig, in *shards.Manife
 		if rec.Shard.Path == "" {
 			return fmt.Errorf("featurize: shard %s came out empty, its input has %d rows", f.Path, f.Rows)
 		}
-		staged := shards.StagedShard{Path: filepath.Join(rec.Root, filepath.FromSlash(rec.Shard.Path)), Info: rec.Shard}
-		if err := c.ReplaceShard(f.Path, staged); err != nil {
+		if err := c.ReplaceShard(f.Path, shards.Staged(rec.Root, rec.Shard)); err != nil {
 			return fmt.Errorf("featurize: %w", err)
 		}
 		sum.Shards++
