@@ -1,6 +1,7 @@
 package pipelines
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -412,6 +414,9 @@ func finish(out *shards.Output, cfg ExtractConfig, sum *Summary) error {
 	if err != nil {
 		return err
 	}
+	slices.SortFunc(receipts, func(a, b transforms.Receipt) int {
+		return cmp.Or(strings.Compare(a.Split, b.Split), a.Group-b.Group)
+	})
 	// What was written is counted from the receipts, which the shard
 	// writers leave once their shards are durable, rather than from Beam's
 	// counters: Prism was seen to lose a counter update made in

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -197,6 +198,7 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	if err != nil {
 		return nil, err
 	}
+	slices.SortFunc(receipts, func(a, b featurize.Receipt) int { return a.Task.Index - b.Task.Index })
 	if len(receipts) != len(tasks) {
 		return nil, fmt.Errorf("featurize: %d of %d shards reported done", len(receipts), len(tasks))
 	}

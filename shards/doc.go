@@ -20,7 +20,7 @@
 // manifest sees one version or the other, whenever a run dies. The Output
 // also gives a run its work directory (WorkDir, RemoveWorkDir), where the
 // pipelines' workers stage shards and leave receipts (WriteReceipt) that
-// the driver reads back (ReadReceipts) and commits (Staged, PutSplits,
+// the driver reads back (ReadReceipts, in name order) and commits (Staged, PutSplits,
 // ReplaceShard): no package above shards renames or removes a shard.
 //
 // Each shard holds at most WriterOptions.MaxRows rows (default 1,000,000)
