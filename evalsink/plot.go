@@ -46,7 +46,13 @@ type chart struct {
 	left, right, top, bott int     // plot area
 }
 
-func newChart(title, xlabel, ylabel string, x0, x1, y0, y1 float64) *chart {
+// chartLabels are a chart's title and the labels of its axes.
+type chartLabels struct {
+	title, x, y string
+}
+
+func newChart(labels chartLabels, x0, x1, y0, y1 float64) *chart {
+	title, xlabel, ylabel := labels.title, labels.x, labels.y
 	c := &chart{img: image.NewRGBA(image.Rect(0, 0, plotW, plotH)), x0: x0, x1: x1, y0: y0, y1: y1,
 		left: marginL, right: plotW - marginR, top: marginT, bott: plotH - marginB}
 	if c.x1 <= c.x0 {
@@ -303,7 +309,7 @@ func drawLines(path, title, xlabel, ylabel string, ss []series) error {
 	if y0 == y1 {
 		pad = max(1, math.Abs(y0)/10)
 	}
-	c := newChart(title, xlabel, ylabel, x0, x1, y0-pad, y1+pad)
+	c := newChart(chartLabels{title, xlabel, ylabel}, x0, x1, y0-pad, y1+pad)
 	for i, s := range ss {
 		col := palette[i%len(palette)]
 		if len(s.x) == 1 {
@@ -364,7 +370,7 @@ func WriteScatter(path string, sc *Scored, base Result) error {
 	r := 100 * Pearson(sc.Pred, sc.Gold)
 	ylabel, y0, y1 := scatterAxis(base.Scale, pred)
 	title := fmt.Sprintf("%s step %d: %s (r x100 = %.1f, %d pairs)", base.Run, base.Step, sc.Set.Dataset, r, len(pred))
-	c := newChart(title, "gold score", ylabel, lo, hi, y0, y1)
+	c := newChart(chartLabels{title, "gold score", ylabel}, lo, hi, y0, y1)
 	col := palette[0]
 	col.A = 255
 	for i := range pred {

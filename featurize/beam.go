@@ -2,13 +2,10 @@ package featurize
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/gob"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/parastream/parastream/internal/beamfn"
-	"hash/fnv"
 	"io"
 	"math"
 	"os"
@@ -24,6 +21,7 @@ import (
 	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/transforms"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 // ShardTask is one input shard of a featurize pipeline: its index in the
@@ -128,28 +126,15 @@ func (fn *countShardFn) ProcessElement(ctx context.Context, task ShardTask, emit
 	return nil
 }
 
-// textPriority is a seeded 64-bit hash of a text's tokens.
+// textPriority is a seeded 64-bit hash of a text's tokens (text.Hash64's
+// hash over the tokens, each followed by a zero byte).
 func textPriority(seed uint64, tokens []string) uint64 {
-	h := fnv.New64a()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], seed)
-	h.Write(b[:])
+	h := text.SeededFNV(seed)
 	for _, t := range tokens {
 		h.Write([]byte(t))
 		h.Write([]byte{0})
 	}
-	return mix64(h.Sum64())
-}
-
-// mix64 is the murmur3 finaliser: FNV alone leaves texts that share a long
-// prefix with close priorities.
-func mix64(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
+	return text.Mix64(h.Sum64())
 }
 
 // sampler keeps the n texts of least priority, one per priority.
@@ -348,11 +333,7 @@ func (fn *featurizeFn) ProcessElement(ctx context.Context, task ShardTask, model
 	if err != nil {
 		return fmt.Errorf("featurizing %s: %w", task.Path, err)
 	}
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(filepath.Join(fn.Dir, "receipts", fmt.Sprintf("%06d.json", task.Index)), b); err != nil {
+	if err := shards.WriteReceipt(fn.Dir, fmt.Sprintf("%06d", task.Index), rec); err != nil {
 		return err
 	}
 	for name, v := range map[string]int64{"featurized_rows": rec.Shard.Rows, "featurized_texts": rec.Stats.Texts,
@@ -431,29 +412,6 @@ func (fn *featurizeFn) featurize(ctx context.Context, task ShardTask) (Receipt, 
 		return Receipt{}, fmt.Errorf("the featurized shard came out as %d files, want 1", len(infos))
 	}
 	return rec, nil
-}
-
-// Receipts reads the receipts a featurize run left under dir, by task
-// index.
-func Receipts(dir string) ([]Receipt, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "receipts", "*.json"))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Receipt, 0, len(paths))
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		var rec Receipt
-		if err := json.Unmarshal(b, &rec); err != nil {
-			return nil, fmt.Errorf("reading receipt %s: %w", p, err)
-		}
-		out = append(out, rec)
-	}
-	slices.SortFunc(out, func(a, b Receipt) int { return a.Task.Index - b.Task.Index })
-	return out, nil
 }
 
 func init() {

@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parastream/parastream/featurize/lexicon"
-	"github.com/parastream/parastream/transforms"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 // The special tokens, at the first ids of every vocabulary. StartToken and
@@ -23,8 +23,8 @@ import (
 const (
 	PadToken   = "<pad>"
 	UnkToken   = lexicon.UnknownToken
-	StartToken = transforms.StartToken
-	EndToken   = transforms.EndToken
+	StartToken = text.StartToken
+	EndToken   = text.EndToken
 )
 
 // The ids of the special tokens.

@@ -1,12 +1,12 @@
 package pipelines
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,6 +20,7 @@ import (
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/transforms"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 // ExtractConfig configures one extraction: one corpus, its input files, and
@@ -55,7 +56,7 @@ type ExtractConfig struct {
 	Pair transforms.PairOptions
 	// Split: ratios and seed of the hashed split. Evaluation sets (sts,
 	// stsb, sick) keep their official splits.
-	Split transforms.SplitRatios
+	Split text.SplitRatios
 	Seed  uint64
 	// Budget samples the corpus down to a number of tokens (both sides of
 	// every pair), seeded: the paraphrase research's PPDB sample whose
@@ -82,14 +83,14 @@ type ExtractConfig struct {
 // tokens, at least one token a side, the conversational research's Reddit
 // filters, automatic buckets.
 func NewExtractConfig(corpus, input, out string) ExtractConfig {
-	rules := transforms.DefaultRedditRules()
+	rules := text.DefaultRedditRules()
 	return ExtractConfig{
 		Corpus: corpus, Input: input, Out: out,
-		Split: transforms.DefaultSplitRatios, Seed: 1,
+		Split: text.DefaultSplitRatios(), Seed: 1,
 		Prepare: transforms.PrepareConfig{
 			RedditRules: &rules,
-			Tokenize:    transforms.TokenizeOptions{Lower: true},
-			Length:      transforms.LengthRule{MinTokens: 1},
+			Tokenize:    text.TokenizeOptions{Lower: true},
+			Length:      text.LengthRule{MinTokens: 1},
 		},
 	}
 }
@@ -163,8 +164,8 @@ func (c *ExtractConfig) Validate() error {
 	if c.Out == "" {
 		errs = append(errs, errors.New("--out is required: the output directory"))
 	}
-	if c.Split == (transforms.SplitRatios{}) {
-		c.Split = transforms.DefaultSplitRatios
+	if c.Split == (text.SplitRatios{}) {
+		c.Split = text.DefaultSplitRatios()
 	}
 	if err := c.Split.Validate(); err != nil {
 		errs = append(errs, err)
@@ -205,27 +206,32 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 		prepared = beam.Flatten(s, prepared, subs)
 	}
 	var spills beam.PCollection
+	dedupeSpill := transforms.SpillConfig{Dir: cfg.WorkDir, Name: "dedupe", Key: transforms.ByDedupeKey, Buckets: cfg.Buckets, Symmetric: cfg.symmetric()}
 	if cfg.Corpus == "reddit" {
-		threads := transforms.Scatter(s, prepared, cfg.WorkDir, "threads", transforms.ByGroup, cfg.Buckets, false)
+		threads := transforms.Scatter(s, prepared, transforms.SpillConfig{Dir: cfg.WorkDir, Name: "threads", Key: transforms.ByGroup, Buckets: cfg.Buckets})
 		spills = transforms.Pair(s, threads, cfg.Pair, cfg.WorkDir, "dedupe", cfg.Buckets)
 	} else {
-		spills = transforms.Spill(s, prepared, cfg.WorkDir, "dedupe", transforms.ByDedupeKey, cfg.Buckets, cfg.symmetric())
+		spills = transforms.Spill(s, prepared, dedupeSpill)
 	}
 	for i, dir := range cfg.DedupeAgainst {
 		s := s.Scope(fmt.Sprintf("against%d", i))
-		external := transforms.Spill(s, transforms.ReadExternal(s, dir), cfg.WorkDir, "dedupe", transforms.ByDedupeKey, cfg.Buckets, cfg.symmetric())
+		external := transforms.Spill(s, transforms.ReadExternal(s, dir), dedupeSpill)
 		spills = beam.Flatten(s, spills, external)
 	}
-	split := transforms.SplitConfig{Ratios: cfg.Split, Seed: cfg.Seed, Official: cfg.official()}
-	keepDuplicates := cfg.official() || cfg.KeepDuplicates
+	dedupe := transforms.DedupeConfig{
+		Corpus: cfg.outName(), Dir: cfg.WorkDir, Buckets: cfg.Buckets, Groups: cfg.writerGroups(),
+		Symmetric: cfg.symmetric(), KeepDuplicates: cfg.official() || cfg.KeepDuplicates,
+		Split:  transforms.SplitConfig{Ratios: cfg.Split, Seed: cfg.Seed, Official: cfg.official()},
+		Shards: cfg.Shards, Budget: cfg.Budget,
+	}
 	if cfg.Budget.Tokens == 0 {
-		transforms.DedupeAndWrite(s, spills, cfg.outName(), cfg.WorkDir, cfg.Buckets, cfg.writerGroups(), cfg.symmetric(), keepDuplicates, split, cfg.Shards)
+		transforms.DedupeAndWrite(s, spills, dedupe)
 		return
 	}
 	// A token budget samples by the histogram of every kept pair, known
 	// only once every bucket is deduplicated: dedupe, then write.
-	runs, hist := transforms.DedupeAndSplit(s, spills, cfg.WorkDir, cfg.Buckets, cfg.writerGroups(), cfg.symmetric(), keepDuplicates, split, cfg.Budget)
-	transforms.WriteShards(s, runs, hist, cfg.outName(), cfg.WorkDir, cfg.Shards, cfg.Budget)
+	runs, hist := transforms.DedupeAndSplit(s, spills, dedupe)
+	transforms.WriteShards(s, runs, hist, dedupe)
 }
 
 // Summary is what an extraction did.
@@ -300,45 +306,33 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 		return nil, err
 	}
 	defer out.Close()
-	if cfg.WorkDir, err = workDir(out, cfg.WorkDir, "extract"); err != nil {
+	if cfg.WorkDir, err = out.WorkDir(cfg.WorkDir, "extract"); err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(cfg.WorkDir)
+	defer out.RemoveWorkDir(cfg.WorkDir)
 
 	p, s := beam.NewPipelineWithRoot()
 	Extract(s, cfg)
-	transforms.LocalProgress.Reset()
-	stop := startProgress(opts)
+	progress := transforms.NewProgress()
+	stop := startProgress(opts, progress)
 	runner := opts.Runner
 	if runner == "" {
 		runner = "prism"
 	}
-	res, err := beam.Run(ctx, runner, p)
+	res, err := beam.Run(transforms.WithProgress(ctx, progress), runner, p)
 	stop()
 	if err != nil {
 		return nil, fmt.Errorf("running the extraction pipeline on %s: %w", runner, err)
 	}
 	sum := &Summary{Corpus: cfg.outName(), Counters: committedCounters(res), Splits: map[string]int64{}}
 	if runner == "prism" {
-		reconcileLocal(sum.Counters, transforms.LocalProgress.Snapshot(), "dedupe_")
+		reconcileLocal(sum.Counters, progress.Snapshot(), "dedupe_")
 	}
 	if err := finish(out, cfg, sum); err != nil {
 		return nil, err
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, nil
-}
-
-// workDir is dir, created, or a new work directory in out that the next
-// run removes if this one dies.
-func workDir(out *shards.Output, dir, name string) (string, error) {
-	if dir == "" {
-		return out.WorkDir(name)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("creating work directory: %w", err)
-	}
-	return dir, nil
 }
 
 // outputOptions are the options of the output directory a run opens.
@@ -416,10 +410,13 @@ func finish(out *shards.Output, cfg ExtractConfig, sum *Summary) error {
 	if cfg.official() {
 		splits = nil
 	}
-	receipts, err := transforms.Receipts(cfg.WorkDir)
+	receipts, err := shards.ReadReceipts[transforms.Receipt](cfg.WorkDir)
 	if err != nil {
 		return err
 	}
+	slices.SortFunc(receipts, func(a, b transforms.Receipt) int {
+		return cmp.Or(strings.Compare(a.Split, b.Split), a.Group-b.Group)
+	})
 	// What was written is counted from the receipts, which the shard
 	// writers leave once their shards are durable, rather than from Beam's
 	// counters: Prism was seen to lose a counter update made in
@@ -434,7 +431,7 @@ func finish(out *shards.Output, cfg ExtractConfig, sum *Summary) error {
 	for _, rec := range receipts {
 		sum.Counters["budget_tokens_kept"] += rec.Tokens
 		for _, info := range rec.Shards {
-			bySplit[rec.Split] = append(bySplit[rec.Split], shards.StagedShard{Path: filepath.Join(rec.Root, filepath.FromSlash(info.Path)), Info: info})
+			bySplit[rec.Split] = append(bySplit[rec.Split], shards.Staged(rec.Root, info))
 		}
 	}
 	if cfg.Budget.Tokens == 0 {
@@ -447,16 +444,11 @@ func finish(out *shards.Output, cfg ExtractConfig, sum *Summary) error {
 	}
 	// Receipts come in split and writer-group order: each split's shards
 	// are numbered over the groups, in order.
-	for _, split := range slices.Sorted(maps.Keys(bySplit)) {
-		files := bySplit[split]
-		if err := c.PutSplit(corpus, split, files); err != nil {
-			return err
-		}
-		sum.Splits[split] = 0
-		for _, f := range files {
-			sum.Splits[split] += f.Info.Rows
-		}
-		sum.Counters["written_"+split] = sum.Splits[split]
+	if sum.Splits, err = c.PutSplits(corpus, bySplit); err != nil {
+		return err
+	}
+	for split, rows := range sum.Splits {
+		sum.Counters["written_"+split] = rows
 	}
 	if m.Stats == nil {
 		m.Stats = map[string]int64{}
@@ -499,10 +491,10 @@ func reconcileLocal(committed, local map[string]int64, prefix string) {
 
 // startProgress prints the in-process progress every few seconds, and once
 // more when stopped, with the counts the summary gives.
-func startProgress(opts RunOptions) (stop func()) {
+func startProgress(opts RunOptions, progress *transforms.Progress) (stop func()) {
 	start := time.Now()
 	line := func(elapsed time.Duration) {
-		snap := transforms.LocalProgress.Snapshot()
+		snap := progress.Snapshot()
 		secs := max(elapsed.Seconds(), 1e-3)
 		fmt.Fprintf(opts.Progress, "  %6.0fs  read %d records (%.1f MB, %.0f records/s)  paired %d  duplicates dropped %d  written %d\n",
 			elapsed.Seconds(), snap["read"], float64(snap["bytes_read"])/1e6, float64(snap["read"])/secs,

@@ -13,7 +13,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/parastream/parastream/featurize"
-	"github.com/parastream/parastream/featurize/lexicon"
 	"github.com/parastream/parastream/shards"
 )
 
@@ -36,34 +35,9 @@ type FeaturizeConfig struct {
 	// are, so that new data gets the same ids and topics, and nothing is
 	// fitted.
 	Model string
-	// Corpora are the corpora whose training splits the vocabulary and the
-	// topics are fitted on; empty means every corpus of In.
-	Corpora []string
-	// Vocab bounds the vocabulary. Every corpus of Corpora shares it: the
-	// vocabulary is counted on all their training splits together.
-	Vocab featurize.VocabConfig
-	// OOVBuckets is N, the number of hashed out-of-vocabulary buckets of a
-	// fitted model: a token outside the V entries of the vocabulary gets
-	// the id V + lexicon.Bucket(token, N) instead of featurize.UnkID, so
-	// that unseen words do not all share one embedding. 0 keeps the single
-	// <unk>. A saved model (Model) brings its own.
-	OOVBuckets int
-	// Weighting is the bag-of-words weighting (default tf-idf).
-	Weighting featurize.Weighting
-	// Topics is k; 0 chooses k among Candidates by reconstruction error
-	// (featurize.ChooseK).
-	Topics     int
-	Candidates []int
-	// L1 is λ of the codes' L1 penalty (see featurize.NMFConfig.L1).
-	L1 float64
-	// Sample is the most training texts the topics are fitted on: a seeded
-	// sample of distinct texts where there are more (0: every text).
-	Sample int
-	// Seed seeds the sample and the NMF initialisation.
-	Seed uint64
-	// MaxIter and Tol bound the NMF fit (featurize.NMFConfig).
-	MaxIter int
-	Tol     float64
+	// FitConfig says what the vocabulary and topics are fitted on, and
+	// how (see featurize.Fit); a saved Model brings its own.
+	featurize.FitConfig
 	// Command is the command line, for the manifest.
 	Command []string
 }
@@ -77,8 +51,7 @@ const DefaultOOVBuckets = 100_000
 // 50, 100, 200 for auto), λ = 0.01, a sample of 50,000 texts, seed 1, at
 // most 200 iterations.
 func NewFeaturizeConfig(in, out string) FeaturizeConfig {
-	return FeaturizeConfig{
-		In: in, Out: out,
+	return FeaturizeConfig{In: in, Out: out, FitConfig: featurize.FitConfig{
 		Vocab:      featurize.VocabConfig{MinCount: 2},
 		OOVBuckets: DefaultOOVBuckets,
 		Weighting:  featurize.TFIDF,
@@ -89,7 +62,7 @@ func NewFeaturizeConfig(in, out string) FeaturizeConfig {
 		Seed:       1,
 		MaxIter:    featurize.DefaultNMFMaxIter,
 		Tol:        featurize.DefaultNMFTol,
-	}
+	}}
 }
 
 // Validate says what is wrong with the configuration and how to fix it.
@@ -119,11 +92,7 @@ func (c FeaturizeConfig) Validate() error {
 	if err := c.Weighting.Validate(); err != nil {
 		return err
 	}
-	return c.nmf(1).Validate()
-}
-
-func (c FeaturizeConfig) nmf(k int) featurize.NMFConfig {
-	return featurize.NMFConfig{K: k, L1: c.L1, MaxIter: c.MaxIter, Tol: c.Tol, Seed: c.Seed}
+	return c.NMF(1).Validate()
 }
 
 // FeaturizeSummary is what a featurize run did.
@@ -188,10 +157,10 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	for i, f := range m.Files {
 		tasks[i] = featurize.ShardTask{Index: i, Path: filepath.Join(cfg.In, filepath.FromSlash(f.Path)), Corpus: f.Corpus, Split: f.Split}
 	}
-	if cfg.WorkDir, err = workDir(out, cfg.WorkDir, "featurize"); err != nil {
+	if cfg.WorkDir, err = out.WorkDir(cfg.WorkDir, "featurize"); err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(cfg.WorkDir)
+	defer out.RemoveWorkDir(cfg.WorkDir)
 
 	sum := &FeaturizeSummary{}
 	if cfg.Model != "" {
@@ -200,7 +169,8 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 		}
 		logf("featurize: applying the model of %s (%d words, %d out-of-vocabulary buckets, %d topics)", cfg.Model, sum.Model.Vocab.Len(), sum.Model.Lex.Buckets(), sum.Model.NMF.K)
 	} else {
-		if sum.Model, err = fitModel(ctx, cfg, m, tasks, opts.Runner, logf); err != nil {
+		run := featurize.FitRun{In: cfg.In, WorkDir: cfg.WorkDir, Runner: runnerOrPrism(opts.Runner), Logf: logf}
+		if sum.Model, err = featurize.Fit(ctx, cfg.FitConfig, m, tasks, run); err != nil {
 			return nil, err
 		}
 		sum.Fitted = true
@@ -224,14 +194,15 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	if err != nil {
 		return nil, fmt.Errorf("running the featurize pipeline: %w", err)
 	}
-	receipts, err := featurize.Receipts(cfg.WorkDir)
+	receipts, err := shards.ReadReceipts[featurize.Receipt](cfg.WorkDir)
 	if err != nil {
 		return nil, err
 	}
+	slices.SortFunc(receipts, func(a, b featurize.Receipt) int { return a.Task.Index - b.Task.Index })
 	if len(receipts) != len(tasks) {
 		return nil, fmt.Errorf("featurize: %d of %d shards reported done", len(receipts), len(tasks))
 	}
-	if err := commitFeaturized(out, cfg, m, receipts, modelDir, files, sum); err != nil {
+	if err := commitFeaturized(out, cfg, m, featurized{receipts, modelDir, files}, sum); err != nil {
 		return nil, err
 	}
 	sum.Elapsed = time.Since(start)
@@ -244,7 +215,7 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 // 5 s).
 func watchReceipts(dir string, total, buckets int, opts RunOptions, logf func(string, ...any)) (stop func()) {
 	return everyTick(opts, 5*time.Second, func(elapsed time.Duration) {
-		recs, _ := featurize.Receipts(dir)
+		recs, _ := shards.ReadReceipts[featurize.Receipt](dir)
 		var st featurize.TextStats
 		for _, r := range recs {
 			st.Add(r.Stats)
@@ -276,105 +247,6 @@ func runnerOrPrism(r string) string {
 	return r
 }
 
-// fitModel counts and samples the training texts, then builds the
-// vocabulary and fits the topics.
-func fitModel(ctx context.Context, cfg FeaturizeConfig, m *shards.Manifest, tasks []featurize.ShardTask, runner string, logf func(string, ...any)) (*featurize.Model, error) {
-	corpora := cfg.Corpora
-	if len(corpora) == 0 {
-		for _, sp := range m.Splits {
-			corpora = append(corpora, sp.Corpus)
-		}
-	}
-	slices.Sort(corpora)
-	corpora = slices.Compact(corpora)
-	var train []featurize.ShardTask
-	for _, t := range tasks {
-		if t.Split == "train" && slices.Contains(corpora, t.Corpus) {
-			train = append(train, t)
-		}
-	}
-	if len(train) == 0 {
-		return nil, fmt.Errorf("featurize: no training shards of %v in %s to fit the vocabulary and topics on (set --corpora, or --model to apply a saved model)", corpora, cfg.In)
-	}
-	logf("featurize: counting the training texts of %d shards (%v)", len(train), corpora)
-	sampleSize := cfg.Sample
-	if sampleSize == 0 {
-		sampleSize = 1 << 62
-	}
-	countsPath := filepath.Join(cfg.WorkDir, "counts.gob")
-	p, s := beam.NewPipelineWithRoot()
-	featurize.CountTraining(s, beam.Reshuffle(s, beam.CreateList(s, train)), sampleSize, cfg.Seed, countsPath)
-	if _, err := beam.Run(ctx, runnerOrPrism(runner), p); err != nil {
-		return nil, fmt.Errorf("running the counting pipeline: %w", err)
-	}
-	counts, err := featurize.ReadCounts(countsPath)
-	if err != nil {
-		return nil, err
-	}
-	vocab, err := featurize.BuildVocabulary(counts.TokenCounts(), counts.Texts, cfg.Vocab)
-	if err != nil {
-		return nil, err
-	}
-	logf("featurize: %d texts, %d distinct tokens, vocabulary of %d entries (min count %d) shared by %v, %d out-of-vocabulary buckets",
-		counts.Texts, len(counts.Tokens), vocab.Len(), cfg.Vocab.MinCount, corpora, cfg.OOVBuckets)
-	bow, err := featurize.NewBoW(vocab, cfg.Weighting)
-	if err != nil {
-		return nil, err
-	}
-	X := featurize.NewCSR(vocab.Len())
-	var sc featurize.BoWScratch
-	var ids []int32
-	for _, t := range counts.Sample {
-		ids, _ = vocab.AppendIDs(ids[:0], t.Tokens)
-		idx, val := bow.Vector(&sc, ids)
-		if len(idx) == 0 {
-			continue // no word of the vocabulary: nothing to fit
-		}
-		if err := X.AppendRow(idx, val); err != nil {
-			return nil, err
-		}
-	}
-	if X.Rows == 0 {
-		return nil, errors.New("featurize: no sampled text has a word of the vocabulary; lower --min-count")
-	}
-	info := featurize.Info{
-		Weighting: cfg.Weighting, Vocabulary: cfg.Vocab, Corpora: corpora, L1: cfg.L1, Sample: cfg.Sample,
-		FitTexts: X.Rows, Seed: cfg.Seed, MaxIter: cfg.MaxIter, Tol: cfg.Tol, OOVBuckets: cfg.OOVBuckets,
-	}
-	if cfg.OOVBuckets > 0 {
-		info.OOVHash = lexicon.Hash
-	}
-	k := cfg.Topics
-	if k == 0 {
-		logf("featurize: choosing k among %v by reconstruction error on %d texts", cfg.Candidates, X.Rows)
-		var curve []featurize.KError
-		if k, curve, err = featurize.ChooseK(ctx, X, cfg.Candidates, cfg.nmf(1)); err != nil {
-			return nil, err
-		}
-		for _, c := range curve {
-			logf("  k %4d  relative error %.4f  objective %.6g  iterations %d", c.K, c.RelError, c.Objective, c.Iters)
-		}
-		logf("featurize: chose k = %d", k)
-		info.Curve = curve
-	}
-	nc := cfg.nmf(k)
-	last := time.Now()
-	nc.Progress = func(iter int, obj float64) {
-		if time.Since(last) >= 2*time.Second {
-			logf("  nmf iteration %d: objective %.6g", iter, obj)
-			last = time.Now()
-		}
-	}
-	logf("featurize: fitting %d topics on %d texts × %d terms (%d non-zeros), λ = %g", k, X.Rows, X.Cols, X.NNZ(), cfg.L1)
-	nmf, res, err := featurize.FitNMF(ctx, X, nc)
-	if err != nil {
-		return nil, err
-	}
-	info.RelError, info.Iters = res.RelError, res.Iters
-	logf("featurize: fitted in %d iterations, relative reconstruction error %.4f", res.Iters, res.RelError)
-	return featurize.NewModel(vocab, nmf, info)
-}
-
 // sameDir says whether a and b name the same directory.
 func sameDir(a, b string) bool {
 	if filepath.Clean(a) == filepath.Clean(b) {
@@ -385,12 +257,21 @@ func sameDir(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
+// featurized is what the featurize pipeline left to commit: a receipt for
+// each featurized shard, and the model's files (modelFiles, in modelDir).
+type featurized struct {
+	receipts   []featurize.Receipt
+	modelDir   string
+	modelFiles []string
+}
+
 // commitFeaturized commits Out's next version: the input's manifest with
 // each shard replaced by its featurized copy (same rows, same logical
 // name), the model's files (under featurize/<version>/) as its artifacts,
 // the input's rejects files (copied when Out is not In) and the featurize
 // stats.
-func commitFeaturized(out *shards.Output, cfg FeaturizeConfig, in *shards.Manifest, receipts []featurize.Receipt, modelDir string, modelFiles []string, sum *FeaturizeSummary) error {
+func commitFeaturized(out *shards.Output, cfg FeaturizeConfig, in *shards.Manifest, done featurized, sum *FeaturizeSummary) error {
+	receipts, modelDir, modelFiles := done.receipts, done.modelDir, done.modelFiles
 	c, err := out.Begin(in, cfg.Command)
 	if err != nil {
 		return err
@@ -402,8 +283,7 @@ func commitFeaturized(out *shards.Output, cfg FeaturizeConfig, in *shards.Manife
 		if rec.Shard.Path == "" {
 			return fmt.Errorf("featurize: shard %s came out empty, its input has %d rows", f.Path, f.Rows)
 		}
-		staged := shards.StagedShard{Path: filepath.Join(rec.Root, filepath.FromSlash(rec.Shard.Path)), Info: rec.Shard}
-		if err := c.ReplaceShard(f.Path, staged); err != nil {
+		if err := c.ReplaceShard(f.Path, shards.Staged(rec.Root, rec.Shard)); err != nil {
 			return fmt.Errorf("featurize: %w", err)
 		}
 		sum.Shards++

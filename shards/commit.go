@@ -43,6 +43,12 @@ type StagedShard struct {
 	Info ShardInfo
 }
 
+// Staged is the shard a writer rooted at root reported as info (a Writer's
+// ShardInfo, its Path relative to root, slash-separated), to stage.
+func Staged(root string, info ShardInfo) StagedShard {
+	return StagedShard{Path: filepath.Join(root, filepath.FromSlash(info.Path)), Info: info}
+}
+
 // Begin starts a commit. Its new manifest starts as a copy of from (the
 // manifest a derived output, such as featurize's, describes) or, when from
 // is nil, of the output's current manifest (an empty one when there is
@@ -167,6 +173,24 @@ func (c *Commit) PutSplit(corpus, split string, files []StagedShard) error {
 	}
 	c.next.AddSplit(corpus, split, infos...)
 	return nil
+}
+
+// PutSplits stages the complete set of shards of each split of a corpus
+// (PutSplit, the splits in name order; a split with no shards is recorded,
+// empty) and returns the rows of each split.
+func (c *Commit) PutSplits(corpus string, splits map[string][]StagedShard) (map[string]int64, error) {
+	rows := make(map[string]int64, len(splits))
+	for _, split := range slices.Sorted(maps.Keys(splits)) {
+		files := splits[split]
+		if err := c.PutSplit(corpus, split, files); err != nil {
+			return nil, err
+		}
+		rows[split] = 0
+		for _, f := range files {
+			rows[split] += f.Info.Rows
+		}
+	}
+	return rows, nil
 }
 
 // ReplaceShard stages a new file for the shard the new manifest lists at

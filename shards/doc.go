@@ -17,7 +17,11 @@
 // Output owns a directory's files: a run locks it, and a Commit stages a
 // complete new version beside the current one and switches to it by
 // renaming the new manifest over the old, so that a reader following the
-// manifest sees one version or the other, whenever a run dies.
+// manifest sees one version or the other, whenever a run dies. The Output
+// also gives a run its work directory (WorkDir, RemoveWorkDir), where the
+// pipelines' workers stage shards and leave receipts (WriteReceipt) that
+// the driver reads back (ReadReceipts, in name order) and commits (Staged, PutSplits,
+// ReplaceShard): no package above shards renames or removes a shard.
 //
 // Each shard holds at most WriterOptions.MaxRows rows (default 1,000,000)
 // and about WriterOptions.MaxBytes bytes (default 256 MiB), in row groups of

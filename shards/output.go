@@ -103,15 +103,24 @@ func (o *Output) Manifest() (*Manifest, error) {
 	return m, err
 }
 
-// WorkDir creates a work directory <root>/.work-<name>-<random> for the
-// run: the next run into root removes it if this one dies before removing
-// it.
-func (o *Output) WorkDir(name string) (string, error) {
-	dir := filepath.Join(o.root, WorkPrefix+name+"-"+randomHex())
+// WorkDir creates the work directory of a run and returns it: dir where
+// it is given (on a cluster, a directory every worker reaches), or else
+// <root>/.work-<name>-<random>, which the next run into root removes if
+// this one dies before RemoveWorkDir.
+func (o *Output) WorkDir(dir, name string) (string, error) {
+	if dir == "" {
+		dir = filepath.Join(o.root, WorkPrefix+name+"-"+randomHex())
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("creating work directory: %w", err)
 	}
 	return dir, nil
+}
+
+// RemoveWorkDir removes a work directory WorkDir gave, with whatever the
+// run left in it (spills, staged shards the commit did not take, receipts).
+func (o *Output) RemoveWorkDir(dir string) error {
+	return os.RemoveAll(dir)
 }
 
 func randomHex() string {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -129,9 +128,11 @@ func assemble(latest map[string]artifactChunk, dataset string, a shards.Artifact
 }
 
 // publishArtifacts publishes the model artifacts of a dataset's manifest
-// (ModelArtifacts) from root to the artifacts topic, in chunks under its
-// max.message.bytes, skipping those the topic already holds whole.
-func publishArtifacts(ctx context.Context, c *kafka.Client, w *kafka.Writer, prefix string, replication int, root, dataset string, m *shards.Manifest, log *slog.Logger) error {
+// (ModelArtifacts) from the publisher's root to the artifacts topic, in
+// chunks under its max.message.bytes, skipping those the topic already
+// holds whole.
+func (p *publisher) publishArtifacts(ctx context.Context, dataset string, m *shards.Manifest) error {
+	c, w, prefix, replication, root, log := p.client, p.w, p.cfg.Prefix, p.cfg.Replication, p.root, p.log
 	arts := ModelArtifacts(m)
 	if len(arts) == 0 {
 		return nil

@@ -254,7 +254,7 @@ func readLeaf[T any](cc parquet.ColumnChunk, n, maxDef int, values pageValues[T]
 		if err != nil {
 			return nil, nil, err
 		}
-		row, vals, err = readPage(p, n, maxDef, row, vals, starts, values)
+		row, vals, err = readPage(p, chunkShape{rows: n, maxDef: maxDef}, row, vals, starts, values)
 		parquet.Release(p)
 		if err != nil {
 			return vals, nil, err
@@ -267,10 +267,17 @@ func readLeaf[T any](cc parquet.ColumnChunk, n, maxDef int, values pageValues[T]
 	return vals, starts, nil
 }
 
+// chunkShape is what readPage knows of a column chunk: the rows of its row
+// group and the column's maximum definition level.
+type chunkShape struct {
+	rows, maxDef int
+}
+
 // readPage is readLeaf's work on one page: it appends the page's values
 // to vals and records where each row that begins in it starts. row is the
 // last row begun before the page, and after it.
-func readPage[T any](p parquet.Page, n, maxDef, row int, vals []T, starts []int, values pageValues[T]) (int, []T, error) {
+func readPage[T any](p parquet.Page, shape chunkShape, row int, vals []T, starts []int, values pageValues[T]) (int, []T, error) {
+	n, maxDef := shape.rows, shape.maxDef
 	first := len(vals)
 	vals, err := values(p, vals)
 	bad := -1

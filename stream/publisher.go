@@ -283,7 +283,7 @@ func (p *publisher) dataset(ctx context.Context, m *shards.Manifest, dataset str
 		}
 	}
 	// The model files before the manifest that names them.
-	if err := publishArtifacts(ctx, p.client, p.w, p.cfg.Prefix, p.cfg.Replication, p.root, dataset, dm, p.log); err != nil {
+	if err := p.publishArtifacts(ctx, dataset, dm); err != nil {
 		return nil, fmt.Errorf("publishing the artifacts of %s: %w", dataset, err)
 	}
 	mm, err := manifestMessage(dataset, dm)
@@ -336,7 +336,7 @@ func (p *publisher) present(ctx context.Context, t topicInfo) (map[string]*range
 	}
 	have := map[string]*ranges{}
 	for part := range t.partitions {
-		err := scanPartition(ctx, p.client, t.name, part, first[part], end[part], func(m kafka.Message) error {
+		err := scanPartition(ctx, p.client, offsetRange{t.name, part, first[part], end[part]}, func(m kafka.Message) error {
 			h, err := DecodeHeader(m)
 			if err != nil {
 				// A consumer skips it too; its rows count as missing.

@@ -108,7 +108,7 @@ func startPumpsDecoding(cc ClientConfig, topic string, from, end []int64, decode
 			}
 			ps.client = c
 		}
-		ps.wg.Go(func() { ps.upTo(ctx, topic, p, from[p], end[p], decode, out, logger) })
+		ps.wg.Go(func() { ps.upTo(ctx, offsetRange{topic, p, from[p], end[p]}, decode, out, logger) })
 	}
 	return ps, nil
 }
@@ -129,14 +129,16 @@ func (ps *pumps) follow1(ctx context.Context, r *kafka.Reader, topic string, p i
 	}
 }
 
-// upTo reads partition p from offset from up to end, then closes out. A
-// failed fetch (a broker restarting) is logged and tried again, with
-// backoff, from the first message not yet sent; an error the broker gives
-// as not retriable ends the pump.
-func (ps *pumps) upTo(ctx context.Context, topic string, p int, from, end int64, decode decodeFunc, out chan fetched, logger *slog.Logger) {
-	at, backoff := from, fetchBackoffMin
+// upTo reads the messages of r, then closes out. A failed fetch (a broker
+// restarting) is logged and tried again, with backoff, from the first
+// message not yet sent; an error the broker gives as not retriable ends
+// the pump.
+func (ps *pumps) upTo(ctx context.Context, r offsetRange, decode decodeFunc, out chan fetched, logger *slog.Logger) {
+	at, backoff := r.from, fetchBackoffMin
 	for {
-		err := scanPartition(ctx, ps.client, topic, p, at, end, func(m kafka.Message) error {
+		rest := r
+		rest.from = at
+		err := scanPartition(ctx, ps.client, rest, func(m kafka.Message) error {
 			if !ps.send(ctx, m, decode, out) {
 				return ctx.Err()
 			}
@@ -154,7 +156,7 @@ func (ps *pumps) upTo(ctx context.Context, topic string, p int, from, end int64,
 			ps.errs <- err
 			return
 		}
-		logger.Warn("fetching failed, trying again", "topic", topic, "partition", p, "offset", at, "in", backoff, "err", err)
+		logger.Warn("fetching failed, trying again", "topic", r.topic, "partition", r.partition, "offset", at, "in", backoff, "err", err)
 		t := time.NewTimer(backoff)
 		select {
 		case <-t.C:

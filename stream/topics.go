@@ -230,12 +230,20 @@ func newPartitionReader(cc ClientConfig, topic string, partition int, offset int
 	return r, nil
 }
 
-// scanPartition calls fn with each message of a partition from offset
-// from up to (not including) offset to, with one fetch request after
-// another (no reader prefetching past the end). fn gets Key, Value,
+// offsetRange is the messages of one partition of a topic from offset
+// from up to (not including) offset to.
+type offsetRange struct {
+	topic     string
+	partition int
+	from, to  int64
+}
+
+// scanPartition calls fn with each message of r, with one fetch request
+// after another (no reader prefetching past the end). fn gets Key, Value,
 // Headers, Offset, Topic and Partition.
-func scanPartition(ctx context.Context, c *kafka.Client, topic string, partition int, from, to int64, fn func(kafka.Message) error) error {
-	for at := from; at < to; {
+func scanPartition(ctx context.Context, c *kafka.Client, r offsetRange, fn func(kafka.Message) error) error {
+	topic, partition, to := r.topic, r.partition, r.to
+	for at := r.from; at < to; {
 		resp, err := c.Fetch(ctx, &kafka.FetchRequest{Topic: topic, Partition: partition, Offset: at, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: time.Second})
 		if err == nil {
 			err = resp.Error
@@ -356,7 +364,7 @@ func scanTopic(ctx context.Context, c *kafka.Client, topic string, fn func(kafka
 		return true, err
 	}
 	for p := range t.partitions {
-		if err := scanPartition(ctx, c, topic, p, first[p], end[p], fn); err != nil {
+		if err := scanPartition(ctx, c, offsetRange{topic, p, first[p], end[p]}, fn); err != nil {
 			return true, err
 		}
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
-	"github.com/parastream/parastream/transforms"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 // Subsample sizes of the learning test: enough to learn, small enough for
@@ -36,10 +36,10 @@ func readPairs(t *testing.T, format string, paths []string, keep func(corpora.Ex
 	}
 	defer r.Close()
 	var out [][2][]string
-	opts := transforms.TokenizeOptions{Lower: true}
+	opts := text.TokenizeOptions{Lower: true}
 	err = corpora.Drain(r, func(e corpora.Example) error {
 		if keep == nil || keep(e) {
-			out = append(out, [2][]string{transforms.Tokenize(e.A, opts), transforms.Tokenize(e.B, opts)})
+			out = append(out, [2][]string{text.Tokenize(e.A, opts), text.Tokenize(e.B, opts)})
 		}
 		return nil
 	}, nil)
@@ -76,10 +76,10 @@ func readSTS(t *testing.T, dir string) []stsSet {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts := transforms.TokenizeOptions{Lower: true}
+		opts := text.TokenizeOptions{Lower: true}
 		err = corpora.Drain(r, func(e corpora.Example) error {
 			if e.HasLabel {
-				s.a, s.b = append(s.a, transforms.Tokenize(e.A, opts)), append(s.b, transforms.Tokenize(e.B, opts))
+				s.a, s.b = append(s.a, text.Tokenize(e.A, opts)), append(s.b, text.Tokenize(e.B, opts))
 				s.gold = append(s.gold, e.Label)
 			}
 			return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 // Token-budget sampling, as the paraphrase research built its PPDB
@@ -34,7 +35,7 @@ type BudgetConfig struct {
 }
 
 func (c BudgetConfig) cell(id string) uint32 {
-	return uint32(hash64(c.Seed^0x5eed5eed, id) >> (64 - budgetCellBits))
+	return uint32(text.Hash64(c.Seed^0x5eed5eed, id) >> (64 - budgetCellBits))
 }
 
 func rowTokens(r *shards.Row) int64 { return int64(len(r.TokensA) + len(r.TokensB)) }

@@ -46,18 +46,38 @@ func (c *counters) flush(ctx context.Context) {
 
 // Progress is a live, in-process view of a running pipeline's work, for the
 // progress lines of long local runs: Prism runs the DoFns in this process,
-// and Beam's committed counters arrive only when the job ends. On a cluster
-// runner the DoFns run elsewhere and Progress stays at zero; use the
-// runner's own UI there.
+// and Beam's committed counters arrive only when the job ends. The driver
+// makes one with NewProgress and runs the pipeline with the context
+// WithProgress gives; the DoFns find it in their context. On a cluster
+// runner the DoFns run elsewhere, find none, and the Progress stays at zero;
+// use the runner's own UI there.
 type Progress struct {
 	mu sync.Mutex
 	m  map[string]int64
 }
 
-// LocalProgress is the process's Progress.
-var LocalProgress = &Progress{m: map[string]int64{}}
+// NewProgress returns an empty Progress.
+func NewProgress() *Progress { return &Progress{m: map[string]int64{}} }
+
+type progressKey struct{}
+
+// WithProgress returns ctx carrying p: a pipeline run in-process with that
+// context (beam.Run on Prism, whose loopback workers run the DoFns under
+// the context the run was given) counts its work into p.
+func WithProgress(ctx context.Context, p *Progress) context.Context {
+	return context.WithValue(ctx, progressKey{}, p)
+}
+
+// progressFrom is the Progress ctx carries, or nil, which counts nothing.
+func progressFrom(ctx context.Context) *Progress {
+	p, _ := ctx.Value(progressKey{}).(*Progress)
+	return p
+}
 
 func (p *Progress) add(name string, n int64) {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	p.m[name] += n
 	p.mu.Unlock()
@@ -68,11 +88,4 @@ func (p *Progress) Snapshot() map[string]int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return maps.Clone(p.m)
-}
-
-// Reset clears the counts, before a new run.
-func (p *Progress) Reset() {
-	p.mu.Lock()
-	clear(p.m)
-	p.mu.Unlock()
 }

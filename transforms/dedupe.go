@@ -71,13 +71,13 @@ func (s *DedupeStats) add(o DedupeStats) {
 	s.External += o.External
 }
 
-// progress adds the kept and dropped records to LocalProgress, under the
+// progress adds the kept and dropped records to p, under the
 // names of the counters: "deduplicated" (kept) and dedupe_*.
-func (s DedupeStats) progress() {
-	LocalProgress.add("deduplicated", s.Kept)
-	LocalProgress.add("dedupe_exact", s.Exact)
-	LocalProgress.add("dedupe_normalized", s.Normalized)
-	LocalProgress.add("dedupe_external", s.External)
+func (s DedupeStats) progress(p *Progress) {
+	p.add("deduplicated", s.Kept)
+	p.add("dedupe_exact", s.Exact)
+	p.add("dedupe_normalized", s.Normalized)
+	p.add("dedupe_external", s.External)
 }
 
 // count adds the dropped records to the dedupe_* counters.

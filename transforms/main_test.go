@@ -12,10 +12,5 @@ func TestMain(m *testing.M) {
 	ptest.Main(m)
 }
 
-// fixture and sharedData locate test files (see testenv).
+// fixture locates a test file (see testenv).
 func fixture(rel string) string { return testenv.Fixture(rel) }
-
-func sharedData(t testing.TB, rel string) string {
-	t.Helper()
-	return testenv.SharedData(t, rel)
-}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 // PrepareConfig configures the preparation of records as they are read
@@ -16,15 +17,15 @@ type PrepareConfig struct {
 	// to every comment and submission title (so to both sides of every
 	// pair). A submission's selftext is dropped: pairs use the title.
 	Reddit      bool
-	RedditRules *RedditRules
+	RedditRules *text.RedditRules
 	// Tokenize sets the tokeniser's options.
-	Tokenize TokenizeOptions
+	Tokenize text.TokenizeOptions
 	// Length bounds the tokens of each side (both sides of a pair; the one
 	// text of a Reddit record).
-	Length LengthRule
+	Length text.LengthRule
 	// Moses and PPDB filter those corpora; nil is off.
-	Moses *MosesRule
-	PPDB  *PPDBRule
+	Moses *text.MosesRule
+	PPDB  *text.PPDBRule
 }
 
 // Validate reports what is wrong with the configuration.
@@ -47,22 +48,22 @@ func (c PrepareConfig) Validate() error {
 // filter rule that drops it, or "" to keep it.
 func (c *PrepareConfig) Apply(r *shards.Row) string {
 	cfg := c
-	norm := NormalizeOptions{Reddit: cfg.Reddit}
+	norm := text.NormalizeOptions{Reddit: cfg.Reddit}
 	if cfg.Reddit {
 		r.B = "" // a submission's selftext: pairs use the title
-		r.A = Normalize(r.A, norm)
+		r.A = text.Normalize(r.A, norm)
 		if cfg.RedditRules != nil {
 			if rule := cfg.RedditRules.Check(r.A, r.Meta["author"]); rule != "" {
 				return rule
 			}
 		}
-		r.TokensA = AppendTokens(r.TokensA[:0], r.A, cfg.Tokenize)
+		r.TokensA = text.AppendTokens(r.TokensA[:0], r.A, cfg.Tokenize)
 		return cfg.Length.CheckText(len(r.TokensA))
 	}
-	r.A = Normalize(r.A, norm)
-	r.B = Normalize(r.B, norm)
-	r.TokensA = AppendTokens(r.TokensA[:0], r.A, cfg.Tokenize)
-	r.TokensB = AppendTokens(r.TokensB[:0], r.B, cfg.Tokenize)
+	r.A = text.Normalize(r.A, norm)
+	r.B = text.Normalize(r.B, norm)
+	r.TokensA = text.AppendTokens(r.TokensA[:0], r.A, cfg.Tokenize)
+	r.TokensB = text.AppendTokens(r.TokensB[:0], r.B, cfg.Tokenize)
 	if rule := cfg.Length.Check(len(r.TokensA), len(r.TokensB)); rule != "" {
 		return rule
 	}

@@ -219,8 +219,8 @@ func (fn *readFn) drain(ctx context.Context, r corpora.Reader, emit func(shards.
 		var lastRecords, lastBytes int64
 		live := func() {
 			st := r.Stats()
-			LocalProgress.add("read", st.Records-lastRecords)
-			LocalProgress.add("bytes_read", st.Bytes-lastBytes)
+			progressFrom(ctx).add("read", st.Records-lastRecords)
+			progressFrom(ctx).add("bytes_read", st.Bytes-lastBytes)
 			lastRecords, lastBytes = st.Records, st.Bytes
 		}
 		var b readBatch

@@ -20,7 +20,9 @@ import (
 
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/internal/atomicfile"
+	"github.com/parastream/parastream/internal/spill"
 	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 // The extraction pipeline keeps its memory bounded whatever the size of
@@ -52,18 +54,31 @@ type Bucketed struct {
 	Path   string
 }
 
+// SpillConfig configures Spill and Scatter.
+type SpillConfig struct {
+	// Dir is the work directory and Name the stage's directory in it: the
+	// spill files go under Dir/Name/b<bucket>/.
+	Dir, Name string
+	// Key is what a record's bucket is hashed from: ByDedupeKey or ByGroup.
+	Key string
+	// Buckets is the number of buckets.
+	Buckets int
+	// Symmetric makes (A, B) and (B, A) one dedupe key.
+	Symmetric bool
+}
+
 // Spill writes each record of rows (PCollection<shards.Row>) to the spill
-// file of its bucket under dir/name, and returns each bucket with one of
-// its files as PCollection<KV<int, string>>.
-func Spill(s beam.Scope, rows beam.PCollection, dir, name, key string, buckets int, symmetric bool) beam.PCollection {
-	s = s.Scope("transforms.Spill." + name)
-	return beam.ParDo(s, &scatterFn{Dir: filepath.Join(dir, name), Key: key, Buckets: buckets, Symmetric: symmetric}, rows)
+// file of its bucket under cfg.Dir/cfg.Name, and returns each bucket with
+// one of its files as PCollection<KV<int, string>>.
+func Spill(s beam.Scope, rows beam.PCollection, cfg SpillConfig) beam.PCollection {
+	s = s.Scope("transforms.Spill." + cfg.Name)
+	return beam.ParDo(s, &scatterFn{Dir: filepath.Join(cfg.Dir, cfg.Name), Key: cfg.Key, Buckets: cfg.Buckets, Symmetric: cfg.Symmetric}, rows)
 }
 
 // Scatter is Spill followed by a GroupByKey: it returns
 // PCollection<KV<int, []string>>, each bucket with all of its files.
-func Scatter(s beam.Scope, rows beam.PCollection, dir, name, key string, buckets int, symmetric bool) beam.PCollection {
-	return beam.GroupByKey(s, Spill(s, rows, dir, name, key, buckets, symmetric))
+func Scatter(s beam.Scope, rows beam.PCollection, cfg SpillConfig) beam.PCollection {
+	return beam.GroupByKey(s, Spill(s, rows, cfg))
 }
 
 type scatterFn struct {
@@ -98,7 +113,7 @@ type spiller struct {
 }
 
 type bucketFile struct {
-	w    *SpillWriter
+	w    *spill.Writer
 	path string
 }
 
@@ -114,7 +129,7 @@ func (sp *spiller) bucket(r *shards.Row) int {
 	default:
 		k = NormalizedKey(r, sp.symmetric)
 	}
-	return int(hash64(0, k) % uint64(sp.buckets))
+	return int(text.Hash64(0, k) % uint64(sp.buckets))
 }
 
 func (sp *spiller) write(ctx context.Context, r *shards.Row) error {
@@ -122,7 +137,7 @@ func (sp *spiller) write(ctx context.Context, r *shards.Row) error {
 	f := sp.writers[b]
 	if f == nil {
 		path := filepath.Join(sp.dir, fmt.Sprintf("b%05d", b), randomName()+".spill")
-		w, err := CreateSpill(ctx, path)
+		w, err := spill.Create(ctx, path)
 		if err != nil {
 			return err
 		}
@@ -197,7 +212,7 @@ func (fn *pairFn) ProcessElement(_ int, paths func(*string) bool, _ func(int, st
 	files := collect(paths)
 	return fn.pool.submit(func(ctx context.Context, w *pairWorker) error {
 		threads := make(map[string][]shards.Row)
-		err := ReadSpillFiles(ctx, files, func(r *shards.Row) error {
+		err := spill.ReadFiles(ctx, files, func(r *shards.Row) error {
 			threads[r.GroupKey] = append(threads[r.GroupKey], *r)
 			return nil
 		})
@@ -215,7 +230,7 @@ func (fn *pairFn) ProcessElement(_ int, paths func(*string) bool, _ func(int, st
 			w.st.Titles += t.Titles
 			w.st.Orphans += t.Orphans
 			w.st.NoTitle += t.NoTitle
-			LocalProgress.add("paired", t.Pairs)
+			progressFrom(ctx).add("paired", t.Pairs)
 		}
 		w.threads += int64(len(threads))
 		return werr
@@ -261,7 +276,7 @@ func collect(paths func(*string) bool) []string {
 
 // SplitConfig chooses each record's split.
 type SplitConfig struct {
-	Ratios SplitRatios
+	Ratios text.SplitRatios
 	Seed   uint64
 	// Official keeps the evaluation sets' own splits (see OfficialSplit).
 	Official bool
@@ -269,11 +284,34 @@ type SplitConfig struct {
 
 func (c SplitConfig) split(r *shards.Row) string {
 	if c.Official {
-		if s, ok := OfficialSplit(r.Corpus, r.Dataset); ok {
+		if s, ok := text.OfficialSplit(r.Corpus, r.Dataset); ok {
 			return s
 		}
 	}
-	return AssignSplit(r.GroupKey, c.Seed, c.Ratios)
+	return text.AssignSplit(r.GroupKey, c.Seed, c.Ratios)
+}
+
+// DedupeConfig configures the stages that deduplicate the dedupe spills,
+// assign splits and write the shards: DedupeAndWrite, or DedupeAndSplit
+// then WriteShards under a token budget.
+type DedupeConfig struct {
+	// Corpus names the shards written (their <corpus>/<split>/ directory).
+	Corpus string
+	// Dir is the work directory: runs, shards and receipts go under it.
+	Dir string
+	// Buckets is the number of dedupe buckets, Groups the number of shard
+	// writers per split (consecutive buckets share a writer group).
+	Buckets, Groups int
+	// Symmetric makes (A, B) and (B, A) one pair; KeepDuplicates keeps
+	// every record.
+	Symmetric, KeepDuplicates bool
+	// Split chooses each record's split.
+	Split SplitConfig
+	// Shards bounds the shard files.
+	Shards shards.WriterOptions
+	// Budget samples the kept records down to a number of tokens (zero
+	// Tokens is off; DedupeAndWrite takes none).
+	Budget BudgetConfig
 }
 
 // Run is one bucket's records of one split, deduplicated, sorted by ID and
@@ -294,11 +332,12 @@ type Run struct {
 // for budget sampling (a singleton PCollection<TokenHistogram>; empty
 // without a budget).
 //
-// With keepDuplicates every record is kept (evaluation sets keep their
-// official pairs, duplicates included).
-func DedupeAndSplit(s beam.Scope, spills beam.PCollection, dir string, buckets, groups int, symmetric, keepDuplicates bool, split SplitConfig, budget BudgetConfig) (runs, hist beam.PCollection) {
+// With cfg.KeepDuplicates every record is kept (evaluation sets keep their
+// official pairs, duplicates included). cfg.Corpus and cfg.Shards are not
+// used: they are WriteShards'.
+func DedupeAndSplit(s beam.Scope, spills beam.PCollection, cfg DedupeConfig) (runs, hist beam.PCollection) {
 	s = s.Scope("transforms.DedupeAndSplit")
-	runs, hists := beam.ParDo2(s, &dedupeFn{Dir: filepath.Join(dir, "runs"), Buckets: buckets, Groups: groups, Symmetric: symmetric, KeepDuplicates: keepDuplicates, Split: split, Budget: budget}, beam.GroupByKey(s, spills))
+	runs, hists := beam.ParDo2(s, &dedupeFn{Dir: filepath.Join(cfg.Dir, "runs"), Buckets: cfg.Buckets, Groups: cfg.Groups, Symmetric: cfg.Symmetric, KeepDuplicates: cfg.KeepDuplicates, Split: cfg.Split, Budget: cfg.Budget}, beam.GroupByKey(s, spills))
 	return beam.GroupByKey(s, runs), sumHistograms(s, hists)
 }
 
@@ -348,7 +387,7 @@ func (fn *dedupeFn) dedupe(ctx context.Context, bucket int, files []string, w *d
 			}
 		}
 		path := filepath.Join(fn.Dir, split, fmt.Sprintf("b%05d.spill", bucket))
-		sw, err := CreateSpill(ctx, path)
+		sw, err := spill.Create(ctx, path)
 		if err != nil {
 			return err
 		}
@@ -377,7 +416,7 @@ func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates
 	}
 	var st DedupeStats
 	if keepDuplicates {
-		if err := ReadSpillFiles(ctx, files, func(r *shards.Row) error {
+		if err := spill.ReadFiles(ctx, files, func(r *shards.Row) error {
 			if r.Split != externalSplit {
 				keep(*r)
 				st.Kept++
@@ -388,7 +427,7 @@ func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates
 		}
 	} else {
 		d := NewDeduper(symmetric)
-		if err := ReadSpillFiles(ctx, files, func(r *shards.Row) error {
+		if err := spill.ReadFiles(ctx, files, func(r *shards.Row) error {
 			d.Add(*r, r.Split == externalSplit)
 			return nil
 		}); err != nil {
@@ -399,7 +438,7 @@ func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates
 	for _, rows := range bySplit {
 		slices.SortFunc(rows, func(a, b shards.Row) int { return strings.Compare(a.ID, b.ID) })
 	}
-	st.progress()
+	st.progress(progressFrom(ctx))
 	return bySplit, st, nil
 }
 
@@ -438,34 +477,6 @@ type Receipt struct {
 	Tokens int64
 }
 
-// Receipts reads the receipts a run left under dir, in split and group
-// order.
-func Receipts(dir string) ([]Receipt, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "receipts", "*.json"))
-	if err != nil {
-		return nil, err
-	}
-	var out []Receipt
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		var rec Receipt
-		if err := json.Unmarshal(b, &rec); err != nil {
-			return nil, fmt.Errorf("reading receipt %s: %w", p, err)
-		}
-		out = append(out, rec)
-	}
-	slices.SortFunc(out, func(a, b Receipt) int {
-		if c := strings.Compare(a.Split, b.Split); c != 0 {
-			return c
-		}
-		return a.Group - b.Group
-	})
-	return out, nil
-}
-
 // writerGroup is the writer group of a bucket: consecutive buckets go to
 // the same group, so that the groups concatenated in order keep the
 // bucket order.
@@ -483,10 +494,10 @@ func splitGroupKey(split string, group int) string { return fmt.Sprintf("%s/%03d
 // out/<corpus>/<split>/ with their final names (see the pipelines
 // package). It returns PCollection<shards.ShardInfo>. With a budget, only
 // the records of the priority cells within it are written (hist is
-// DedupeAndSplit's).
-func WriteShards(s beam.Scope, runs, hist beam.PCollection, corpus, dir string, opts shards.WriterOptions, budget BudgetConfig) beam.PCollection {
+// DedupeAndSplit's). It uses cfg's Corpus, Dir, Shards and Budget.
+func WriteShards(s beam.Scope, runs, hist beam.PCollection, cfg DedupeConfig) beam.PCollection {
 	s = s.Scope("transforms.WriteShards")
-	return beam.ParDo(s, &writeShardsFn{Corpus: corpus, Dir: dir, Options: opts, Budget: budget}, runs, beam.SideInput{Input: hist})
+	return beam.ParDo(s, &writeShardsFn{Corpus: cfg.Corpus, Dir: cfg.Dir, Options: cfg.Shards, Budget: cfg.Budget}, runs, beam.SideInput{Input: hist})
 }
 
 type writeShardsFn struct {
@@ -537,7 +548,7 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	}
 	var n, tokens int64
 	for _, run := range runs {
-		err := ReadSpillFiles(ctx, []string{run.Path}, func(row *shards.Row) error {
+		err := spill.ReadFiles(ctx, []string{run.Path}, func(row *shards.Row) error {
 			if fn.Budget.Tokens > 0 && uint64(fn.Budget.cell(row.ID)) >= cut {
 				w.dropped++
 				return nil
@@ -546,7 +557,7 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 				tokens += rowTokens(row)
 			}
 			if n++; n%(1<<14) == 0 {
-				LocalProgress.add("written", 1<<14)
+				progressFrom(ctx).add("written", 1<<14)
 			}
 			return sw.Write(*row)
 		})
@@ -559,20 +570,17 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	if err != nil {
 		return err
 	}
-	LocalProgress.add("written", n%(1<<14))
+	progressFrom(ctx).add("written", n%(1<<14))
 	w.written[split] += n
 	w.infos = append(w.infos, infos...)
 	return writeReceipt(fn.Dir, Receipt{Corpus: fn.Corpus, Split: split, Group: group, Root: root, Shards: infos, Tokens: tokens})
 }
 
 // writeReceipt leaves a writer group's receipt for the driver, once its
-// shards are durable.
+// shards are durable: dir/receipts/<split>-<group>.json, so that the
+// receipts read back in split and writer-group order.
 func writeReceipt(dir string, rec Receipt) error {
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(filepath.Join(dir, "receipts", fmt.Sprintf("%s-%03d.json", rec.Split, rec.Group)), b)
+	return shards.WriteReceipt(dir, fmt.Sprintf("%s-%03d", rec.Split, rec.Group), rec)
 }
 
 // groupRoot is the directory a writer group writes its shards under.
@@ -589,10 +597,11 @@ func groupRoot(dir string, group int) string {
 // The shards are byte for byte those of the two stages, with one spill
 // pass and one GroupByKey fewer. It returns the shards written
 // (PCollection<shards.ShardInfo>) and leaves the receipts, as WriteShards.
-func DedupeAndWrite(s beam.Scope, spills beam.PCollection, corpus, dir string, buckets, groups int, symmetric, keepDuplicates bool, split SplitConfig, opts shards.WriterOptions) beam.PCollection {
+// cfg.Budget must be off.
+func DedupeAndWrite(s beam.Scope, spills beam.PCollection, cfg DedupeConfig) beam.PCollection {
 	s = s.Scope("transforms.DedupeAndWrite")
-	byGroup := beam.ParDo(s, &writerGroupFn{Buckets: buckets, Groups: groups}, spills)
-	return beam.ParDo(s, &dedupeWriteFn{Corpus: corpus, Dir: dir, Symmetric: symmetric, KeepDuplicates: keepDuplicates, Split: split, Options: opts}, beam.GroupByKey(s, byGroup))
+	byGroup := beam.ParDo(s, &writerGroupFn{Buckets: cfg.Buckets, Groups: cfg.Groups}, spills)
+	return beam.ParDo(s, &dedupeWriteFn{Corpus: cfg.Corpus, Dir: cfg.Dir, Symmetric: cfg.Symmetric, KeepDuplicates: cfg.KeepDuplicates, Split: cfg.Split, Options: cfg.Shards}, beam.GroupByKey(s, byGroup))
 }
 
 // writerGroupFn keys a bucket's spill file by the bucket's writer group.
@@ -664,7 +673,7 @@ func (fn *dedupeWriteFn) write(ctx context.Context, group int, files map[int][]s
 				return fmt.Errorf("writing split %s: %w", split, err)
 			}
 			written[split] += int64(len(rows))
-			LocalProgress.add("written", int64(len(rows)))
+			progressFrom(ctx).add("written", int64(len(rows)))
 		}
 	}
 	for _, split := range slices.Sorted(maps.Keys(writers)) {

@@ -17,7 +17,7 @@ import (
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
-	"github.com/parastream/parastream/transforms"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 // TestContextTopicsEndToEnd trains a model with the topic context from a
@@ -80,17 +80,17 @@ func TestContextTopicsEndToEnd(t *testing.T) {
 	}
 
 	// Texts of the shards whose plain text tokenises as their tokens.
-	opts := transforms.TokenizeOptions{Lower: ck.Run.Tokenize.Lower, StartEnd: ck.Run.Tokenize.StartEnd}
+	opts := text.TokenizeOptions{Lower: ck.Run.Tokenize.Lower, StartEnd: ck.Run.Tokenize.StartEnd}
 	mf, err := shards.ReadManifest(feat)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type text struct {
+	type sample struct {
 		plain  string
 		ids    []int32
 		topics []float32
 	}
-	var texts []text
+	var texts []sample
 	for _, f := range mf.Files {
 		if !strings.HasPrefix(f.Path, "quora/") {
 			continue
@@ -103,9 +103,9 @@ func TestContextTopicsEndToEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(texts) < 30 && len(row.IDsA) > 0 && !strings.Contains(row.A, "\n") && slices.Equal(transforms.Tokenize(row.A, opts), row.TokensA) &&
+			if len(texts) < 30 && len(row.IDsA) > 0 && !strings.Contains(row.A, "\n") && slices.Equal(text.Tokenize(row.A, opts), row.TokensA) &&
 				slices.ContainsFunc(row.TopicsA, func(v float32) bool { return v != 0 }) {
-				texts = append(texts, text{row.A, slices.Clone(row.IDsA), slices.Clone(row.TopicsA)})
+				texts = append(texts, sample{row.A, slices.Clone(row.IDsA), slices.Clone(row.TopicsA)})
 			}
 		}
 		r.Close()

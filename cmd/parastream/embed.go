@@ -12,7 +12,7 @@ import (
 
 	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/trainstep"
-	"github.com/parastream/parastream/transforms"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 const embedUsage = "parastream embed --checkpoint DIR [--format text|json] [--lower=true|false] [--start-end=true|false] < sentences.txt"
@@ -42,16 +42,16 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer emb.Close()
-	opts := transforms.TokenizeOptions{Lower: true}
+	opts := text.TokenizeOptions{Lower: true}
 	if ck.Run != nil {
-		opts = transforms.TokenizeOptions{Lower: ck.Run.Tokenize.Lower, StartEnd: ck.Run.Tokenize.StartEnd}
+		opts = text.TokenizeOptions{Lower: ck.Run.Tokenize.Lower, StartEnd: ck.Run.Tokenize.StartEnd}
 	}
 	lower.apply(&opts.Lower)
 	startEnd.apply(&opts.StartEnd)
 
 	out := bufio.NewWriter(e.stdout)
 	defer out.Flush()
-	sentences, err := emb.EmbedLines(ctx, os.Stdin, func(s string) []string { return transforms.Tokenize(s, opts) },
+	sentences, err := emb.EmbedLines(ctx, os.Stdin, func(s string) []string { return text.Tokenize(s, opts) },
 		func(line string, vec []float32) error { return writeVector(out, *format, line, vec) })
 	if err != nil {
 		return err

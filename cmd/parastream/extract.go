@@ -16,7 +16,7 @@ import (
 	"github.com/parastream/parastream/internal/report"
 	"github.com/parastream/parastream/internal/runlog"
 	"github.com/parastream/parastream/pipelines"
-	"github.com/parastream/parastream/transforms"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 const extractUsage = "parastream extract --corpus NAME --input GLOB [--input-b GLOB] --out DIR [--runner prism|flink|spark|dataflow ...]"
@@ -76,7 +76,7 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: unexpected arguments %q: give the files with --input GLOB", errUsage, fs.Args())
 	}
 	var err error
-	if cfg.Split, err = transforms.ParseSplitRatios(*split); err != nil {
+	if cfg.Split, err = text.ParseSplitRatios(*split); err != nil {
 		return fmt.Errorf("%w: --split: %v", errUsage, err)
 	}
 	cfg.Prepare.RedditRules = nil
@@ -84,10 +84,10 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 		cfg.Prepare.RedditRules = &rr
 	}
 	if *mosesMin > 0 {
-		cfg.Prepare.Moses = &transforms.MosesRule{MinProb: *mosesMin}
+		cfg.Prepare.Moses = &text.MosesRule{MinProb: *mosesMin}
 	}
 	if *ppdbMaxTier != "" || *ppdbTiers != "" || *ppdbMin != 0 {
-		cfg.Prepare.PPDB = &transforms.PPDBRule{MaxTier: *ppdbMaxTier, Tiers: splitList(*ppdbTiers), MinScore: *ppdbMin}
+		cfg.Prepare.PPDB = &text.PPDBRule{MaxTier: *ppdbMaxTier, Tiers: splitList(*ppdbTiers), MinScore: *ppdbMin}
 	}
 	cfg.DedupeAgainst = splitList(*against)
 	cfg.Command = append([]string{"parastream", "extract"}, args...)

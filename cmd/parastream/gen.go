@@ -23,8 +23,8 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	seed := fs.Uint64("seed", 1, "seed: the same seed and flags write the same bytes")
 	malformed := fs.Float64("malformed-rate", synth.DefaultMalformedRate, "fraction of rows written malformed (0 for none)")
 	submissions := fs.String("submissions", "", "reddit: also write the submissions (RS records) of the threads to this file")
-	era := fs.String("era", "mixed", "reddit: record layout, one of "+strings.Join(synth.Eras, ", "))
-	start := fs.String("start", synth.DefaultStart.Format("2006-01-02"), "reddit: time of the first thread, YYYY-MM-DD or RFC 3339")
+	era := fs.String("era", "mixed", "reddit: record layout, one of "+strings.Join(synth.Eras(), ", "))
+	start := fs.String("start", synth.DefaultStart().Format("2006-01-02"), "reddit: time of the first thread, YYYY-MM-DD or RFC 3339")
 	ppdbVersion := fs.Int("ppdb-version", 2, "ppdb: 2 (six fields, entailment classes) or 1 (five fields)")
 	corpus := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {

@@ -17,7 +17,7 @@ import (
 	"github.com/parastream/parastream/featurize"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/trainstep"
-	"github.com/parastream/parastream/transforms"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 // bucketedText is a text of the featurized shards with a token outside
@@ -88,7 +88,7 @@ func TestBucketsFromShardsAndStdin(t *testing.T) {
 
 	// Texts with an unseen word whose plain text tokenises as the shard's
 	// tokens (the text is extraction's normalised one).
-	opts := transforms.TokenizeOptions{Lower: ck.Run.Tokenize.Lower, StartEnd: ck.Run.Tokenize.StartEnd}
+	opts := text.TokenizeOptions{Lower: ck.Run.Tokenize.Lower, StartEnd: ck.Run.Tokenize.StartEnd}
 	mf, err := shards.ReadManifest(feat)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestBucketsFromShardsAndStdin(t *testing.T) {
 			}
 			for _, s := range []bucketedText{{row.A, row.TokensA, row.IDsA}, {row.B, row.TokensB, row.IDsB}} {
 				if len(texts) < 40 && slices.ContainsFunc(s.ids, func(id int32) bool { return int(id) >= V }) &&
-					!strings.Contains(s.text, "\n") && slices.Equal(transforms.Tokenize(s.text, opts), s.tokens) {
+					!strings.Contains(s.text, "\n") && slices.Equal(text.Tokenize(s.text, opts), s.tokens) {
 					texts = append(texts, bucketedText{s.text, slices.Clone(s.tokens), slices.Clone(s.ids)})
 				}
 			}

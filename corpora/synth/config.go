@@ -64,10 +64,10 @@ const (
 
 // DefaultStart is the default Config.Start: the first second of the
 // pushshift dump RC_2024-02.
-var DefaultStart = time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)
+func DefaultStart() time.Time { return time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC) }
 
 // Eras lists the values Config.Era accepts.
-var Eras = []string{"mixed", "2005", "2012", "2019", "2020", "2024"}
+func Eras() []string { return []string{"mixed", "2005", "2012", "2019", "2020", "2024"} }
 
 // Validate reports what is wrong with the configuration, and how to fix it.
 func (c Config) Validate() error {
@@ -80,7 +80,7 @@ func (c Config) Validate() error {
 	}
 	if c.Era != "" {
 		if _, ok := eraByName[c.Era]; !ok && c.Era != "mixed" {
-			errs = append(errs, fmt.Errorf("era %q: give one of %v", c.Era, Eras))
+			errs = append(errs, fmt.Errorf("era %q: give one of %v", c.Era, Eras()))
 		}
 	}
 	if c.CommentRate < 0 || math.IsNaN(c.CommentRate) || math.IsInf(c.CommentRate, 0) {
@@ -106,7 +106,7 @@ func (c Config) withDefaults() Config {
 		c.Era = "mixed"
 	}
 	if c.Start.IsZero() {
-		c.Start = DefaultStart
+		c.Start = DefaultStart()
 	}
 	if c.CommentRate == 0 {
 		c.CommentRate = DefaultCommentRate

@@ -222,7 +222,7 @@ func (g *redditGen) openThread() {
 	title := g.title(tr, g.subs[sub].lang)
 	slug := slugOf(title)
 	if g.outS != nil {
-		g.submission(tr, link, sub, op, title, slug, now)
+		g.submission(tr, threadHead{link: link, sub: sub, op: op, title: title, slug: slug, now: now})
 	}
 	if size == 0 {
 		return
@@ -340,7 +340,7 @@ func (g *redditGen) comment(th *thread) {
 			top = true
 		}
 		author = authorBot - int64(bi)
-		body = g.botBody(body, r, botNames[bi], th, id, parent, created)
+		body = g.botBody(body, r, botNames[bi], th, commentRef{id: id, parent: parent, created: created})
 	default:
 		author = g.humanAuthor(r, th, parentAuthor)
 		if r.chance(pGoneAuthor) {

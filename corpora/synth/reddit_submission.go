@@ -15,9 +15,20 @@ const (
 	subscribersPerRank = 40e6
 )
 
-// submission writes the RS record of a thread opened at now (ms). r is the
-// thread's own generator.
-func (g *redditGen) submission(r *rng, link uint64, sub int, op int64, title, slug string, now int64) {
+// threadHead is what a thread's submission is written from: its link id,
+// subreddit index, author, title and slug, and when it was opened (ms).
+type threadHead struct {
+	link        uint64
+	sub         int
+	op          int64
+	title, slug string
+	now         int64
+}
+
+// submission writes the RS record of thread h. r is the thread's own
+// generator.
+func (g *redditGen) submission(r *rng, h threadHead) {
+	link, sub, op, title, slug, now := h.link, h.sub, h.op, h.title, h.slug, h.now
 	st := &g.statsS
 	st.Threads++
 	st.Rows++

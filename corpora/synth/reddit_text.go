@@ -277,8 +277,15 @@ func foreignSentences(lang string) []string {
 	return russianSentences
 }
 
-// botBody writes the body of a bot's comment.
-func (g *redditGen) botBody(b []byte, r *rng, bot string, th *thread, id, parent uint64, created int64) []byte {
+// commentRef is a comment's id, its parent's id and when it was created.
+type commentRef struct {
+	id, parent uint64
+	created    int64
+}
+
+// botBody writes the body of bot's comment c.
+func (g *redditGen) botBody(b []byte, r *rng, bot string, th *thread, c commentRef) []byte {
+	id, parent, created := c.id, c.parent, c.created
 	sub := g.subs[th.sub].name
 	switch bot {
 	case "AutoModerator":

@@ -37,7 +37,7 @@ import (
 
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/featurize"
-	"github.com/parastream/parastream/transforms"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 func main() {
@@ -70,13 +70,13 @@ func quora(args []string) error {
 	defer r.Close()
 	seen := map[string]bool{}
 	var docs [][]string
-	add := func(text string) {
-		text = transforms.Normalize(text, transforms.NormalizeOptions{})
-		if text == "" || seen[text] {
+	add := func(s string) {
+		s = text.Normalize(s, text.NormalizeOptions{})
+		if s == "" || seen[s] {
 			return
 		}
-		seen[text] = true
-		docs = append(docs, transforms.Tokenize(text, transforms.TokenizeOptions{Lower: true}))
+		seen[s] = true
+		docs = append(docs, text.Tokenize(s, text.TokenizeOptions{Lower: true}))
 	}
 	for {
 		e, err := r.Next()

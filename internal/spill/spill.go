@@ -1,11 +1,11 @@
-package transforms
+package spill
 
 // Spill files: the bounded-memory stand-in for a GroupByKey.
 //
 // Prism holds every GroupByKey's data in memory, so the extraction scatters
 // rows into bucket files by a hash of a key, and later DoFns read one bucket
 // at a time. This file holds the row codec (AppendRow, DecodeRow), the file
-// writer (SpillWriter) and reader (SpillReader, ReadSpillFiles).
+// writer (Writer) and reader (Reader, ReadFiles).
 //
 // Row encoding (AppendRow). All integers are varints (encoding/binary):
 // lengths and counts unsigned, int64 and int32 values zigzag-signed; floats
@@ -40,7 +40,7 @@ package transforms
 // The encoding of a row is a function of its value: Meta is written in key
 // order, so equal rows encode to equal bytes.
 //
-// File layout (SpillWriter). Fixed-width integers are little-endian.
+// File layout (Writer). Fixed-width integers are little-endian.
 //
 //	file    = magic block* trailer
 //	magic   = "PSPILL1\n"
@@ -82,11 +82,11 @@ import (
 	"github.com/parastream/parastream/shards"
 )
 
-// ErrCorruptSpill is wrapped by every error that reports a spill file or an
+// ErrCorrupt is wrapped by every error that reports a spill file or an
 // encoded row that cannot be decoded: bad magic, a CRC mismatch, a
 // truncated file, an impossible length. Errors from the filesystem itself
 // (permission denied, network failures) do not wrap it.
-var ErrCorruptSpill = errors.New("corrupt spill data")
+var ErrCorrupt = errors.New("corrupt spill data")
 
 const (
 	// spillMagic opens every spill file; its last byte is a newline so that
@@ -94,7 +94,7 @@ const (
 	spillMagic = "PSPILL1\n"
 	// spillBlockSize is the uncompressed size at which a writer compresses
 	// and writes its block. A writer's buffer holds one block, so this is
-	// most of the memory an open SpillWriter holds, and a pipeline holds
+	// most of the memory an open Writer holds, and a pipeline holds
 	// one writer per bucket in each scattering bundle: 8 KiB keeps 2,000
 	// buckets near 25 MB a bundle. It costs some compression: on Reddit
 	// pair rows S2 reaches 1.45:1 (229 bytes a row) against 1.74:1 with
@@ -103,7 +103,7 @@ const (
 	// spillRowReserve is the room for a typical row that a writer's buffer
 	// keeps beyond a block.
 	spillRowReserve = 2 << 10
-	// spillMaxRow is the largest encoded row a SpillWriter accepts.
+	// spillMaxRow is the largest encoded row a Writer accepts.
 	spillMaxRow = 64 << 20
 	// spillMaxRaw bounds a block's uncompressed size: a reader refuses a
 	// larger rawLen before allocating for it.
@@ -276,7 +276,7 @@ func spillAppendMeta(dst []byte, m map[string]string) []byte {
 
 // DecodeRow decodes the row at the start of b into r and returns the number
 // of bytes it took. A truncated or corrupt encoding returns an error wrapping
-// ErrCorruptSpill; DecodeRow never panics on bad input and never allocates
+// ErrCorrupt; DecodeRow never panics on bad input and never allocates
 // more than a small multiple of len(b).
 //
 // Every field of r is overwritten, and every value AppendRow wrote comes back
@@ -296,15 +296,15 @@ func DecodeRow(b []byte, r *shards.Row) (n int, err error) {
 	size, k := binary.Uvarint(b)
 	if k <= 0 {
 		if k == 0 {
-			return 0, fmt.Errorf("%w: row length: truncated varint", ErrCorruptSpill)
+			return 0, fmt.Errorf("%w: row length: truncated varint", ErrCorrupt)
 		}
-		return 0, fmt.Errorf("%w: row length: varint overflows 64 bits", ErrCorruptSpill)
+		return 0, fmt.Errorf("%w: row length: varint overflows 64 bits", ErrCorrupt)
 	}
 	if size > uint64(len(b)-k) {
-		return 0, fmt.Errorf("%w: row of %d bytes, only %d left", ErrCorruptSpill, size, len(b)-k)
+		return 0, fmt.Errorf("%w: row of %d bytes, only %d left", ErrCorrupt, size, len(b)-k)
 	}
 	if size == 0 {
-		return 0, fmt.Errorf("%w: empty row", ErrCorruptSpill)
+		return 0, fmt.Errorf("%w: empty row", ErrCorrupt)
 	}
 	body := b[k : k+int(size)]
 	d := spillDecoder{b: body, s: string(body)}
@@ -313,7 +313,7 @@ func DecodeRow(b []byte, r *shards.Row) (n int, err error) {
 		return 0, d.err
 	}
 	if d.i != len(body) {
-		return 0, fmt.Errorf("%w: %d bytes left over after the row's last field", ErrCorruptSpill, len(body)-d.i)
+		return 0, fmt.Errorf("%w: %d bytes left over after the row's last field", ErrCorrupt, len(body)-d.i)
 	}
 	return k + int(size), nil
 }
@@ -333,7 +333,7 @@ type spillDecoder struct {
 
 func (d *spillDecoder) fail(format string, args ...any) {
 	if d.err == nil {
-		d.err = fmt.Errorf("%w: %s at byte %d: %s", ErrCorruptSpill, d.field, d.i, fmt.Sprintf(format, args...))
+		d.err = fmt.Errorf("%w: %s at byte %d: %s", ErrCorrupt, d.field, d.i, fmt.Sprintf(format, args...))
 	}
 }
 
@@ -636,7 +636,7 @@ var (
 // ---------------------------------------------------------------------------
 // Writer
 
-// SpillWriter writes rows to one spill file through Beam's filesystem
+// Writer writes rows to one spill file through Beam's filesystem
 // abstraction, so that a path may be local or on any registered filesystem
 // (gs://, s3://, memfs://, ...). Plain paths use the local filesystem, which
 // this package registers.
@@ -655,12 +655,12 @@ var (
 // row), and whatever the filesystem's writer buffers: nothing for local
 // files, up to a chunk (16 MiB by default) for the GCS client. Compressors
 // are shared by all writers (about 0.8 MiB each, one per goroutine
-// compressing at the same moment). A SpillWriter is not safe for
+// compressing at the same moment). A Writer is not safe for
 // concurrent use.
-type SpillWriter struct {
-	// ctx is the context given to CreateSpill. It is kept, against the
+type Writer struct {
+	// ctx is the context given to Create. It is kept, against the
 	// usual rule, because io.Closer's Close takes none: the rename that
-	// Close does belongs to the write CreateSpill began, and the
+	// Close does belongs to the write Create began, and the
 	// filesystem's writer (GCS's, for one) holds the same context anyway.
 	ctx    context.Context
 	fs     filesystem.Interface
@@ -676,10 +676,10 @@ type SpillWriter struct {
 	closed bool
 }
 
-// CreateSpill opens a spill file for writing at path. Call Close to finish
+// Create opens a spill file for writing at path. Call Close to finish
 // it, or Abort to discard it; until Close succeeds no file exists under
-// path (unless the filesystem cannot rename; see SpillWriter).
-func CreateSpill(ctx context.Context, path string) (*SpillWriter, error) {
+// path (unless the filesystem cannot rename; see Writer).
+func Create(ctx context.Context, path string) (*Writer, error) {
 	tmp, err := spillTempName(path)
 	if err != nil {
 		return nil, err
@@ -702,7 +702,7 @@ func CreateSpill(ctx context.Context, path string) (*SpillWriter, error) {
 		fs.Close()
 		return nil, fmt.Errorf("creating spill %s: %w", path, err)
 	}
-	sw := &SpillWriter{ctx: ctx, fs: fs, w: w, path: path, tmp: tmp}
+	sw := &Writer{ctx: ctx, fs: fs, w: w, path: path, tmp: tmp}
 	if err := sw.write([]byte(spillMagic)); err != nil {
 		sw.Abort()
 		return nil, err
@@ -734,7 +734,7 @@ func spillTempName(path string) (string, error) {
 // with an error, and the writer stays usable. Any other error (the
 // filesystem's, or the context's) is final: later calls return it, and Close
 // discards the file.
-func (w *SpillWriter) Write(r *shards.Row) error {
+func (w *Writer) Write(r *shards.Row) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -785,7 +785,7 @@ func (w *SpillWriter) Write(r *shards.Row) error {
 }
 
 // flush compresses and writes a block of rows encoded rows.
-func (w *SpillWriter) flush(raw []byte, rows uint32) error {
+func (w *Writer) flush(raw []byte, rows uint32) error {
 	if err := w.ctx.Err(); err != nil {
 		w.err = fmt.Errorf("writing spill %s: %w", w.path, err)
 		return w.err
@@ -821,7 +821,7 @@ func (w *SpillWriter) flush(raw []byte, rows uint32) error {
 	return nil
 }
 
-func (w *SpillWriter) write(p []byte) error {
+func (w *Writer) write(p []byte) error {
 	n, err := w.w.Write(p)
 	w.bytes += int64(n)
 	if err != nil {
@@ -831,18 +831,18 @@ func (w *SpillWriter) write(p []byte) error {
 }
 
 // Rows returns the number of rows written so far.
-func (w *SpillWriter) Rows() int64 { return w.rows }
+func (w *Writer) Rows() int64 { return w.rows }
 
 // Bytes returns the number of bytes handed to the filesystem so far: after a
 // successful Close, the size of the file. Rows still in the block buffer are
 // not counted until their block is written.
-func (w *SpillWriter) Bytes() int64 { return w.bytes }
+func (w *Writer) Bytes() int64 { return w.bytes }
 
 // Close writes the last block and the trailer, closes the file and renames
 // it to its final name. If anything failed, before or now, it removes the
 // temporary file and returns the error instead. Calling Close again returns
 // the first call's result.
-func (w *SpillWriter) Close() error {
+func (w *Writer) Close() error {
 	if w.closed {
 		return w.err
 	}
@@ -886,9 +886,9 @@ func (w *SpillWriter) Close() error {
 
 // Abort discards the file: it closes the writer and removes the temporary
 // file. It returns nil after a successful Close (the file stays) and is
-// safe to call more than once, so `defer w.Abort()` right after CreateSpill
+// safe to call more than once, so `defer w.Abort()` right after Create
 // cleans up every path that does not reach Close.
-func (w *SpillWriter) Abort() error {
+func (w *Writer) Abort() error {
 	if w.closed {
 		return nil
 	}
@@ -903,7 +903,7 @@ func (w *SpillWriter) Abort() error {
 	return err
 }
 
-func (w *SpillWriter) removeTemp() error {
+func (w *Writer) removeTemp() error {
 	if w.tmp == "" {
 		return nil
 	}
@@ -920,10 +920,10 @@ func (w *SpillWriter) removeTemp() error {
 // ---------------------------------------------------------------------------
 // Reader
 
-// SpillReader reads the rows of one spill file in the order they were
+// Reader reads the rows of one spill file in the order they were
 // written. It holds one block at a time: about twice spillBlockSize, plus a
-// 64 KiB read buffer. A SpillReader is not safe for concurrent use.
-type SpillReader struct {
+// 64 KiB read buffer. A Reader is not safe for concurrent use.
+type Reader struct {
 	path   string
 	fs     filesystem.Interface
 	rc     io.ReadCloser
@@ -939,9 +939,9 @@ type SpillReader struct {
 	closed bool
 }
 
-// OpenSpill opens the spill file at path and checks its magic. Plain paths
+// Open opens the spill file at path and checks its magic. Plain paths
 // are local files; other schemes need their filesystem registered.
-func OpenSpill(ctx context.Context, path string) (*SpillReader, error) {
+func Open(ctx context.Context, path string) (*Reader, error) {
 	fs, err := filesystem.New(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("opening spill %s: %w", path, err)
@@ -951,7 +951,7 @@ func OpenSpill(ctx context.Context, path string) (*SpillReader, error) {
 		fs.Close()
 		return nil, fmt.Errorf("opening spill %s: %w", path, err)
 	}
-	r := &SpillReader{path: path, fs: fs, rc: rc, br: bufio.NewReaderSize(rc, 64<<10)}
+	r := &Reader{path: path, fs: fs, rc: rc, br: bufio.NewReaderSize(rc, 64<<10)}
 	var magic [len(spillMagic)]byte
 	if _, err := io.ReadFull(r.br, magic[:]); err != nil {
 		r.Close()
@@ -959,33 +959,33 @@ func OpenSpill(ctx context.Context, path string) (*SpillReader, error) {
 	}
 	if string(magic[:]) != spillMagic {
 		r.Close()
-		return nil, fmt.Errorf("opening spill %s: %w: not a spill file (starts with %q)", path, ErrCorruptSpill, magic[:])
+		return nil, fmt.Errorf("opening spill %s: %w: not a spill file (starts with %q)", path, ErrCorrupt, magic[:])
 	}
 	return r, nil
 }
 
 // readErr wraps an error from the file: an early end of file means the
 // file was truncated.
-func (r *SpillReader) readErr(what string, err error) error {
+func (r *Reader) readErr(what string, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("reading spill %s: %w: truncated while %s after %d rows in %d blocks: %w",
-			r.path, ErrCorruptSpill, what, r.rows, r.blocks, io.ErrUnexpectedEOF)
+			r.path, ErrCorrupt, what, r.rows, r.blocks, io.ErrUnexpectedEOF)
 	}
 	return fmt.Errorf("reading spill %s: %s: %w", r.path, what, err)
 }
 
-func (r *SpillReader) corrupt(format string, args ...any) error {
+func (r *Reader) corrupt(format string, args ...any) error {
 	return fmt.Errorf("reading spill %s: %w: block %d (after %d rows): %s",
-		r.path, ErrCorruptSpill, r.blocks, r.rows, fmt.Sprintf(format, args...))
+		r.path, ErrCorrupt, r.blocks, r.rows, fmt.Sprintf(format, args...))
 }
 
 // Next decodes the next row into row. It returns io.EOF after the last row,
 // once the trailer has confirmed the file is complete; a truncated or
 // corrupt file returns an error naming the file and wrapping
-// ErrCorruptSpill. Errors are final. Next reuses row's slices and map as
+// ErrCorrupt. Errors are final. Next reuses row's slices and map as
 // DecodeRow does: zero row before each call (*row = shards.Row{}) to keep
 // the rows it returns.
-func (r *SpillReader) Next(row *shards.Row) error {
+func (r *Reader) Next(row *shards.Row) error {
 	if r.err != nil {
 		return r.err
 	}
@@ -1011,7 +1011,7 @@ func (r *SpillReader) Next(row *shards.Row) error {
 }
 
 // nextBlock reads and checks the next block, or the trailer (io.EOF).
-func (r *SpillReader) nextBlock() error {
+func (r *Reader) nextBlock() error {
 	if r.closed {
 		return fmt.Errorf("reading spill %s: reader is closed", r.path)
 	}
@@ -1087,7 +1087,7 @@ func (r *SpillReader) nextBlock() error {
 	return nil
 }
 
-func (r *SpillReader) trailer(t [spillTrailer]byte) error {
+func (r *Reader) trailer(t [spillTrailer]byte) error {
 	if got, want := crc32.Checksum(t[:13], spillCRCTable), binary.LittleEndian.Uint32(t[13:]); got != want {
 		return r.corrupt("trailer CRC-32C mismatch: %#08x, trailer says %#08x", got, want)
 	}
@@ -1109,11 +1109,11 @@ func (r *SpillReader) trailer(t [spillTrailer]byte) error {
 // Rows returns the number of rows Next has returned. Once Next has returned
 // io.EOF it is the file's total, as the trailer records it (Next checks the
 // two agree).
-func (r *SpillReader) Rows() int64 { return r.rows }
+func (r *Reader) Rows() int64 { return r.rows }
 
 // Close releases the file. It does not check that the file was read to the
 // end.
-func (r *SpillReader) Close() error {
+func (r *Reader) Close() error {
 	if r.closed {
 		return nil
 	}
@@ -1127,14 +1127,14 @@ func (r *SpillReader) Close() error {
 	return nil
 }
 
-// ReadSpillFiles calls fn for every row of the spill files at paths, file by
+// ReadFiles calls fn for every row of the spill files at paths, file by
 // file in the order given. It stops at the first error: a file's, fn's
 // (returned wrapped with the file's name, so errors.Is still finds it) or
 // ctx's, checked between files and every 4096 rows.
 //
 // fn gets a fresh row each call, which it may keep. Loops that do not keep
-// rows save allocations with SpillReader.Next and a single reused row.
-func ReadSpillFiles(ctx context.Context, paths []string, fn func(*shards.Row) error) error {
+// rows save allocations with Reader.Next and a single reused row.
+func ReadFiles(ctx context.Context, paths []string, fn func(*shards.Row) error) error {
 	for _, path := range paths {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -1147,7 +1147,7 @@ func ReadSpillFiles(ctx context.Context, paths []string, fn func(*shards.Row) er
 }
 
 func spillReadFile(ctx context.Context, path string, fn func(*shards.Row) error) error {
-	r, err := OpenSpill(ctx, path)
+	r, err := Open(ctx, path)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package transforms_test
+package spill_test
 
 import (
 	"bytes"
@@ -21,8 +21,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 
+	"github.com/parastream/parastream/internal/spill"
 	"github.com/parastream/parastream/shards"
-	"github.com/parastream/parastream/transforms"
 )
 
 // ---------------------------------------------------------------------------
@@ -213,13 +213,13 @@ func spillVariedRows() []shards.Row {
 func TestAppendRowRoundTrip(t *testing.T) {
 	for _, want := range spillVariedRows() {
 		t.Run(want.ID, func(t *testing.T) {
-			enc := transforms.AppendRow([]byte("prefix"), &want)
+			enc := spill.AppendRow([]byte("prefix"), &want)
 			if !bytes.HasPrefix(enc, []byte("prefix")) {
 				t.Fatal("AppendRow overwrote dst")
 			}
 			enc = enc[len("prefix"):]
 			var got shards.Row
-			n, err := transforms.DecodeRow(append(enc, "trailing"...), &got)
+			n, err := spill.DecodeRow(append(enc, "trailing"...), &got)
 			if err != nil {
 				t.Fatalf("DecodeRow: %v", err)
 			}
@@ -246,12 +246,12 @@ func TestAppendRowTokensReferTheirText(t *testing.T) {
 		tokenBytes += len(tok)
 	}
 	// A reference takes two bytes; a literal 1 + len(token).
-	added := len(transforms.AppendRow(nil, &r)) - len(transforms.AppendRow(nil, &bare))
+	added := len(spill.AppendRow(nil, &r)) - len(spill.AppendRow(nil, &bare))
 	if max := 2*(len(r.TokensA)+len(r.TokensB)) + 2; added > max {
 		t.Errorf("tokens added %d bytes (%d bytes of tokens), want at most %d", added, tokenBytes, max)
 	}
 	var got shards.Row
-	if _, err := transforms.DecodeRow(transforms.AppendRow(nil, &r), &got); err != nil {
+	if _, err := spill.DecodeRow(spill.AppendRow(nil, &r), &got); err != nil {
 		t.Fatal(err)
 	}
 	if d := spillDiffRows(&r, &got); d != "" {
@@ -263,11 +263,11 @@ func TestDecodeRowSequence(t *testing.T) {
 	rows := spillVariedRows()
 	var buf []byte
 	for i := range rows {
-		buf = transforms.AppendRow(buf, &rows[i])
+		buf = spill.AppendRow(buf, &rows[i])
 	}
 	var got shards.Row // reused on purpose: every field must be overwritten
 	for i := range rows {
-		n, err := transforms.DecodeRow(buf, &got)
+		n, err := spill.DecodeRow(buf, &got)
 		if err != nil {
 			t.Fatalf("row %d: %v", i, err)
 		}
@@ -283,12 +283,12 @@ func TestDecodeRowSequence(t *testing.T) {
 
 func TestAppendRowDeterministic(t *testing.T) {
 	for _, r := range spillVariedRows() {
-		first := transforms.AppendRow(nil, &r)
+		first := spill.AppendRow(nil, &r)
 		for range 5 {
 			// A new map with the same content iterates in another order.
 			r2 := r
 			r2.Meta = maps.Clone(r.Meta)
-			if got := transforms.AppendRow(nil, &r2); !bytes.Equal(got, first) {
+			if got := spill.AppendRow(nil, &r2); !bytes.Equal(got, first) {
 				t.Fatalf("row %s: encodings differ", r.ID)
 			}
 		}
@@ -297,9 +297,9 @@ func TestAppendRowDeterministic(t *testing.T) {
 
 func TestDecodeRowStringsDoNotAliasInput(t *testing.T) {
 	want := spillRedditRows(1)[0]
-	enc := transforms.AppendRow(nil, &want)
+	enc := spill.AppendRow(nil, &want)
 	var got shards.Row
-	if _, err := transforms.DecodeRow(enc, &got); err != nil {
+	if _, err := spill.DecodeRow(enc, &got); err != nil {
 		t.Fatal(err)
 	}
 	clear(enc)
@@ -312,13 +312,13 @@ func TestDecodeRowReusesRow(t *testing.T) {
 	rows := spillRedditRows(64)
 	var buf []byte
 	for i := range rows {
-		buf = transforms.AppendRow(buf, &rows[i])
+		buf = spill.AppendRow(buf, &rows[i])
 	}
 	var r shards.Row
 	decodeAll := func() {
 		b := buf
 		for len(b) > 0 {
-			n, err := transforms.DecodeRow(b, &r)
+			n, err := spill.DecodeRow(b, &r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -339,18 +339,18 @@ func TestDecodeRowTruncated(t *testing.T) {
 		if r.ID == "huge" || r.ID == "many-meta" || r.ID == "long-lists" {
 			continue // quadratic; the fuzzer covers long rows
 		}
-		enc := transforms.AppendRow(nil, &r)
+		enc := spill.AppendRow(nil, &r)
 		for i := range len(enc) {
 			var got shards.Row
-			if _, err := transforms.DecodeRow(enc[:i], &got); !errors.Is(err, transforms.ErrCorruptSpill) {
-				t.Fatalf("row %s cut to %d of %d bytes: err %v, want ErrCorruptSpill", r.ID, i, len(enc), err)
+			if _, err := spill.DecodeRow(enc[:i], &got); !errors.Is(err, spill.ErrCorrupt) {
+				t.Fatalf("row %s cut to %d of %d bytes: err %v, want ErrCorrupt", r.ID, i, len(enc), err)
 			}
 		}
 	}
 }
 
 func TestDecodeRowCorrupt(t *testing.T) {
-	valid := transforms.AppendRow(nil, &shards.Row{ID: "x", Meta: map[string]string{"a": "1", "b": "2"}, IDsA: []int32{1}})
+	valid := spill.AppendRow(nil, &shards.Row{ID: "x", Meta: map[string]string{"a": "1", "b": "2"}, IDsA: []int32{1}})
 	for _, tc := range []struct {
 		name string
 		b    []byte
@@ -368,9 +368,9 @@ func TestDecodeRowCorrupt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r shards.Row
-			n, err := transforms.DecodeRow(tc.b, &r)
-			if !errors.Is(err, transforms.ErrCorruptSpill) {
-				t.Fatalf("DecodeRow = %d, %v; want ErrCorruptSpill", n, err)
+			n, err := spill.DecodeRow(tc.b, &r)
+			if !errors.Is(err, spill.ErrCorrupt) {
+				t.Fatalf("DecodeRow = %d, %v; want ErrCorrupt", n, err)
 			}
 			t.Log(err)
 		})
@@ -389,7 +389,7 @@ func spillReplaceTail(enc, old, repl []byte) []byte {
 // spillTokenPastText encodes a row whose one token refers to bytes past the
 // end of A.
 func spillTokenPastText() []byte {
-	enc := transforms.AppendRow(nil, &shards.Row{A: "abc", TokensA: []string{"bc"}})
+	enc := spill.AppendRow(nil, &shards.Row{A: "abc", TokensA: []string{"bc"}})
 	// The tail: tokens_a (1 token, tag 2<<1|1, skip 1), then five empty lists.
 	tail := []byte{1, 5, 1, 0, 0, 0, 0, 0}
 	if !bytes.HasSuffix(enc, tail) {
@@ -416,7 +416,7 @@ func FuzzDecodeRow(f *testing.F) {
 		if r.ID == "huge" || r.ID == "long-lists" || r.ID == "many-meta" {
 			continue
 		}
-		f.Add(transforms.AppendRow(nil, &r))
+		f.Add(spill.AppendRow(nil, &r))
 	}
 	f.Add([]byte{})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f})
@@ -433,7 +433,7 @@ func FuzzDecodeRow(f *testing.F) {
 		}
 		before := ms.TotalAlloc
 		var r shards.Row
-		n, err := transforms.DecodeRow(data, &r)
+		n, err := spill.DecodeRow(data, &r)
 		if measure {
 			runtime.ReadMemStats(&ms)
 			// A string header per input byte, or a map entry per two, at most.
@@ -442,16 +442,16 @@ func FuzzDecodeRow(f *testing.F) {
 			}
 		}
 		if err != nil {
-			if !errors.Is(err, transforms.ErrCorruptSpill) {
-				t.Fatalf("error does not wrap ErrCorruptSpill: %v", err)
+			if !errors.Is(err, spill.ErrCorrupt) {
+				t.Fatalf("error does not wrap ErrCorrupt: %v", err)
 			}
 		} else {
 			if n <= 0 || n > len(data) {
 				t.Fatalf("DecodeRow consumed %d of %d bytes", n, len(data))
 			}
-			enc := transforms.AppendRow(nil, &r)
+			enc := spill.AppendRow(nil, &r)
 			var r2 shards.Row
-			if n2, err := transforms.DecodeRow(enc, &r2); err != nil || n2 != len(enc) {
+			if n2, err := spill.DecodeRow(enc, &r2); err != nil || n2 != len(enc) {
 				t.Fatalf("re-encoded row: DecodeRow = %d, %v; want %d, nil", n2, err, len(enc))
 			}
 			if d := spillDiffRows(&r, &r2); d != "" {
@@ -461,17 +461,17 @@ func FuzzDecodeRow(f *testing.F) {
 
 		// 2. A row made of the input.
 		want := spillRowFromBytes(data)
-		enc := transforms.AppendRow(nil, &want)
+		enc := spill.AppendRow(nil, &want)
 		var got shards.Row
-		n, err = transforms.DecodeRow(enc, &got)
+		n, err = spill.DecodeRow(enc, &got)
 		if err != nil || n != len(enc) {
 			t.Fatalf("DecodeRow(AppendRow(row)) = %d, %v; want %d, nil", n, err, len(enc))
 		}
 		if d := spillDiffRows(&want, &got); d != "" {
 			t.Fatalf("round trip differs: %s", d)
 		}
-		if _, err := transforms.DecodeRow(enc[:len(enc)-1], &got); !errors.Is(err, transforms.ErrCorruptSpill) {
-			t.Fatalf("truncated row: err %v, want ErrCorruptSpill", err)
+		if _, err := spill.DecodeRow(enc[:len(enc)-1], &got); !errors.Is(err, spill.ErrCorrupt) {
+			t.Fatalf("truncated row: err %v, want ErrCorrupt", err)
 		}
 	})
 }
@@ -558,9 +558,9 @@ func spillRowFromBytes(data []byte) shards.Row {
 // ---------------------------------------------------------------------------
 // Files
 
-func spillWriteFile(t testing.TB, path string, rows []shards.Row) *transforms.SpillWriter {
+func spillWriteFile(t testing.TB, path string, rows []shards.Row) *spill.Writer {
 	t.Helper()
-	w, err := transforms.CreateSpill(context.Background(), path)
+	w, err := spill.Create(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,7 +577,7 @@ func spillWriteFile(t testing.TB, path string, rows []shards.Row) *transforms.Sp
 
 // spillReadAll reads a file with one reused row, cloning each.
 func spillReadAll(path string) ([]shards.Row, int64, error) {
-	r, err := transforms.OpenSpill(context.Background(), path)
+	r, err := spill.Open(context.Background(), path)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -638,20 +638,20 @@ func TestSpillRoundTripLocal(t *testing.T) {
 	}
 	spillCheckRows(t, want, got)
 
-	// ReadSpillFiles hands out rows that may be kept.
+	// ReadFiles hands out rows that may be kept.
 	var kept []*shards.Row
-	if err := transforms.ReadSpillFiles(context.Background(), []string{path, path}, func(r *shards.Row) error {
+	if err := spill.ReadFiles(context.Background(), []string{path, path}, func(r *shards.Row) error {
 		kept = append(kept, r)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	if len(kept) != 2*len(want) {
-		t.Fatalf("ReadSpillFiles gave %d rows, want %d", len(kept), 2*len(want))
+		t.Fatalf("ReadFiles gave %d rows, want %d", len(kept), 2*len(want))
 	}
 	for i, r := range kept {
 		if d := spillDiffRows(&want[i%len(want)], r); d != "" {
-			t.Fatalf("ReadSpillFiles row %d: %s", i, d)
+			t.Fatalf("ReadFiles row %d: %s", i, d)
 		}
 	}
 }
@@ -686,7 +686,7 @@ func TestSpillDeterministicFile(t *testing.T) {
 func TestSpillNoFileBeforeClose(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bucket.spill")
-	w, err := transforms.CreateSpill(context.Background(), path)
+	w, err := spill.Create(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -734,16 +734,16 @@ func TestSpillTruncated(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, _, err := spillReadAll(p)
-			if !errors.Is(err, transforms.ErrCorruptSpill) || !strings.Contains(err.Error(), p) {
-				t.Fatalf("read %d rows, err %v; want ErrCorruptSpill naming %s", len(got), err, p)
+			if !errors.Is(err, spill.ErrCorrupt) || !strings.Contains(err.Error(), p) {
+				t.Fatalf("read %d rows, err %v; want ErrCorrupt naming %s", len(got), err, p)
 			}
 			if cut > 8 && !errors.Is(err, io.ErrUnexpectedEOF) {
 				t.Errorf("err %v does not wrap io.ErrUnexpectedEOF", err)
 			}
 			t.Log(err)
-			err = transforms.ReadSpillFiles(context.Background(), []string{p}, func(*shards.Row) error { return nil })
-			if !errors.Is(err, transforms.ErrCorruptSpill) {
-				t.Fatalf("ReadSpillFiles: %v", err)
+			err = spill.ReadFiles(context.Background(), []string{p}, func(*shards.Row) error { return nil })
+			if !errors.Is(err, spill.ErrCorrupt) {
+				t.Fatalf("ReadFiles: %v", err)
 			}
 		})
 	}
@@ -767,7 +767,7 @@ func TestSpillCorruptByte(t *testing.T) {
 	for i := range 40 { // two blocks of a few KiB: short enough to corrupt every byte
 		rows = append(rows, spillRedditRow(rng, i))
 	}
-	w, err := transforms.CreateSpill(context.Background(), path)
+	w, err := spill.Create(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -787,21 +787,21 @@ func TestSpillCorruptByte(t *testing.T) {
 			bad[i] ^= mask
 			spillPlainFS.put(p, bad)
 			got, _, err := spillReadAll(p)
-			if !errors.Is(err, transforms.ErrCorruptSpill) {
-				t.Fatalf("byte %d of %d ^ %#x: read %d rows, err %v; want ErrCorruptSpill", i, len(data), mask, len(got), err)
+			if !errors.Is(err, spill.ErrCorrupt) {
+				t.Fatalf("byte %d of %d ^ %#x: read %d rows, err %v; want ErrCorrupt", i, len(data), mask, len(got), err)
 			}
 		}
 	}
 	// Bytes after the trailer.
 	spillPlainFS.put(p, append(slices.Clone(data), 0))
 	defer spillPlainFS.remove(p)
-	if _, _, err := spillReadAll(p); !errors.Is(err, transforms.ErrCorruptSpill) {
-		t.Fatalf("trailing byte: err %v, want ErrCorruptSpill", err)
+	if _, _, err := spillReadAll(p); !errors.Is(err, spill.ErrCorrupt) {
+		t.Fatalf("trailing byte: err %v, want ErrCorrupt", err)
 	}
 }
 
 // FuzzOpenSpill reads arbitrary bytes as a spill file: no panic, and an
-// error that wraps ErrCorruptSpill unless the file is valid.
+// error that wraps ErrCorrupt unless the file is valid.
 func FuzzOpenSpill(f *testing.F) {
 	dir := f.TempDir()
 	for i, n := range []int{0, 1, 30, 400} {
@@ -818,10 +818,10 @@ func FuzzOpenSpill(f *testing.F) {
 		p := "spillplain://fuzz/input.spill"
 		spillPlainFS.put(p, data)
 		defer spillPlainFS.remove(p)
-		r, err := transforms.OpenSpill(context.Background(), p)
+		r, err := spill.Open(context.Background(), p)
 		if err != nil {
-			if !errors.Is(err, transforms.ErrCorruptSpill) {
-				t.Fatalf("OpenSpill: %v does not wrap ErrCorruptSpill", err)
+			if !errors.Is(err, spill.ErrCorrupt) {
+				t.Fatalf("Open: %v does not wrap ErrCorrupt", err)
 			}
 			return
 		}
@@ -833,8 +833,8 @@ func FuzzOpenSpill(f *testing.F) {
 				return
 			}
 			if err != nil {
-				if !errors.Is(err, transforms.ErrCorruptSpill) {
-					t.Fatalf("Next: %v does not wrap ErrCorruptSpill", err)
+				if !errors.Is(err, spill.ErrCorrupt) {
+					t.Fatalf("Next: %v does not wrap ErrCorrupt", err)
 				}
 				return
 			}
@@ -845,10 +845,10 @@ func FuzzOpenSpill(f *testing.F) {
 func TestSpillNotASpillFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x.spill")
 	os.WriteFile(p, []byte("hello, world\n"), 0o644)
-	if _, err := transforms.OpenSpill(context.Background(), p); !errors.Is(err, transforms.ErrCorruptSpill) || !strings.Contains(err.Error(), p) {
-		t.Fatalf("err %v; want ErrCorruptSpill naming the file", err)
+	if _, err := spill.Open(context.Background(), p); !errors.Is(err, spill.ErrCorrupt) || !strings.Contains(err.Error(), p) {
+		t.Fatalf("err %v; want ErrCorrupt naming the file", err)
 	}
-	_, err := transforms.OpenSpill(context.Background(), filepath.Join(t.TempDir(), "missing.spill"))
+	_, err := spill.Open(context.Background(), filepath.Join(t.TempDir(), "missing.spill"))
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing file: err %v, want os.ErrNotExist", err)
 	}
@@ -856,9 +856,9 @@ func TestSpillNotASpillFile(t *testing.T) {
 
 func TestSpillBadPath(t *testing.T) {
 	for _, p := range []string{"", "dir/", "memfs://", "memfs://bucket/", "nosuchscheme://x/y.spill"} {
-		if w, err := transforms.CreateSpill(context.Background(), p); err == nil {
+		if w, err := spill.Create(context.Background(), p); err == nil {
 			w.Abort()
-			t.Errorf("CreateSpill(%q) succeeded", p)
+			t.Errorf("Create(%q) succeeded", p)
 		}
 	}
 }
@@ -1014,7 +1014,7 @@ func TestSpillFilesystemWithoutRename(t *testing.T) {
 func TestSpillWriteFailure(t *testing.T) {
 	ctx := context.Background()
 	path := "spillfail://dir/bucket.spill"
-	w, err := transforms.CreateSpill(ctx, path)
+	w, err := spill.Create(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1038,7 +1038,7 @@ func TestSpillWriteFailure(t *testing.T) {
 func TestSpillCanceledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	path := filepath.Join(t.TempDir(), "c.spill")
-	w, err := transforms.CreateSpill(ctx, path)
+	w, err := spill.Create(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1064,7 +1064,7 @@ func TestReadSpillFiles(t *testing.T) {
 	}
 	slices.Reverse(paths)
 	var ids []string
-	if err := transforms.ReadSpillFiles(context.Background(), paths, func(r *shards.Row) error {
+	if err := spill.ReadFiles(context.Background(), paths, func(r *shards.Row) error {
 		ids = append(ids, r.ID)
 		return nil
 	}); err != nil {
@@ -1077,17 +1077,17 @@ func TestReadSpillFiles(t *testing.T) {
 		}
 	}
 	if !slices.Equal(ids, want) {
-		t.Error("ReadSpillFiles did not read the files in the order given")
+		t.Error("ReadFiles did not read the files in the order given")
 	}
 
 	stop := errors.New("stop")
-	err := transforms.ReadSpillFiles(context.Background(), paths, func(*shards.Row) error { return stop })
+	err := spill.ReadFiles(context.Background(), paths, func(*shards.Row) error { return stop })
 	if !errors.Is(err, stop) || !strings.Contains(err.Error(), paths[0]) {
 		t.Errorf("fn's error came back as %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := transforms.ReadSpillFiles(ctx, paths, func(*shards.Row) error { return nil }); !errors.Is(err, context.Canceled) {
+	if err := spill.ReadFiles(ctx, paths, func(*shards.Row) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled context: %v", err)
 	}
 }
@@ -1097,7 +1097,7 @@ func TestSpillRowTooLarge(t *testing.T) {
 		t.Skip("allocates a few hundred MB")
 	}
 	path := filepath.Join(t.TempDir(), "big.spill")
-	w, err := transforms.CreateSpill(context.Background(), path)
+	w, err := spill.Create(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1130,9 +1130,9 @@ func spillWriterHeap(tb testing.TB, dir string, n, rowsEach int, rows []shards.R
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	before := ms.HeapAlloc
-	ws := make([]*transforms.SpillWriter, n)
+	ws := make([]*spill.Writer, n)
 	for i := range ws {
-		w, err := transforms.CreateSpill(context.Background(), filepath.Join(dir, fmt.Sprintf("%d-bucket-%03d.spill", rowsEach, i)))
+		w, err := spill.Create(context.Background(), filepath.Join(dir, fmt.Sprintf("%d-bucket-%03d.spill", rowsEach, i)))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -1178,7 +1178,7 @@ func TestSpillWriterMemory(t *testing.T) {
 func spillEncodedSize(rows []shards.Row) float64 {
 	var n int
 	for i := range rows {
-		n += len(transforms.AppendRow(nil, &rows[i]))
+		n += len(spill.AppendRow(nil, &rows[i]))
 	}
 	return float64(n) / float64(len(rows))
 }
@@ -1190,7 +1190,7 @@ func BenchmarkAppendRow(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		buf = transforms.AppendRow(buf[:0], &rows[i%len(rows)])
+		buf = spill.AppendRow(buf[:0], &rows[i%len(rows)])
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
@@ -1201,14 +1201,14 @@ func BenchmarkDecodeRow(b *testing.B) {
 	var offs []int
 	for i := range rows {
 		offs = append(offs, len(buf))
-		buf = transforms.AppendRow(buf, &rows[i])
+		buf = spill.AppendRow(buf, &rows[i])
 	}
 	b.SetBytes(int64(len(buf) / len(rows)))
 	var r shards.Row
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		if _, err := transforms.DecodeRow(buf[offs[i%len(offs)]:], &r); err != nil {
+		if _, err := spill.DecodeRow(buf[offs[i%len(offs)]:], &r); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -1224,7 +1224,7 @@ func BenchmarkSpillWrite(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "bench.spill")
 	b.ReportAllocs()
 	b.ResetTimer()
-	w, err := transforms.CreateSpill(context.Background(), path)
+	w, err := spill.Create(context.Background(), path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -1245,7 +1245,7 @@ func BenchmarkSpillWrite(b *testing.B) {
 func spillBenchFile(b *testing.B, n int) (string, float64) {
 	rows := spillRedditRows(4096)
 	path := filepath.Join(b.TempDir(), "bench.spill")
-	w, err := transforms.CreateSpill(context.Background(), path)
+	w, err := spill.Create(context.Background(), path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -1267,12 +1267,12 @@ func BenchmarkSpillRead(b *testing.B) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	b.ResetTimer()
-	var r *transforms.SpillReader
+	var r *spill.Reader
 	var row shards.Row
 	for b.Loop() {
 		if r == nil {
 			var err error
-			if r, err = transforms.OpenSpill(context.Background(), path); err != nil {
+			if r, err = spill.Open(context.Background(), path); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -1302,7 +1302,7 @@ func BenchmarkReadSpillFiles(b *testing.B) {
 	stop := errors.New("stop")
 	rows := 0
 	for rows < b.N {
-		err := transforms.ReadSpillFiles(context.Background(), []string{path}, func(*shards.Row) error {
+		err := spill.ReadFiles(context.Background(), []string{path}, func(*shards.Row) error {
 			if rows++; rows == b.N {
 				return stop
 			}
@@ -1326,7 +1326,7 @@ func BenchmarkSpillWriterMemory(b *testing.B) {
 	b.ReportMetric(per, "heap-B/writer")
 }
 
-func ExampleCreateSpill() {
+func ExampleCreate() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "spill")
 	if err != nil {
@@ -1335,7 +1335,7 @@ func ExampleCreateSpill() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "bucket-00042.spill")
 
-	w, err := transforms.CreateSpill(ctx, path)
+	w, err := spill.Create(ctx, path)
 	if err != nil {
 		panic(err)
 	}
@@ -1350,7 +1350,7 @@ func ExampleCreateSpill() {
 		panic(err)
 	}
 
-	err = transforms.ReadSpillFiles(ctx, []string{path}, func(r *shards.Row) error {
+	err = spill.ReadFiles(ctx, []string{path}, func(r *shards.Row) error {
 		fmt.Printf("%s %q %q\n", r.ID, r.A, r.TokensA)
 		return nil
 	})

@@ -1,4 +1,4 @@
-package transforms_test
+package text_test
 
 import (
 	"bytes"
@@ -9,11 +9,11 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/parastream/parastream/transforms"
+	"github.com/parastream/parastream/transforms/text"
 )
 
-func tokenizeOptions(t testing.TB, c goldenCase) transforms.TokenizeOptions {
-	var o transforms.TokenizeOptions
+func tokenizeOptions(t testing.TB, c goldenCase) text.TokenizeOptions {
+	var o text.TokenizeOptions
 	if c.opts == "" {
 		return o
 	}
@@ -55,12 +55,12 @@ func withoutSpace(s string) string {
 }
 
 // checkTokens checks what holds for every tokenisation of s with o.
-func checkTokens(t *testing.T, s string, o transforms.TokenizeOptions, toks []string) {
+func checkTokens(t *testing.T, s string, o text.TokenizeOptions, toks []string) {
 	t.Helper()
 	inner := toks
 	if o.StartEnd {
-		if len(toks) < 2 || toks[0] != transforms.StartToken || toks[len(toks)-1] != transforms.EndToken {
-			t.Fatalf("Tokenize(%q, %+v) = %q: want %s first and %s last", s, o, toks, transforms.StartToken, transforms.EndToken)
+		if len(toks) < 2 || toks[0] != text.StartToken || toks[len(toks)-1] != text.EndToken {
+			t.Fatalf("Tokenize(%q, %+v) = %q: want %s first and %s last", s, o, toks, text.StartToken, text.EndToken)
 		}
 		inner = toks[1 : len(toks)-1]
 	}
@@ -81,7 +81,7 @@ func checkTokens(t *testing.T, s string, o transforms.TokenizeOptions, toks []st
 			t.Fatalf("Tokenize(%q, %+v) = %q: joined %q, want the text without whitespace %q", s, o, toks, got, want)
 		}
 	}
-	if app := transforms.AppendTokens([]string{"x"}, s, o); !slices.Equal(app[1:], toks) || app[0] != "x" {
+	if app := text.AppendTokens([]string{"x"}, s, o); !slices.Equal(app[1:], toks) || app[0] != "x" {
 		t.Fatalf("AppendTokens(%q, %+v) = %q, want x then %q", s, o, app, toks)
 	}
 }
@@ -91,7 +91,7 @@ func TestTokenizeGolden(t *testing.T) {
 	out.WriteString("# Tokenize of each case of tokenize.input, the tokens joined by \" | \";\n# regenerate with go test ./transforms -run Golden -update\n")
 	for _, c := range readCases(t, "tokenize.input") {
 		o := tokenizeOptions(t, c)
-		toks := transforms.Tokenize(c.text, o)
+		toks := text.Tokenize(c.text, o)
 		checkTokens(t, c.text, o, toks)
 		opts := ""
 		if c.opts != "" {
@@ -103,18 +103,18 @@ func TestTokenizeGolden(t *testing.T) {
 }
 
 func TestTokenizeRules(t *testing.T) {
-	plain := transforms.TokenizeOptions{}
+	plain := text.TokenizeOptions{}
 	for _, tc := range []struct {
 		in   string
-		o    transforms.TokenizeOptions
+		o    text.TokenizeOptions
 		want []string
 	}{
 		{"", plain, []string{}},
 		{" \n\t", plain, []string{}},
-		{"", transforms.TokenizeOptions{StartEnd: true}, []string{"<s>", "</s>"}},
-		{"Hi.", transforms.TokenizeOptions{StartEnd: true}, []string{"<s>", "Hi", ".", "</s>"}},
-		{"Don't SHOUT", transforms.TokenizeOptions{Lower: true}, []string{"do", "n't", "shout"}},
-		{"ΣΊΣΥΦΟΣ İ", transforms.TokenizeOptions{Lower: true}, []string{"σίσυφοσ", "i"}},
+		{"", text.TokenizeOptions{StartEnd: true}, []string{"<s>", "</s>"}},
+		{"Hi.", text.TokenizeOptions{StartEnd: true}, []string{"<s>", "Hi", ".", "</s>"}},
+		{"Don't SHOUT", text.TokenizeOptions{Lower: true}, []string{"do", "n't", "shout"}},
+		{"ΣΊΣΥΦΟΣ İ", text.TokenizeOptions{Lower: true}, []string{"σίσυφοσ", "i"}},
 		{"don't", plain, []string{"do", "n't"}},
 		{"I'm", plain, []string{"I", "'m"}},
 		{"they'll", plain, []string{"they", "'ll"}},
@@ -135,7 +135,7 @@ func TestTokenizeRules(t *testing.T) {
 		{"مرحبا، عالم", plain, []string{"مرحبا", "،", "عالم"}},
 		{"👍🏽!", plain, []string{"👍🏽", "!"}},
 	} {
-		got := transforms.Tokenize(tc.in, tc.o)
+		got := text.Tokenize(tc.in, tc.o)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("Tokenize(%q, %+v) = %q, want %q", tc.in, tc.o, got, tc.want)
 		}
@@ -153,8 +153,8 @@ func TestTokenizeRetokenize(t *testing.T) {
 		}
 	}
 	for _, s := range texts {
-		toks := transforms.Tokenize(s, transforms.TokenizeOptions{})
-		again := transforms.Tokenize(strings.Join(toks, " "), transforms.TokenizeOptions{})
+		toks := text.Tokenize(s, text.TokenizeOptions{})
+		again := text.Tokenize(strings.Join(toks, " "), text.TokenizeOptions{})
 		if !slices.Equal(toks, again) {
 			t.Errorf("Tokenize(%q) = %q, but its tokens joined tokenise to %q", s, toks, again)
 		}
@@ -165,10 +165,10 @@ func TestTokenizeAllocs(t *testing.T) {
 	skipAllocsUnderRace(t)
 	dst := make([]string, 0, 512)
 	for _, s := range benchComments {
-		if n := testing.AllocsPerRun(100, func() { transforms.AppendTokens(dst[:0], s, transforms.TokenizeOptions{}) }); n != 0 {
+		if n := testing.AllocsPerRun(100, func() { text.AppendTokens(dst[:0], s, text.TokenizeOptions{}) }); n != 0 {
 			t.Errorf("AppendTokens(%.20q): %v allocations, want 0", s, n)
 		}
-		if n := testing.AllocsPerRun(100, func() { transforms.Tokenize(s, transforms.TokenizeOptions{Lower: true}) }); n > 2 {
+		if n := testing.AllocsPerRun(100, func() { text.Tokenize(s, text.TokenizeOptions{Lower: true}) }); n > 2 {
 			t.Errorf("Tokenize(%.20q, Lower): %v allocations, want at most 2", s, n)
 		}
 	}
@@ -185,17 +185,17 @@ func FuzzTokenize(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, o := range []transforms.TokenizeOptions{{}, {Lower: true, StartEnd: true}} {
-			checkTokens(t, s, o, transforms.Tokenize(s, o))
+		for _, o := range []text.TokenizeOptions{{}, {Lower: true, StartEnd: true}} {
+			checkTokens(t, s, o, text.Tokenize(s, o))
 		}
 	})
 }
 
 func ExampleTokenize() {
-	toks := transforms.Tokenize(`"I can't believe it's 3.14," she said... see https://example.com/pi, /r/math.`,
-		transforms.TokenizeOptions{})
+	toks := text.Tokenize(`"I can't believe it's 3.14," she said... see https://example.com/pi, /r/math.`,
+		text.TokenizeOptions{})
 	fmt.Println(strings.Join(toks, " | "))
-	toks = transforms.Tokenize("Don't SHOUT!", transforms.TokenizeOptions{Lower: true, StartEnd: true})
+	toks = text.Tokenize("Don't SHOUT!", text.TokenizeOptions{Lower: true, StartEnd: true})
 	fmt.Println(strings.Join(toks, " "))
 	// Output:
 	// " | I | ca | n't | believe | it | 's | 3.14 | , | " | she | said | ... | see | https://example.com/pi | , | /r/math | .
@@ -206,22 +206,22 @@ func BenchmarkTokenize(b *testing.B) {
 	texts := make([]string, len(benchComments))
 	n := 0
 	for i, s := range benchComments {
-		texts[i] = transforms.Normalize(s, transforms.NormalizeOptions{Reddit: true})
+		texts[i] = text.Normalize(s, text.NormalizeOptions{Reddit: true})
 		n += len(texts[i])
 	}
 	for _, bc := range []struct {
 		name string
-		o    transforms.TokenizeOptions
+		o    text.TokenizeOptions
 	}{
-		{"plain", transforms.TokenizeOptions{}},
-		{"lower", transforms.TokenizeOptions{Lower: true}},
+		{"plain", text.TokenizeOptions{}},
+		{"lower", text.TokenizeOptions{Lower: true}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(n))
 			b.ReportAllocs()
 			for b.Loop() {
 				for _, s := range texts {
-					transforms.Tokenize(s, bc.o)
+					text.Tokenize(s, bc.o)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(texts)), "ns/text")
@@ -233,7 +233,7 @@ func BenchmarkTokenize(b *testing.B) {
 		dst := make([]string, 0, 512)
 		for b.Loop() {
 			for _, s := range texts {
-				dst = transforms.AppendTokens(dst[:0], s, transforms.TokenizeOptions{})
+				dst = text.AppendTokens(dst[:0], s, text.TokenizeOptions{})
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(texts)), "ns/text")

@@ -1,4 +1,4 @@
-package transforms_test
+package text_test
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/parastream/parastream/transforms"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 // updateGolden rewrites the golden files under testdata/golden:
@@ -183,15 +183,15 @@ func skipAllocsUnderRace(t *testing.T) {
 	}
 }
 
-func normalizeOptions(t testing.TB, c goldenCase) transforms.NormalizeOptions {
+func normalizeOptions(t testing.TB, c goldenCase) text.NormalizeOptions {
 	switch c.opts {
 	case "plain":
-		return transforms.NormalizeOptions{}
+		return text.NormalizeOptions{}
 	case "reddit", "reddit,once":
-		return transforms.NormalizeOptions{Reddit: true}
+		return text.NormalizeOptions{Reddit: true}
 	}
 	t.Fatalf("normalize.input:%d: rules %q, want plain, reddit or reddit,once", c.line, c.opts)
-	return transforms.NormalizeOptions{}
+	return text.NormalizeOptions{}
 }
 
 func TestNormalizeGolden(t *testing.T) {
@@ -199,22 +199,22 @@ func TestNormalizeGolden(t *testing.T) {
 	out.WriteString("# Normalize of each case of normalize.input; regenerate with\n# go test ./transforms -run Golden -update\n")
 	for _, c := range readCases(t, "normalize.input") {
 		o := normalizeOptions(t, c)
-		got := transforms.Normalize(c.text, o)
+		got := text.Normalize(c.text, o)
 		fmt.Fprintf(&out, "\n# line %d, %s\nin:  %s\nout: %s\n", c.line, c.opts, escape(c.text), escape(got))
 
 		// Every output is normalised text, and the plain rules are
 		// idempotent.
-		if again := transforms.Normalize(got, transforms.NormalizeOptions{}); again != got {
+		if again := text.Normalize(got, text.NormalizeOptions{}); again != got {
 			t.Errorf("normalize.input:%d: the output %q changes under the plain rules: %q", c.line, got, again)
 		}
 		// A second reading by the Reddit rules leaves the output as it
 		// is, but for the cases marked "once".
 		if c.opts == "reddit" {
-			if again := transforms.Normalize(got, o); again != got {
+			if again := text.Normalize(got, o); again != got {
 				t.Errorf("normalize.input:%d: Reddit rules not idempotent: %q, then %q", c.line, got, again)
 			}
 		}
-		if app := transforms.AppendNormalized([]byte("prefix"), c.text, o); string(app) != "prefix"+got {
+		if app := text.AppendNormalized([]byte("prefix"), c.text, o); string(app) != "prefix"+got {
 			t.Errorf("normalize.input:%d: AppendNormalized gives %q, want %q", c.line, app, "prefix"+got)
 		}
 	}
@@ -222,10 +222,10 @@ func TestNormalizeGolden(t *testing.T) {
 }
 
 func TestNormalizeRules(t *testing.T) {
-	plain, reddit := transforms.NormalizeOptions{}, transforms.NormalizeOptions{Reddit: true}
+	plain, reddit := text.NormalizeOptions{}, text.NormalizeOptions{Reddit: true}
 	for _, tc := range []struct {
 		in   string
-		o    transforms.NormalizeOptions
+		o    text.NormalizeOptions
 		want string
 	}{
 		{"", plain, ""},
@@ -249,7 +249,7 @@ func TestNormalizeRules(t *testing.T) {
 		{"&lt;http://x.org&gt;", reddit, "http://x.org"},
 		{"line one\n\n&gt; line two", reddit, "line one line two"},
 	} {
-		if got := transforms.Normalize(tc.in, tc.o); got != tc.want {
+		if got := text.Normalize(tc.in, tc.o); got != tc.want {
 			t.Errorf("Normalize(%q, %+v) = %q, want %q", tc.in, tc.o, got, tc.want)
 		}
 	}
@@ -258,19 +258,19 @@ func TestNormalizeRules(t *testing.T) {
 func TestNormalizeAllocs(t *testing.T) {
 	skipAllocsUnderRace(t)
 	clean := "Absolutely stunning. Really love this, perfect finish IMO as well."
-	for _, o := range []transforms.NormalizeOptions{{}, {Reddit: true}} {
-		if n := testing.AllocsPerRun(100, func() { transforms.Normalize(clean, o) }); n != 0 {
+	for _, o := range []text.NormalizeOptions{{}, {Reddit: true}} {
+		if n := testing.AllocsPerRun(100, func() { text.Normalize(clean, o) }); n != 0 {
 			t.Errorf("Normalize of clean ASCII text, %+v: %v allocations, want 0", o, n)
 		}
 	}
 	buf := make([]byte, 0, 4096)
 	for _, s := range benchComments {
-		for _, o := range []transforms.NormalizeOptions{{}, {Reddit: true}} {
-			transforms.AppendNormalized(buf[:0], s, o) // warm the pool
-			if n := testing.AllocsPerRun(100, func() { transforms.AppendNormalized(buf[:0], s, o) }); n != 0 {
+		for _, o := range []text.NormalizeOptions{{}, {Reddit: true}} {
+			text.AppendNormalized(buf[:0], s, o) // warm the pool
+			if n := testing.AllocsPerRun(100, func() { text.AppendNormalized(buf[:0], s, o) }); n != 0 {
 				t.Errorf("AppendNormalized(%.20q, %+v): %v allocations, want 0", s, o, n)
 			}
-			if n := testing.AllocsPerRun(100, func() { transforms.Normalize(s, o) }); n > 1 {
+			if n := testing.AllocsPerRun(100, func() { text.Normalize(s, o) }); n > 1 {
 				t.Errorf("Normalize(%.20q, %+v): %v allocations, want at most 1", s, o, n)
 			}
 		}
@@ -289,8 +289,8 @@ func FuzzNormalize(f *testing.F) {
 		f.Add(s, true)
 	}
 	f.Fuzz(func(t *testing.T, s string, reddit bool) {
-		o := transforms.NormalizeOptions{Reddit: reddit}
-		got := transforms.Normalize(s, o)
+		o := text.NormalizeOptions{Reddit: reddit}
+		got := text.Normalize(s, o)
 		if !utf8.ValidString(got) {
 			t.Fatalf("Normalize(%q, %+v) = %q: not UTF-8", s, o, got)
 		}
@@ -302,10 +302,10 @@ func FuzzNormalize(f *testing.F) {
 				t.Fatalf("Normalize(%q, %+v) = %q: holds %U", s, o, got, r)
 			}
 		}
-		if again := transforms.Normalize(got, transforms.NormalizeOptions{}); again != got {
+		if again := text.Normalize(got, text.NormalizeOptions{}); again != got {
 			t.Fatalf("Normalize(%q, %+v) = %q, which the plain rules change to %q", s, o, got, again)
 		}
-		if app := transforms.AppendNormalized([]byte("x"), s, o); string(app) != "x"+got {
+		if app := text.AppendNormalized([]byte("x"), s, o); string(app) != "x"+got {
 			t.Fatalf("AppendNormalized(%q, %+v) = %q, want %q", s, o, app, "x"+got)
 		}
 	})
@@ -313,8 +313,8 @@ func FuzzNormalize(f *testing.F) {
 
 func ExampleNormalize() {
 	body := "&gt; quoted\n\n**Bold** claim: see [the docs](https://example.com/docs) \\_now\\_&amp;#x200B;"
-	fmt.Println(transforms.Normalize(body, transforms.NormalizeOptions{Reddit: true}))
-	fmt.Println(transforms.Normalize("ﬁne\u00a0\u00a0ＡＢＣ\n", transforms.NormalizeOptions{}))
+	fmt.Println(text.Normalize(body, text.NormalizeOptions{Reddit: true}))
+	fmt.Println(text.Normalize("ﬁne\u00a0\u00a0ＡＢＣ\n", text.NormalizeOptions{}))
 	// Output:
 	// quoted Bold claim: see the docs _now_
 	// fine ABC
@@ -333,7 +333,7 @@ var benchComments = []string{
 	"um. www.cmu.edu proves that we were the *original* CMU. take THAT",
 }
 
-func benchmarkNormalize(b *testing.B, o transforms.NormalizeOptions, texts []string) {
+func benchmarkNormalize(b *testing.B, o text.NormalizeOptions, texts []string) {
 	n := 0
 	for _, s := range texts {
 		n += len(s)
@@ -342,20 +342,20 @@ func benchmarkNormalize(b *testing.B, o transforms.NormalizeOptions, texts []str
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, s := range texts {
-			transforms.Normalize(s, o)
+			text.Normalize(s, o)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(texts)), "ns/text")
 }
 
 func BenchmarkNormalize(b *testing.B) {
-	b.Run("plain", func(b *testing.B) { benchmarkNormalize(b, transforms.NormalizeOptions{}, benchComments) })
-	b.Run("reddit", func(b *testing.B) { benchmarkNormalize(b, transforms.NormalizeOptions{Reddit: true}, benchComments) })
+	b.Run("plain", func(b *testing.B) { benchmarkNormalize(b, text.NormalizeOptions{}, benchComments) })
+	b.Run("reddit", func(b *testing.B) { benchmarkNormalize(b, text.NormalizeOptions{Reddit: true}, benchComments) })
 	b.Run("clean", func(b *testing.B) {
-		benchmarkNormalize(b, transforms.NormalizeOptions{Reddit: true}, benchComments[:1])
+		benchmarkNormalize(b, text.NormalizeOptions{Reddit: true}, benchComments[:1])
 	})
 	b.Run("nonASCII", func(b *testing.B) {
-		benchmarkNormalize(b, transforms.NormalizeOptions{Reddit: true}, []string{
+		benchmarkNormalize(b, text.NormalizeOptions{Reddit: true}, []string{
 			"Spielt Guerreiro bei Bayern von Anfang an? Ｆｕｌｌ ｗｉｄｔｈ ﬁ café naïve — «Ça va?» 日本語のテキストです。",
 		})
 	})
@@ -367,10 +367,10 @@ func BenchmarkNormalize(b *testing.B) {
 		b.SetBytes(int64(n))
 		b.ReportAllocs()
 		buf := make([]byte, 0, 4096)
-		o := transforms.NormalizeOptions{Reddit: true}
+		o := text.NormalizeOptions{Reddit: true}
 		for b.Loop() {
 			for _, s := range benchComments {
-				buf = transforms.AppendNormalized(buf[:0], s, o)
+				buf = text.AppendNormalized(buf[:0], s, o)
 			}
 		}
 	})

@@ -1,4 +1,4 @@
-package transforms
+package text
 
 import (
 	"errors"
@@ -281,19 +281,25 @@ func (r MosesRule) Check(e corpora.Example) string {
 	return ""
 }
 
-// PPDBTiers are PPDB's size tiers, smallest first. The releases nest: every
+// ppdbTiers are PPDB's size tiers, smallest first. The releases nest: every
 // rule of the s package is also in m, m's in l, and so on to xxxl, each
 // larger package adding rules of lower confidence. A rule read from a file
 // has the tier of that file (Meta["tier"], which the PPDB readers take
 // from the file name). "tldr", a package of PPDB 2.0 outside this order,
 // is matched only by name, through PPDBRule.Tiers.
-var PPDBTiers = []string{"s", "m", "l", "xl", "xxl", "xxxl"}
+const ppdbTiers = "s,m,l,xl,xxl,xxxl"
+
+// PPDBTiers returns PPDB's size tiers, smallest first (see ppdbTiers).
+func PPDBTiers() []string { return strings.Split(ppdbTiers, ",") }
 
 // ppdbTierRank is a tier's place in PPDBTiers, from 1; 0 where it has none.
 func ppdbTierRank(tier string) int {
-	for i, t := range PPDBTiers {
+	rest := ppdbTiers
+	for i := 1; rest != ""; i++ {
+		var t string
+		t, rest, _ = strings.Cut(rest, ",")
 		if t == tier {
-			return i + 1
+			return i
 		}
 	}
 	return 0
@@ -319,11 +325,11 @@ type PPDBRule struct {
 func (r PPDBRule) Validate() error {
 	var errs []error
 	if r.MaxTier != "" && ppdbTierRank(r.MaxTier) == 0 {
-		errs = append(errs, fmt.Errorf("ppdb rule: MaxTier %q is not one of %s", r.MaxTier, strings.Join(PPDBTiers, ", ")))
+		errs = append(errs, fmt.Errorf("ppdb rule: MaxTier %q is not one of %s", r.MaxTier, strings.Join(PPDBTiers(), ", ")))
 	}
 	for _, t := range r.Tiers {
 		if ppdbTierRank(t) == 0 && t != "tldr" {
-			errs = append(errs, fmt.Errorf("ppdb rule: tier %q is not one of %s, tldr", t, strings.Join(PPDBTiers, ", ")))
+			errs = append(errs, fmt.Errorf("ppdb rule: tier %q is not one of %s, tldr", t, strings.Join(PPDBTiers(), ", ")))
 		}
 	}
 	if math.IsNaN(r.MinScore) || math.IsInf(r.MinScore, 0) {

@@ -1,8 +1,9 @@
-package transforms
+package text
 
 import (
 	"encoding/binary"
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"math"
 	"strings"
@@ -13,8 +14,8 @@ type SplitRatios struct {
 	Train, Dev, Test float64
 }
 
-// DefaultSplitRatios is 90% train, 5% dev, 5% test.
-var DefaultSplitRatios = SplitRatios{Train: 0.90, Dev: 0.05, Test: 0.05}
+// DefaultSplitRatios returns 90% train, 5% dev, 5% test.
+func DefaultSplitRatios() SplitRatios { return SplitRatios{Train: 0.90, Dev: 0.05, Test: 0.05} }
 
 // Validate checks the ratios are non-negative and sum to 1.
 func (r SplitRatios) Validate() error {
@@ -39,23 +40,35 @@ func ParseSplitRatios(s string) (SplitRatios, error) {
 // unitHash maps a seed and a key to a number in [0, 1), the same on every
 // machine and in every run.
 func unitHash(seed uint64, key string) float64 {
-	return float64(hash64(seed, key)>>11) / (1 << 53)
+	return float64(Hash64(seed, key)>>11) / (1 << 53)
 }
 
-// hash64 is FNV-1a over the seed's bytes and the key, finished with
-// MurmurHash3's 64-bit mixer: FNV alone changes only its low bits when the
-// last byte changes, so keys with a long common prefix (Reddit thread ids)
-// would get nearly the same high bits and land in the same split.
-func hash64(seed uint64, key string) uint64 {
+// Hash64 is FNV-1a over the seed's bytes and the key, finished with
+// MurmurHash3's 64-bit mixer (Mix64): FNV alone changes only its low bits
+// when the last byte changes, so keys with a long common prefix (Reddit
+// thread ids) would get nearly the same high bits and land in the same
+// split. It keys the splits, the spill buckets and the token budget's
+// cells.
+func Hash64(seed uint64, key string) uint64 {
+	h := SeededFNV(seed)
+	h.Write([]byte(key))
+	return Mix64(h.Sum64())
+}
+
+// SeededFNV is a 64-bit FNV-1a hash that has written the seed's
+// little-endian bytes: write the key's bytes, then finish Sum64 with
+// Mix64, as Hash64 does.
+func SeededFNV(seed uint64) hash.Hash64 {
 	h := fnv.New64a()
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], seed)
 	h.Write(b[:])
-	h.Write([]byte(key))
-	return fmix64(h.Sum64())
+	return h
 }
 
-func fmix64(k uint64) uint64 {
+// Mix64 is MurmurHash3's 64-bit finaliser, which spreads every input bit
+// over every output bit.
+func Mix64(k uint64) uint64 {
 	k ^= k >> 33
 	k *= 0xff51afd7ed558ccd
 	k ^= k >> 33

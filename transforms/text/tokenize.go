@@ -1,4 +1,4 @@
-package transforms
+package text
 
 import (
 	"strings"
