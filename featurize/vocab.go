@@ -2,16 +2,12 @@ package featurize
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/parastream/parastream/featurize/lexicon"
 	"github.com/parastream/parastream/transforms/text"
@@ -40,8 +36,8 @@ const (
 var specials = [NumSpecial]string{PadToken, UnkToken, StartToken, EndToken}
 
 // ErrBadVocabulary is wrapped by every error of ReadVocabulary about the
-// content of the file.
-var ErrBadVocabulary = errors.New("bad vocabulary file")
+// content of the file (lexicon's: the file format is read there).
+var ErrBadVocabulary = lexicon.ErrBadVocabulary
 
 // VocabConfig bounds a vocabulary. The zero value keeps every token seen.
 type VocabConfig struct {
@@ -202,57 +198,25 @@ func (v *Vocabulary) WriteTo(w io.Writer) (int64, error) {
 }
 
 // MaxVocabularyLine bounds a line of a vocabulary file.
-const MaxVocabularyLine = 64 << 10
+const MaxVocabularyLine = lexicon.MaxVocabularyLine
 
-// ReadVocabulary reads a vocabulary file written by WriteTo. A malformed
-// file gives an error wrapping ErrBadVocabulary that names the line and
-// what is wrong.
+// ReadVocabulary reads a vocabulary file written by WriteTo
+// (lexicon.ReadVocabFile) and checks that it starts with the special
+// tokens. A malformed file gives an error wrapping ErrBadVocabulary that
+// names the line and what is wrong.
 func ReadVocabulary(r io.Reader) (*Vocabulary, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 4096), MaxVocabularyLine)
 	v := &Vocabulary{}
-	line := 0
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: line %d: %s", ErrBadVocabulary, line, fmt.Sprintf(format, args...))
-	}
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
-		if line == 1 && bytes.HasPrefix(b, []byte("#texts\t")) {
-			n, err := strconv.ParseInt(string(b[len("#texts\t"):]), 10, 64)
-			if err != nil || n < 0 {
-				return nil, bad("the number of texts %q is not a count", b[len("#texts\t"):])
-			}
-			v.Texts = n
-			continue
-		}
-		fields := bytes.Split(b, []byte{'\t'})
-		if len(fields) != 3 {
-			return nil, bad("%d tab-separated fields, want 3 (token, count, docs)", len(fields))
-		}
-		tok := string(fields[0])
-		if tok == "" || !utf8.ValidString(tok) || strings.ContainsFunc(tok, unicode.IsSpace) {
-			return nil, bad("token %q is empty, not UTF-8 or holds whitespace", tok)
-		}
-		count, err1 := strconv.ParseInt(string(fields[1]), 10, 64)
-		docs, err2 := strconv.ParseInt(string(fields[2]), 10, 64)
-		if err1 != nil || err2 != nil || count < 0 || docs < 0 {
-			return nil, bad("counts %q and %q are not non-negative integers", fields[1], fields[2])
-		}
-		if id := len(v.entries); id < NumSpecial && tok != specials[id] {
-			return nil, bad("entry %d is %q, want the special token %q", id, tok, specials[id])
-		}
-		if len(v.entries) >= 1<<31-1 {
-			return nil, bad("too many entries")
+	texts, err := lexicon.ReadVocabFile(r, func(id int, tok string, count, docs int64) error {
+		if id < NumSpecial && tok != specials[id] {
+			return fmt.Errorf("entry %d is %q, want the special token %q", id, tok, specials[id])
 		}
 		v.entries = append(v.entries, TokenCount{Token: tok, Count: count, Docs: docs})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%w: line %d is longer than %d bytes", ErrBadVocabulary, line+1, MaxVocabularyLine)
-		}
-		return nil, fmt.Errorf("reading vocabulary: %w", err)
-	}
+	v.Texts = texts
 	if len(v.entries) < NumSpecial {
 		return nil, fmt.Errorf("%w: %d entries, want at least the %d special tokens", ErrBadVocabulary, len(v.entries), NumSpecial)
 	}

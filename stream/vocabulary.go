@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/parastream/parastream/featurize"
 	"github.com/parastream/parastream/featurize/lexicon"
 )
 
@@ -51,11 +50,13 @@ func FetchVocabulary(ctx context.Context, cc ClientConfig, prefix, dataset strin
 	if err != nil {
 		return DatasetVocab{}, err
 	}
-	v, err := featurize.ReadVocabulary(bytes.NewReader(data))
-	if err != nil {
+	var out DatasetVocab
+	if _, err := lexicon.ReadVocabFile(bytes.NewReader(data), func(_ int, tok string, _, _ int64) error {
+		out.Words = append(out.Words, tok)
+		return nil
+	}); err != nil {
 		return DatasetVocab{}, fmt.Errorf("reading the vocabulary of %s: %w", dataset, err)
 	}
-	out := DatasetVocab{Words: v.Words()}
 	if withFiles {
 		if m.Featurize == nil || m.Topics == nil {
 			return DatasetVocab{}, fmt.Errorf("%w: the manifest of %s lists no topic model (featurize.json and topics.safetensors): featurize it with this version and publish it again", ErrNotFeaturized, dataset)
@@ -73,14 +74,19 @@ func FetchVocabulary(ctx context.Context, cc ClientConfig, prefix, dataset strin
 	if data, err = ReadArtifact(ctx, cc, prefix, dataset, m.Featurize.Path); err != nil {
 		return DatasetVocab{}, err
 	}
-	var info featurize.Info
+	// The fields of featurize.json (featurize.Info) a trainer needs.
+	var info struct {
+		Buckets int    `json:"oov_buckets"`
+		Hash    string `json:"oov_hash"`
+		Topics  int    `json:"topics"`
+	}
 	if err := json.Unmarshal(data, &info); err != nil {
 		return DatasetVocab{}, fmt.Errorf("reading %s of %s: %w", m.Featurize.Path, dataset, err)
 	}
-	if err := lexicon.CheckHash(info.OOVHash, info.OOVBuckets); err != nil {
+	if err := lexicon.CheckHash(info.Hash, info.Buckets); err != nil {
 		return DatasetVocab{}, fmt.Errorf("reading %s of %s: %w", m.Featurize.Path, dataset, err)
 	}
-	out.OOVBuckets, out.OOVHash, out.Topics = info.OOVBuckets, info.OOVHash, info.Topics
+	out.OOVBuckets, out.OOVHash, out.Topics = info.Buckets, info.Hash, info.Topics
 	if withFiles {
 		out.Files[filepath.Base(m.Featurize.Path)] = data
 	}
