@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,27 +17,8 @@ import (
 	"github.com/parastream/parastream/trainstep/cpu"
 	"github.com/parastream/parastream/trainstep/cpu/cblas"
 	"github.com/parastream/parastream/trainstep/cuda"
+	"github.com/parastream/parastream/trainstep/device"
 )
-
-func TestParseDevice(t *testing.T) {
-	for _, c := range []struct {
-		in      string
-		kind    string
-		ordinal int
-		bad     bool
-	}{
-		{"cpu", "cpu", 0, false}, {"auto", "auto", 0, false}, {"cuda", "cuda", 0, false}, {"cuda:3", "cuda", 3, false},
-		{"cuda:", "", 0, true}, {"cuda:-1", "", 0, true}, {"gpu", "", 0, true}, {"", "", 0, true},
-	} {
-		kind, n, err := parseDevice(c.in)
-		if (err != nil) != c.bad || kind != c.kind || n != c.ordinal {
-			t.Errorf("%q: %s %d %v", c.in, kind, n, err)
-		}
-		if err != nil && !errors.Is(err, errUsage) {
-			t.Errorf("%q: %v is not a usage error", c.in, err)
-		}
-	}
-}
 
 // skipWithGPU skips tests of what happens without a GPU on a machine
 // that has one.
@@ -240,8 +220,8 @@ func TestMemoryBudgetFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 		release()
-		if c, ok := b.(*cpu.Backend); !ok || c.MemoryBudget != tc.want-memoryReserve || c.MaxGraphs != 2 {
-			t.Errorf("--memory-budget %s: backend %#v, want the CPU backend with %d bytes", tc.arg, b, tc.want-memoryReserve)
+		if c, ok := b.(*cpu.Backend); !ok || c.MemoryBudget != tc.want-device.MemoryReserve || c.MaxGraphs != 2 {
+			t.Errorf("--memory-budget %s: backend %#v, want the CPU backend with %d bytes", tc.arg, b, tc.want-device.MemoryReserve)
 		}
 		if !strings.Contains(note.String(), "memory budget "+compute.FormatBytes(tc.want)) {
 			t.Errorf("--memory-budget %s: note %q", tc.arg, note.String())
@@ -289,39 +269,5 @@ func TestTrainMemoryBudgetTooSmall(t *testing.T) {
 	t.Logf("%s in %v", out, time.Since(start))
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("checkpoint directory: %v", err)
-	}
-}
-
-// TestDeviceAutoModels: --device auto trains every encoder and loss on
-// the GPU backend (here its emulator) and only a topic context on the
-// CPU, with a note that says so.
-func TestDeviceAutoModels(t *testing.T) {
-	emu := cuda.Emulator()
-	defer emu.Close()
-	for _, c := range []struct {
-		cfg   compute.Config
-		onGPU bool
-	}{
-		{compute.Config{Encoder: compute.EncDAN, Loss: compute.LossSim, Vocab: 10, BigramBuckets: 7}, true},
-		{compute.Config{Encoder: compute.EncBiGRAN, Loss: compute.LossHinge, Vocab: 10}, true},
-		{compute.Config{Encoder: compute.EncDAN, Loss: compute.LossSim, Context: compute.ContextTopics, Topics: 3, Vocab: 10, BigramBuckets: 7}, false},
-	} {
-		cfg := c.cfg.Defaults()
-		if err := cfg.Validate(); err != nil {
-			t.Fatal(err)
-		}
-		var note bytes.Buffer
-		a := &autoBackend{gpu: emu, cpu: &cpu.Backend{}, note: &note}
-		m, err := a.Build(cfg, compute.InitParams(cfg, rand.New(rand.NewPCG(1, 2))))
-		if err != nil {
-			t.Fatalf("%s/%s context %q: %v", cfg.Encoder, cfg.Loss, cfg.Context, err)
-		}
-		m.Close()
-		if gpu := a.used == compute.Backend(emu); gpu != c.onGPU {
-			t.Errorf("%s/%s context %q: on the GPU %v, want %v (note %q)", cfg.Encoder, cfg.Loss, cfg.Context, gpu, c.onGPU, note.String())
-		}
-		if c.onGPU != (note.Len() == 0) || (!c.onGPU && !strings.Contains(note.String(), "topics context is not on the GPU backend; training on the CPU")) {
-			t.Errorf("%s/%s context %q: note %q", cfg.Encoder, cfg.Loss, cfg.Context, note.String())
-		}
 	}
 }
