@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/stream"
 )
 
@@ -22,18 +23,18 @@ func runBroker(ctx context.Context, e *env, args []string) error {
 	key := fs.String("tls-key", "", "PEM file of the certificate's key")
 	mech := fs.String("sasl-mechanism", "", "require SASL authentication with these mechanisms, comma-separated: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512")
 	user := fs.String("sasl-user", "", "the SASL user clients authenticate as")
-	passFile := fs.String("sasl-password-file", "", "file holding the SASL user's password, read at each start (default: $"+envSASLPassword+")")
-	pass := fs.String("sasl-password", "", "the SASL user's password; visible to other users in ps: prefer --sasl-password-file or $"+envSASLPassword)
-	if err := parseFlags(fs, args); err != nil {
+	passFile := fs.String("sasl-password-file", "", "file holding the SASL user's password, read at each start (default: $"+cli.EnvSASLPassword+")")
+	pass := fs.String("sasl-password", "", "the SASL user's password; visible to other users in ps: prefer --sasl-password-file or $"+cli.EnvSASLPassword)
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+		return fmt.Errorf("%w: unexpected argument %q", cli.ErrUsage, fs.Arg(0))
 	}
 	cfg := stream.BrokerConfig{Listen: *listen, DataDir: *dataDir, Partitions: *partitions, SyncWrites: *sync,
 		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if (*cert == "") != (*key == "") {
-		return fmt.Errorf("%w: give both --tls-cert and --tls-key", errUsage)
+		return fmt.Errorf("%w: give both --tls-cert and --tls-key", cli.ErrUsage)
 	}
 	if *cert != "" {
 		t, err := stream.LoadServerTLS(*cert, *key)
@@ -44,12 +45,12 @@ func runBroker(ctx context.Context, e *env, args []string) error {
 	}
 	switch {
 	case *mech != "":
-		password, err := saslPassword(e.stderr, *pass, *passFile)
+		password, err := cli.SASLPassword(e.stderr, *pass, *passFile)
 		if err != nil {
 			return err
 		}
 		if *user == "" || password == "" {
-			return fmt.Errorf("%w: --sasl-mechanism needs --sasl-user and a password: --sasl-password-file FILE or $%s", errUsage, envSASLPassword)
+			return fmt.Errorf("%w: --sasl-mechanism needs --sasl-user and a password: --sasl-password-file FILE or $%s", cli.ErrUsage, cli.EnvSASLPassword)
 		}
 		for m := range strings.SplitSeq(*mech, ",") {
 			if m = strings.ToUpper(strings.TrimSpace(m)); m != "" {
@@ -57,10 +58,10 @@ func runBroker(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	case *user != "" || *pass != "" || *passFile != "":
-		return fmt.Errorf("%w: --sasl-user and the password need --sasl-mechanism", errUsage)
+		return fmt.Errorf("%w: --sasl-user and the password need --sasl-mechanism", cli.ErrUsage)
 	}
 	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	b, err := stream.StartBroker(ctx, cfg)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl/plain"
 
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/stream"
 )
@@ -84,11 +85,11 @@ func TestBrokerTLSAndSASLFlags(t *testing.T) {
 
 	root := writeShards(t, 300, 300)
 	auth := []string{"--brokers", addr, "--tls-ca", cert, "--sasl-mechanism", "SCRAM-SHA-512", "--sasl-user", "trainer"}
-	t.Setenv(envSASLPassword, "pw-1")
+	t.Setenv(cli.EnvSASLPassword, "pw-1")
 	if code, _, errOut := runCLI(t, append([]string{"publish", "--shards", root}, auth...)...); code != 0 {
-		t.Fatalf("publish, the password in $%s: exit %d: %s", envSASLPassword, code, errOut)
+		t.Fatalf("publish, the password in $%s: exit %d: %s", cli.EnvSASLPassword, code, errOut)
 	}
-	t.Setenv(envSASLPassword, "")
+	t.Setenv(cli.EnvSASLPassword, "")
 	code, stdout, errOut := runCLI(t, append([]string{"consume", "--dataset", "sts", "--n", "0", "--sasl-password-file", passFile}, auth...)...)
 	if code != 0 {
 		t.Fatalf("consume, the password in a file: exit %d: %s", code, errOut)
@@ -131,30 +132,6 @@ func TestBrokerSASLFlagErrors(t *testing.T) {
 		if code == 0 || !strings.Contains(errOut, c.want) {
 			t.Errorf("broker %s: exit %d, stderr %q; want an error saying %q", strings.Join(c.args, " "), code, errOut, c.want)
 		}
-	}
-}
-
-func TestSASLPasswordSources(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv(envSASLPassword, "from-env")
-	var warn bytes.Buffer
-	if pw, err := saslPassword(&warn, "", ""); err != nil || pw != "from-env" || warn.Len() > 0 {
-		t.Errorf("environment: %q, %v, warning %q", pw, err, warn.String())
-	}
-	crlf := filepath.Join(dir, "crlf")
-	os.WriteFile(crlf, []byte("p w\r\n"), 0o600)
-	if pw, err := saslPassword(&warn, "", crlf); err != nil || pw != "p w" || warn.Len() > 0 {
-		t.Errorf("a file ending in CRLF: %q, %v, warning %q", pw, err, warn.String())
-	}
-	open := filepath.Join(dir, "open")
-	os.WriteFile(open, []byte("pw"), 0o644)
-	if pw, err := saslPassword(&warn, "", open); err != nil || pw != "pw" || !strings.Contains(warn.String(), "chmod 600") {
-		t.Errorf("a file others may read: %q, %v, warning %q", pw, err, warn.String())
-	}
-	big := filepath.Join(dir, "big")
-	os.WriteFile(big, bytes.Repeat([]byte("x"), maxSecretFile+1), 0o600)
-	if _, err := saslPassword(io.Discard, "", big); err == nil || !strings.Contains(err.Error(), "password alone") {
-		t.Errorf("a large file: %v", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/stream"
 )
 
@@ -28,15 +29,15 @@ func runConsume(ctx context.Context, e *env, args []string) error {
 	commit := fs.Bool("commit", false, "commit the group's offsets at the end")
 	posOut := fs.String("position-out", "", "write the final position to this JSON file")
 	quiet := fs.Bool("quiet", false, "print only the counts, not the rows")
-	describe(fs, e, consumeUsage, "parastream consume --brokers 127.0.0.1:9092 --dataset quora --n 5",
-		flagGroup{"data", []string{"dataset", "split", "topic-prefix", "group", "start", "epochs", "seed", "shuffle-buffer"}},
-		flagGroup{"output", []string{"n", "quiet", "commit", "position-out"}},
+	cli.Describe(fs, e.stdout, consumeUsage, "parastream consume --brokers 127.0.0.1:9092 --dataset quora --n 5",
+		cli.FlagGroup{Title: "data", Names: []string{"dataset", "split", "topic-prefix", "group", "start", "epochs", "seed", "shuffle-buffer"}},
+		cli.FlagGroup{Title: "output", Names: []string{"n", "quiet", "commit", "position-out"}},
 		connectionGroup())
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *dataset == "" || fs.NArg() > 0 {
-		return fmt.Errorf("%w: --brokers and --dataset are required, and nothing else", errUsage)
+		return fmt.Errorf("%w: --brokers and --dataset are required, and nothing else", cli.ErrUsage)
 	}
 	cc, err := client()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/internal/demo"
 	"github.com/parastream/parastream/internal/outdir"
 )
@@ -14,11 +15,11 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	data := fs.String("data", "testdata", "directory of the fixtures")
 	out := fs.String("out", filepath.Join("out", "demo"), "directory for the demo's outputs (rejects files, shards)")
 	show := fs.Int("show", 2, "examples and rejects to print per input")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if err := outdir.Check(*out); err != nil {
-		return fmt.Errorf("%w: --out: %v", errUsage, err)
+		return fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
 	}
 	return demo.Run(ctx, demo.Config{Data: *data, Out: *out, Show: *show, Stdout: e.stdout, Stderr: e.stderr, ContextFor: topicContext, Self: selfName()})
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/transforms/text"
 )
@@ -24,14 +25,14 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 	var lower, startEnd optionalBool
 	fs.Var(&lower, "lower", "lowercase before tokenising (default: as the training data was, from the checkpoint)")
 	fs.Var(&startEnd, "start-end", "add <s> and </s> around each sentence (default: as the training data was)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *dir == "" || fs.NArg() > 0 {
-		return fmt.Errorf("%w: --checkpoint is required, and nothing else (sentences come on stdin)", errUsage)
+		return fmt.Errorf("%w: --checkpoint is required, and nothing else (sentences come on stdin)", cli.ErrUsage)
 	}
 	if *format != "text" && *format != "json" {
-		return fmt.Errorf("%w: --format %q: give text or json", errUsage, *format)
+		return fmt.Errorf("%w: --format %q: give text or json", cli.ErrUsage, *format)
 	}
 	ckDir, err := trainstep.LatestCheckpoint(*dir)
 	if err != nil {

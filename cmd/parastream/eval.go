@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/internal/outdir"
 	"github.com/parastream/parastream/internal/report"
 	"github.com/parastream/parastream/stream"
@@ -19,7 +20,7 @@ const evalUsage = "parastream eval run --checkpoint DIR --eval SHARDS [--out RES
 
 func runEval(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: give run or watch", errUsage)
+		return fmt.Errorf("%w: give run or watch", cli.ErrUsage)
 	}
 	switch args[0] {
 	case "run":
@@ -30,7 +31,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "usage: %s\n\nevaluate checkpoints and write result tables; parastream eval run --help and eval watch --help list the flags.\n", evalUsage)
 		return nil
 	}
-	return fmt.Errorf("%w: unknown eval subcommand %q: give run or watch", errUsage, args[0])
+	return fmt.Errorf("%w: unknown eval subcommand %q: give run or watch", cli.ErrUsage, args[0])
 }
 
 // evalFlags are the flags run and watch share; cfg builds the
@@ -61,15 +62,15 @@ func runEvalRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "eval run", evalUsage)
 	checkpoint := fs.String("checkpoint", "", "checkpoint directory (required)")
 	cfgOf, _ := evalFlags(e, fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	cfg := cfgOf()
 	if *checkpoint == "" || cfg.Eval == "" || fs.NArg() > 0 {
-		return fmt.Errorf("%w: --checkpoint and --eval are required, and nothing else", errUsage)
+		return fmt.Errorf("%w: --checkpoint and --eval are required, and nothing else", cli.ErrUsage)
 	}
 	if err := outdir.Check(cfg.Out); err != nil {
-		return fmt.Errorf("%w: --out: %v", errUsage, err)
+		return fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
 	}
 	ev, err := evalsink.NewEvaluator(ctx, cfg)
 	if err != nil {
@@ -89,19 +90,19 @@ func runEvalWatch(ctx context.Context, e *env, args []string) error {
 	prefix := fs.String("topic-prefix", stream.DefaultPrefix, "prefix of the topic names (checkpoints on <prefix>.checkpoints)")
 	group := fs.String("group", "parastream-eval", "consumer group: its committed offset is where a restarted watcher resumes")
 	cfgOf, _ := evalFlags(e, fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	cfg := cfgOf()
 	if cfg.Eval == "" || fs.NArg() > 0 {
-		return fmt.Errorf("%w: --brokers, --eval and --out are required, and nothing else", errUsage)
+		return fmt.Errorf("%w: --brokers, --eval and --out are required, and nothing else", cli.ErrUsage)
 	}
 	cc, err := client()
 	if err != nil {
 		return err
 	}
 	if err := outdir.Check(cfg.Out); err != nil {
-		return fmt.Errorf("%w: --out: %v", errUsage, err)
+		return fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
 	}
 	ev, err := evalsink.NewEvaluator(ctx, cfg)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/parastream/parastream/internal/atomicfile"
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/trainstep"
 )
 
@@ -17,14 +18,14 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	dir := fs.String("checkpoint", "", "checkpoint directory, or a checkpoint directory's parent for its latest (required)")
 	format := fs.String("format", "glove", "glove: the word embeddings as GloVe text (word v1 ... vd; the vocabulary's words, not the out-of-vocabulary buckets); safetensors: every parameter, with the configuration and vocabulary in the metadata")
 	out := fs.String("out", "", "file to write (default: stdout)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *dir == "" || fs.NArg() > 0 {
-		return fmt.Errorf("%w: --checkpoint is required, and nothing else", errUsage)
+		return fmt.Errorf("%w: --checkpoint is required, and nothing else", cli.ErrUsage)
 	}
 	if *format != "glove" && *format != "safetensors" {
-		return fmt.Errorf("%w: --format %q: give glove or safetensors", errUsage, *format)
+		return fmt.Errorf("%w: --format %q: give glove or safetensors", cli.ErrUsage, *format)
 	}
 	ckDir, err := trainstep.LatestCheckpoint(*dir)
 	if err != nil {

@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"runtime/pprof"
-	"sort"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
 	"github.com/parastream/parastream/corpora"
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/internal/outdir"
 	"github.com/parastream/parastream/internal/report"
 	"github.com/parastream/parastream/internal/runlog"
@@ -62,22 +61,22 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	verbose := fs.Bool("verbose", false, "let Beam and the runner log at info level")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
-	addBeamFlags(e, fs)
-	describe(fs, e, extractUsage, extractExample,
-		flagGroup{"input", []string{"corpus", "input", "input-b", "submissions", "encoding", "dataset", "tier", "max-line-bytes", "skip-bad-files"}},
-		flagGroup{"pairs and filters", []string{"lower", "start-end", "min-tokens", "max-tokens", "reddit-rules", "max-chars", "min-alpha", "context", "titles",
+	cli.AddBeamFlags(fs, e.stdout)
+	cli.Describe(fs, e.stdout, extractUsage, extractExample,
+		cli.FlagGroup{Title: "input", Names: []string{"corpus", "input", "input-b", "submissions", "encoding", "dataset", "tier", "max-line-bytes", "skip-bad-files"}},
+		cli.FlagGroup{Title: "pairs and filters", Names: []string{"lower", "start-end", "min-tokens", "max-tokens", "reddit-rules", "max-chars", "min-alpha", "context", "titles",
 			"moses-min-prob", "ppdb-max-tier", "ppdb-tiers", "ppdb-min-score", "keep-duplicates", "dedupe-against", "token-budget", "budget-seed"}},
-		flagGroup{"output", []string{"out", "split", "seed", "shard-rows", "shard-bytes"}},
-		flagGroup{"run", []string{"work-dir", "buckets", "gc-percent", "quiet", "verbose", "cpuprofile", "help-beam"}})
-	if err := parseFlags(fs, args); err != nil {
+		cli.FlagGroup{Title: "output", Names: []string{"out", "split", "seed", "shard-rows", "shard-bytes"}},
+		cli.FlagGroup{Title: "run", Names: []string{"work-dir", "buckets", "gc-percent", "quiet", "verbose", "cpuprofile", "help-beam"}})
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q: give the files with --input GLOB", errUsage, fs.Args())
+		return fmt.Errorf("%w: unexpected arguments %q: give the files with --input GLOB", cli.ErrUsage, fs.Args())
 	}
 	var err error
 	if cfg.Split, err = text.ParseSplitRatios(*split); err != nil {
-		return fmt.Errorf("%w: --split: %v", errUsage, err)
+		return fmt.Errorf("%w: --split: %v", cli.ErrUsage, err)
 	}
 	cfg.Prepare.RedditRules = nil
 	if *redditRules {
@@ -92,15 +91,15 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	cfg.DedupeAgainst = splitList(*against)
 	cfg.Command = append([]string{"parastream", "extract"}, args...)
 	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	if err := outdir.Check(cfg.Out); err != nil {
-		return fmt.Errorf("%w: --out: %v", errUsage, err)
+		return fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
 	}
 	if err := cfg.ResolveInputs(); err != nil {
 		return err
 	}
-	if err := checkRunner(*runners.Runner); err != nil {
+	if err := cli.CheckRunner(*runners.Runner, withDataflow); err != nil {
 		return err
 	}
 	log, err := runlog.Start("extract", *verbose)
@@ -149,34 +148,6 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// addBeamFlags makes Beam's own flags (registered on the default flag set
-// by the SDK and its runners) parse on fs too, so that --runner,
-// --endpoint, --environment_type and the cloud options pass through, and
-// adds --help-beam, which lists them; --help leaves them out.
-func addBeamFlags(e *env, fs *flag.FlagSet) {
-	fs.Var(&beamHelp{e: e, cmd: fs.Name()}, "help-beam", "list Beam's runner and cloud flags (--runner, --endpoint, ...), accepted here too")
-	flag.CommandLine.VisitAll(func(f *flag.Flag) {
-		if fs.Lookup(f.Name) == nil && !strings.HasPrefix(f.Name, "test.") {
-			fs.Var(f.Value, f.Name, f.Usage)
-		}
-	})
-}
-
-func printBeamFlags(e *env, cmd string) {
-	var names []string
-	flag.CommandLine.VisitAll(func(f *flag.Flag) {
-		if !strings.HasPrefix(f.Name, "test.") {
-			names = append(names, f.Name)
-		}
-	})
-	sort.Strings(names)
-	fmt.Fprintf(e.stdout, "Beam's flags, accepted by %s:\n", cmd)
-	for _, n := range names {
-		f := flag.CommandLine.Lookup(n)
-		fmt.Fprintf(e.stdout, "  --%s (default %q)\n      %s\n", n, f.DefValue, f.Usage)
-	}
 }
 
 // startCPUProfile profiles the process until stop is called.

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
 	"github.com/parastream/parastream/featurize"
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/internal/outdir"
 	"github.com/parastream/parastream/internal/report"
 	"github.com/parastream/parastream/internal/runlog"
@@ -45,39 +46,39 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	gcPercent := fs.Int("gc-percent", pipelines.DefaultGCPercent, "the Go collector's target during the run (0 or GOGC set: the process's own setting)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	verbose := fs.Bool("verbose", false, "let Beam and the runner log at info level")
-	addBeamFlags(e, fs)
-	describe(fs, e, featurizeUsage, featurizeExample,
-		flagGroup{"input", []string{"in", "corpora"}},
-		flagGroup{"output", []string{"out"}},
-		flagGroup{"model", []string{"model", "min-count", "max-vocab", "oov-buckets", "weighting", "topics", "candidates", "l1", "sample", "seed", "max-iter", "tol"}},
-		flagGroup{"run", []string{"work-dir", "gc-percent", "quiet", "verbose", "help-beam"}})
-	if err := parseFlags(fs, args); err != nil {
+	cli.AddBeamFlags(fs, e.stdout)
+	cli.Describe(fs, e.stdout, featurizeUsage, featurizeExample,
+		cli.FlagGroup{Title: "input", Names: []string{"in", "corpora"}},
+		cli.FlagGroup{Title: "output", Names: []string{"out"}},
+		cli.FlagGroup{Title: "model", Names: []string{"model", "min-count", "max-vocab", "oov-buckets", "weighting", "topics", "candidates", "l1", "sample", "seed", "max-iter", "tol"}},
+		cli.FlagGroup{Title: "run", Names: []string{"work-dir", "gc-percent", "quiet", "verbose", "help-beam"}})
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+		return fmt.Errorf("%w: unexpected arguments %q", cli.ErrUsage, fs.Args())
 	}
 	cfg.Corpora = splitList(*corpora)
 	cfg.Weighting = featurize.Weighting(*weighting)
 	if *topics == "auto" {
 		cfg.Topics = 0
 	} else if k, err := strconv.Atoi(*topics); err != nil || k < 1 {
-		return fmt.Errorf("%w: --topics %q: want a positive count or auto", errUsage, *topics)
+		return fmt.Errorf("%w: --topics %q: want a positive count or auto", cli.ErrUsage, *topics)
 	} else {
 		cfg.Topics = k
 	}
 	var err error
 	if cfg.Candidates, err = parseInts(*candidates); err != nil {
-		return fmt.Errorf("%w: --candidates: %v", errUsage, err)
+		return fmt.Errorf("%w: --candidates: %v", cli.ErrUsage, err)
 	}
 	cfg.Command = append([]string{"parastream", "featurize"}, args...)
 	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	if err := outdir.Check(cfg.Out); err != nil {
-		return fmt.Errorf("%w: --out: %v", errUsage, err)
+		return fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
 	}
-	if err := checkRunner(*runners.Runner); err != nil {
+	if err := cli.CheckRunner(*runners.Runner, withDataflow); err != nil {
 		return err
 	}
 	log, err := runlog.Start("featurize", *verbose)
@@ -108,11 +109,11 @@ func runFeaturizeTopics(e *env, args []string) error {
 	model := fs.String("model", "", "a saved model: a featurize/ directory, or featurized shards")
 	words := fs.Int("words", 10, "words shown per topic")
 	n := fs.Int("topics", 0, "topics shown (0: all)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *model == "" {
-		return fmt.Errorf("%w: set --model", errUsage)
+		return fmt.Errorf("%w: set --model", cli.ErrUsage)
 	}
 	m, err := featurize.LoadModel(*model)
 	if err != nil {

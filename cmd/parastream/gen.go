@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parastream/parastream/corpora/synth"
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/internal/report"
 )
 
@@ -30,32 +31,32 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		corpus, args = args[0], args[1:]
 	}
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if corpus == "" && fs.NArg() > 0 {
 		corpus = fs.Arg(0)
-		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
+		if err := cli.Parse(fs, fs.Args()[1:]); err != nil {
 			return err
 		}
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+		return fmt.Errorf("%w: unexpected arguments %q", cli.ErrUsage, fs.Args())
 	}
 	nfiles := synth.FileCount(corpus)
 	switch {
 	case corpus == "":
-		return fmt.Errorf("%w: name the corpus: reddit, europarl, ppdb, quora or simpwiki", errUsage)
+		return fmt.Errorf("%w: name the corpus: reddit, europarl, ppdb, quora or simpwiki", cli.ErrUsage)
 	case nfiles == 0:
-		return fmt.Errorf("%w: unknown corpus %q (reddit, europarl, ppdb, quora, simpwiki)", errUsage, corpus)
+		return fmt.Errorf("%w: unknown corpus %q (reddit, europarl, ppdb, quora, simpwiki)", cli.ErrUsage, corpus)
 	case *out == "":
-		return fmt.Errorf("%w: --out is required", errUsage)
+		return fmt.Errorf("%w: --out is required", cli.ErrUsage)
 	case *outB != "" && nfiles == 1:
-		return fmt.Errorf("%w: --out-b is for the two-file corpora (europarl, simpwiki)", errUsage)
+		return fmt.Errorf("%w: --out-b is for the two-file corpora (europarl, simpwiki)", cli.ErrUsage)
 	case *submissions != "" && corpus != "reddit":
-		return fmt.Errorf("%w: --submissions is for reddit", errUsage)
+		return fmt.Errorf("%w: --submissions is for reddit", cli.ErrUsage)
 	case *out == "-" && nfiles == 2 && *outB == "":
-		return fmt.Errorf("%w: --out - (standard output) needs --out-b for the second file", errUsage)
+		return fmt.Errorf("%w: --out - (standard output) needs --out-b for the second file", cli.ErrUsage)
 	}
 
 	cfg := synth.Config{Rows: int64(rows), Seed: *seed, MalformedRate: *malformed, Era: *era, PPDBVersion: *ppdbVersion}
@@ -64,17 +65,17 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	}
 	t, err := parseStart(*start)
 	if err != nil {
-		return fmt.Errorf("%w: --start: %v", errUsage, err)
+		return fmt.Errorf("%w: --start: %v", cli.ErrUsage, err)
 	}
 	cfg.Start = t
 	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 
 	var explicit synth.Codec
 	if *compress != "auto" {
 		if explicit, err = synth.ParseCodec(*compress); err != nil {
-			return fmt.Errorf("%w: --compress: %v", errUsage, err)
+			return fmt.Errorf("%w: --compress: %v", cli.ErrUsage, err)
 		}
 	}
 	names := synth.FileNames(corpus, *out, *outB, explicit)
@@ -86,12 +87,12 @@ func runGen(ctx context.Context, e *env, args []string) error {
 	for i, n := range names {
 		for _, m := range names[:i] {
 			if m == n && n != "-" {
-				return fmt.Errorf("%w: two outputs named %s", errUsage, n)
+				return fmt.Errorf("%w: two outputs named %s", cli.ErrUsage, n)
 			}
 		}
 		if n == "-" {
 			if summary == e.stderr {
-				return fmt.Errorf("%w: only one output can be standard output (-)", errUsage)
+				return fmt.Errorf("%w: only one output can be standard output (-)", cli.ErrUsage)
 			}
 			summary = e.stderr
 		}

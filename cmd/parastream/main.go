@@ -18,6 +18,8 @@ import (
 	"syscall"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/parastream/parastream/internal/cli"
 )
 
 // command is one subcommand. run is nil for a subcommand not built yet.
@@ -35,8 +37,9 @@ type env struct {
 	stdout, stderr io.Writer
 }
 
-// errUsage marks a command-line mistake: exit status 2.
-var errUsage = errors.New("usage")
+// errUsage is cli.ErrUsage under the name device.go uses: device.go moves
+// to trainstep (issue 15), and this line goes with it.
+var errUsage = cli.ErrUsage
 
 func commands() []command {
 	return []command{
@@ -99,7 +102,7 @@ const (
 
 // run dispatches to a subcommand and returns the exit status.
 func run(ctx context.Context, args []string, e *env) int {
-	if len(args) == 0 || isHelp(args[0]) || args[0] == "help" {
+	if len(args) == 0 || cli.IsHelp(args[0]) || args[0] == "help" {
 		if len(args) > 1 && args[0] == "help" {
 			return run(ctx, []string{args[1], "--help"}, e)
 		}
@@ -109,7 +112,7 @@ func run(ctx context.Context, args []string, e *env) int {
 		}
 		return exitOK
 	}
-	if isVersion(args[0]) {
+	if cli.IsVersion(args[0]) {
 		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands() {
@@ -117,7 +120,7 @@ func run(ctx context.Context, args []string, e *env) int {
 			continue
 		}
 		if c.run == nil {
-			if len(args) > 1 && isHelp(args[1]) {
+			if len(args) > 1 && cli.IsHelp(args[1]) {
 				fmt.Fprintf(e.stdout, "usage: %s\n\n%s.\n\nNot built yet: %s.\n", c.usage, c.summary, c.issue)
 				return exitOK
 			}
@@ -128,8 +131,8 @@ func run(ctx context.Context, args []string, e *env) int {
 		switch {
 		case err == nil, errors.Is(err, flag.ErrHelp):
 			return exitOK
-		case errors.Is(err, errUsage):
-			msg := strings.TrimPrefix(err.Error(), errUsage.Error()+": ")
+		case errors.Is(err, cli.ErrUsage):
+			msg := strings.TrimPrefix(err.Error(), cli.ErrUsage.Error()+": ")
 			first, _, _ := strings.Cut(c.usage, "\n")
 			fmt.Fprintf(e.stderr, "parastream %s: %s\nusage: %s\n", c.name, msg, first)
 			return exitUsage
@@ -163,10 +166,6 @@ func isWorkerFlag(s string) bool {
 	return s == "--worker" || s == "-worker" || strings.HasPrefix(s, "--worker=") || strings.HasPrefix(s, "-worker=")
 }
 
-func isHelp(s string) bool { return s == "-h" || s == "--help" || s == "-help" }
-
-func isVersion(s string) bool { return s == "-v" || s == "--version" || s == "-version" }
-
 func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "parastream: raw text corpora to training streams for paraphrastic sentence embeddings")
 	fmt.Fprintln(w, "\nusage: parastream <command> [flags]   (parastream <command> --help for its flags)")
@@ -183,58 +182,8 @@ func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "3 a command not built yet, 130 interrupted")
 }
 
-// newFlags makes a subcommand's flag set. --help prints usage and one line
-// a flag (describe groups them); a bad flag prints nothing itself:
-// parseFlags returns it as errUsage. fs.Output() is stderr.
+// newFlags makes a subcommand's flag set (cli.NewFlags), named as the user
+// runs it and writing to e.
 func newFlags(e *env, name, usage string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr) // what commands write warnings to (fs.Output())
-	fs.Usage = func() { printUsage(e.stdout, fs, usage, "", nil) }
-	return fs
-}
-
-// parseFlags parses args. --help prints the command's help and returns
-// flag.ErrHelp, as does --help-beam with Beam's flags; a bad flag is
-// errUsage with a message that names it and, where one is near, the flag
-// meant.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	// The flag package prints each error and calls Usage on it too: the
-	// error is returned instead, and Usage runs on --help alone.
-	usage, output := fs.Usage, fs.Output()
-	fs.Usage = func() {}
-	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	fs.Usage = usage
-	fs.SetOutput(output)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		usage()
-		return err
-	case err != nil:
-		return fmt.Errorf("%w: %s", errUsage, flagError(fs, err))
-	}
-	if f := fs.Lookup("help-beam"); f != nil {
-		if h, ok := f.Value.(*beamHelp); ok && h.set {
-			printBeamFlags(h.e, h.cmd)
-			return flag.ErrHelp
-		}
-	}
-	return nil
-}
-
-// flagError rewrites the flag package's parse errors to name the flag as
-// it is written (--name) and suggest the nearest known flag.
-func flagError(fs *flag.FlagSet, err error) string {
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		msg = "unknown flag --" + name
-		if near := closestFlag(fs, name); near != "" {
-			return msg + "; did you mean --" + near + "?"
-		}
-		return msg + "; 'parastream " + fs.Name() + " --help' lists the flags"
-	}
-	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		return "--" + name + " needs a value: --" + name + " VALUE"
-	}
-	return strings.Replace(msg, " for flag -", " for --", 1)
+	return cli.NewFlags(e.stdout, e.stderr, "parastream "+name, usage)
 }

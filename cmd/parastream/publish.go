@@ -8,14 +8,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/stream"
 )
 
 const publishUsage = "parastream publish --shards DIR --brokers ADDR [--topic-prefix P] [--dataset NAME,...] [--partitions N] [--replication N] [--retention D] [--batch-rows N] [TLS and SASL flags]"
 
 // connectionGroup is the help's group of clientFlags's flags.
-func connectionGroup() flagGroup {
-	return flagGroup{"connection", []string{"brokers", "tls", "tls-ca", "tls-cert", "tls-key", "tls-insecure-skip-verify",
+func connectionGroup() cli.FlagGroup {
+	return cli.FlagGroup{Title: "connection", Names: []string{"brokers", "tls", "tls-ca", "tls-cert", "tls-key", "tls-insecure-skip-verify",
 		"sasl-mechanism", "sasl-user", "sasl-password-file", "sasl-password"}}
 }
 
@@ -30,21 +31,21 @@ func clientFlags(fs *flag.FlagSet) func() (stream.ClientConfig, error) {
 	insecure := fs.Bool("tls-insecure-skip-verify", false, "accept any broker certificate (tests only)")
 	mech := fs.String("sasl-mechanism", "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
 	user := fs.String("sasl-user", "", "SASL user")
-	passFile := fs.String("sasl-password-file", "", "file holding the SASL password (default: $"+envSASLPassword+")")
-	pass := fs.String("sasl-password", "", "SASL password; visible to other users in ps: prefer --sasl-password-file or $"+envSASLPassword)
+	passFile := fs.String("sasl-password-file", "", "file holding the SASL password (default: $"+cli.EnvSASLPassword+")")
+	pass := fs.String("sasl-password", "", "SASL password; visible to other users in ps: prefer --sasl-password-file or $"+cli.EnvSASLPassword)
 	return func() (stream.ClientConfig, error) {
 		cc := stream.ClientConfig{SASLMechanism: strings.ToUpper(*mech), SASLUser: *user}
 		if cc.SASLMechanism != "" {
-			password, err := saslPassword(fs.Output(), *pass, *passFile)
+			password, err := cli.SASLPassword(fs.Output(), *pass, *passFile)
 			if err != nil {
 				return cc, err
 			}
 			if password == "" {
-				return cc, fmt.Errorf("%w: --sasl-mechanism %s needs a password: give --sasl-password-file FILE or $%s", errUsage, cc.SASLMechanism, envSASLPassword)
+				return cc, fmt.Errorf("%w: --sasl-mechanism %s needs a password: give --sasl-password-file FILE or $%s", cli.ErrUsage, cc.SASLMechanism, cli.EnvSASLPassword)
 			}
 			cc.SASLPassword = password
 		} else if *pass != "" || *passFile != "" {
-			return cc, fmt.Errorf("%w: a SASL password without --sasl-mechanism", errUsage)
+			return cc, fmt.Errorf("%w: a SASL password without --sasl-mechanism", cli.ErrUsage)
 		}
 		for _, b := range strings.Split(*brokers, ",") {
 			if b = strings.TrimSpace(b); b != "" {
@@ -59,7 +60,7 @@ func clientFlags(fs *flag.FlagSet) func() (stream.ClientConfig, error) {
 			cc.TLS = t
 		}
 		if err := cc.Validate(); err != nil {
-			return cc, fmt.Errorf("%w: %v", errUsage, err)
+			return cc, fmt.Errorf("%w: %v", cli.ErrUsage, err)
 		}
 		return cc, nil
 	}
@@ -77,16 +78,16 @@ func runPublish(ctx context.Context, e *env, args []string) error {
 	batchRows := fs.Int("batch-rows", stream.DefaultBatchRows, "most rows in one message")
 	maxBytes := fs.Int("max-message-bytes", 0, "bound messages below the topic's max.message.bytes")
 	quiet := fs.Bool("quiet", false, "no progress lines")
-	describe(fs, e, publishUsage, "parastream publish --shards out/shards --brokers 127.0.0.1:9092 --dataset quora",
-		flagGroup{"input", []string{"shards", "dataset"}},
-		flagGroup{"topics", []string{"topic-prefix", "partitions", "replication", "retention", "batch-rows", "max-message-bytes"}},
+	cli.Describe(fs, e.stdout, publishUsage, "parastream publish --shards out/shards --brokers 127.0.0.1:9092 --dataset quora",
+		cli.FlagGroup{Title: "input", Names: []string{"shards", "dataset"}},
+		cli.FlagGroup{Title: "topics", Names: []string{"topic-prefix", "partitions", "replication", "retention", "batch-rows", "max-message-bytes"}},
 		connectionGroup(),
-		flagGroup{"run", []string{"quiet"}})
-	if err := parseFlags(fs, args); err != nil {
+		cli.FlagGroup{Title: "run", Names: []string{"quiet"}})
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *shardsDir == "" || fs.NArg() > 0 {
-		return fmt.Errorf("%w: --shards and --brokers are required, and nothing else", errUsage)
+		return fmt.Errorf("%w: --shards and --brokers are required, and nothing else", cli.ErrUsage)
 	}
 	cc, err := client()
 	if err != nil {
@@ -111,7 +112,7 @@ func runPublish(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	sums, err := stream.Publish(ctx, *shardsDir, cfg)
 	for _, s := range sums {

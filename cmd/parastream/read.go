@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/parastream/parastream/corpora"
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/internal/report"
 )
 
@@ -21,14 +22,14 @@ func runRead(ctx context.Context, e *env, args []string) error {
 	dataset := fs.String("dataset", "", "override the dataset name derived from the file names")
 	encoding := fs.String("encoding", "", "text encoding of the inputs: utf-8 (default) or latin1")
 	maxLine := fs.Int("max-line-bytes", corpora.DefaultMaxLineBytes, "longest line (or quoted record) accepted")
-	describe(fs, e, readUsage, "parastream read --format quora --show 5 quora_duplicate_questions.tsv",
-		flagGroup{"input", []string{"format", "encoding", "dataset", "max-line-bytes"}},
-		flagGroup{"output", []string{"show", "rejects", "force"}})
-	if err := parseFlags(fs, args); err != nil {
+	cli.Describe(fs, e.stdout, readUsage, "parastream read --format quora --show 5 quora_duplicate_questions.tsv",
+		cli.FlagGroup{Title: "input", Names: []string{"format", "encoding", "dataset", "max-line-bytes"}},
+		cli.FlagGroup{Title: "output", Names: []string{"show", "rejects", "force"}})
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *format == "" || fs.NArg() == 0 {
-		return fmt.Errorf("%w: --format and at least one file are required: parastream read --format NAME FILE", errUsage)
+		return fmt.Errorf("%w: --format and at least one file are required: parastream read --format NAME FILE", cli.ErrUsage)
 	}
 	if *rejects != "" && !*force {
 		if _, err := os.Stat(*rejects); err == nil {
@@ -44,7 +45,7 @@ func runRead(ctx context.Context, e *env, args []string) error {
 
 func runFormats(_ context.Context, e *env, args []string) error {
 	fs := newFlags(e, "formats", "parastream formats")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	for _, f := range corpora.Formats() {

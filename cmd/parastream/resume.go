@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/trainstep"
 )
 
@@ -14,7 +15,7 @@ import (
 func restoreFlags(fs *flag.FlagSet, ck string, w io.Writer) error {
 	err := trainstep.RestoreFlags(fs, ck, w)
 	if fe := (*trainstep.FlagsError)(nil); errors.As(err, &fe) {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	return err
 }

@@ -1,11 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"slices"
-	"sort"
-	"strings"
-
 	// The reflection-optimised runtime and plain file paths, which every
 	// runner uses.
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/exec/optimized"
@@ -20,41 +15,3 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/spark"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 )
-
-// builtRunners are the --runner names this binary registers with Beam,
-// Dataflow's with -tags dataflow (runners_dataflow.go).
-func builtRunners() []string {
-	names := []string{
-		"prism", "PrismRunner",
-		"universal", "portable", "PortableRunner",
-		"flink", "FlinkRunner",
-		"spark", "SparkRunner",
-	}
-	if withDataflow {
-		names = append(names, "dataflow", "DataflowRunner")
-	}
-	return names
-}
-
-// taggedRunner is the build tag that brings in a runner left out of this
-// build, or "".
-func taggedRunner(name string) string {
-	if !withDataflow && (name == "dataflow" || name == "DataflowRunner") {
-		return "dataflow"
-	}
-	return ""
-}
-
-// checkRunner says whether this binary can run a pipeline on runner (""
-// is Prism). Beam itself exits the process on a runner it does not know.
-func checkRunner(runner string) error {
-	if runner == "" || slices.Contains(builtRunners(), runner) {
-		return nil
-	}
-	if tag := taggedRunner(runner); tag != "" {
-		return fmt.Errorf("--runner %s: this binary was built without it; build with -tags %s (make build-dataflow)", runner, tag)
-	}
-	names := builtRunners()
-	sort.Strings(names)
-	return fmt.Errorf("--runner %s: unknown runner; this binary has %s", runner, strings.Join(names, ", "))
-}

@@ -2,12 +2,16 @@
 
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/parastream/parastream/internal/cli"
+)
 
 func TestCheckRunnerDataflowBuild(t *testing.T) {
 	for _, r := range []string{"", "prism", "flink", "dataflow", "DataflowRunner"} {
-		if err := checkRunner(r); err != nil {
-			t.Errorf("checkRunner(%q): %v", r, err)
+		if err := cli.CheckRunner(r, withDataflow); err != nil {
+			t.Errorf("cli.CheckRunner(%q, withDataflow): %v", r, err)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/internal/testenv"
 )
 
@@ -37,8 +38,8 @@ func TestRunnerNotBuilt(t *testing.T) {
 
 func TestCheckRunnerDefaultBuild(t *testing.T) {
 	for _, r := range []string{"", "prism", "flink", "spark", "universal", "portable"} {
-		if err := checkRunner(r); err != nil {
-			t.Errorf("checkRunner(%q): %v", r, err)
+		if err := cli.CheckRunner(r, withDataflow); err != nil {
+			t.Errorf("cli.CheckRunner(%q, withDataflow): %v", r, err)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/stream"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
@@ -68,17 +69,17 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	saveInitial := fs.Bool("save-initial", false, "also write the checkpoint of step 0 (the initial parameters) before training")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	device := addDeviceFlags(fs)
-	describe(fs, e, trainUsage, "parastream train --brokers 127.0.0.1:9092 --dataset quora --model lstmavg --epochs 2 --run quora-lstmavg\n"+
+	cli.Describe(fs, e.stdout, trainUsage, "parastream train --brokers 127.0.0.1:9092 --dataset quora --model lstmavg --epochs 2 --run quora-lstmavg\n"+
 		"parastream train --resume checkpoints/quora-lstmavg --epochs 4   # go on where it stopped",
-		flagGroup{"input", []string{"dataset", "split", "mix", "min-label", "topic-prefix", "vectors", "context", "max-len", "shuffle-buffer", "window", "bucket-width", "feed-ahead"}},
-		flagGroup{"model", []string{"model", "loss", "dim", "hidden", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias",
+		cli.FlagGroup{Title: "input", Names: []string{"dataset", "split", "mix", "min-label", "topic-prefix", "vectors", "context", "max-len", "shuffle-buffer", "window", "bucket-width", "feed-ahead"}},
+		cli.FlagGroup{Title: "model", Names: []string{"model", "loss", "dim", "hidden", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias",
 			"dropout", "word-dropout", "scramble", "lambda-c", "lambda-w"}},
-		flagGroup{"optimisation", []string{"optimizer", "lr", "decay", "batch", "epochs", "embedding-update", "seed"}},
-		flagGroup{"output", []string{"run", "checkpoint-dir", "checkpoint-every", "keep-checkpoints", "checkpoint-async", "save-initial", "resume"}},
-		flagGroup{"run", []string{"max-steps", "duration", "progress-every", "quiet", "trace-ids"}},
-		flagGroup{"device", []string{"device", "cuda-lib-dir", "cuda-graphs", "tf32", "blas", "blas-threads", "memory-budget", "max-graphs"}},
+		cli.FlagGroup{Title: "optimisation", Names: []string{"optimizer", "lr", "decay", "batch", "epochs", "embedding-update", "seed"}},
+		cli.FlagGroup{Title: "output", Names: []string{"run", "checkpoint-dir", "checkpoint-every", "keep-checkpoints", "checkpoint-async", "save-initial", "resume"}},
+		cli.FlagGroup{Title: "run", Names: []string{"max-steps", "duration", "progress-every", "quiet", "trace-ids"}},
+		cli.FlagGroup{Title: "device", Names: []string{"device", "cuda-lib-dir", "cuda-graphs", "tf32", "blas", "blas-threads", "memory-budget", "max-graphs"}},
 		connectionGroup())
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *resume != "" && fs.NArg() == 0 {
@@ -98,7 +99,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		*resume = dir
 	}
 	if *dataset == "" || fs.NArg() > 0 {
-		return fmt.Errorf("%w: --brokers and --dataset are required (or --resume), and nothing else", errUsage)
+		return fmt.Errorf("%w: --brokers and --dataset are required (or --resume), and nothing else", cli.ErrUsage)
 	}
 	cc, err := client()
 	if err != nil {
@@ -126,13 +127,13 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	}
 	if *mix != "" {
 		if rc.Mix, err = trainstep.ParseMix(*mix); err != nil {
-			return fmt.Errorf("%w: --%v", errUsage, err)
+			return fmt.Errorf("%w: --%v", cli.ErrUsage, err)
 		}
 	}
 	if *minLabel != "" {
 		v, err := strconv.ParseFloat(*minLabel, 64)
 		if err != nil {
-			return fmt.Errorf("%w: --min-label %q is not a number", errUsage, *minLabel)
+			return fmt.Errorf("%w: --min-label %q is not a number", cli.ErrUsage, *minLabel)
 		}
 		rc.MinLabel = &v
 	}

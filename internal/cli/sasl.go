@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -8,28 +8,28 @@ import (
 	"strings"
 )
 
-// envSASLPassword is where every command that connects, and the broker,
+// EnvSASLPassword is where every command that connects, and the broker,
 // look for the SASL password when no flag names one.
-const envSASLPassword = "PARASTREAM_SASL_PASSWORD"
+const EnvSASLPassword = "PARASTREAM_SASL_PASSWORD"
 
 // maxSecretFile bounds a password file: a password, not a data file.
 const maxSecretFile = 64 << 10
 
-// saslPassword picks the SASL password from, in order, --sasl-password-file,
+// SASLPassword picks the SASL password from, in order, --sasl-password-file,
 // --sasl-password and $PARASTREAM_SASL_PASSWORD. --sasl-password works but
 // shows the password to everyone who can list the machine's processes, so
 // it earns a warning on stderr.
-func saslPassword(stderr io.Writer, value, file string) (string, error) {
+func SASLPassword(stderr io.Writer, value, file string) (string, error) {
 	switch {
 	case file != "" && value != "":
-		return "", fmt.Errorf("%w: give --sasl-password-file or --sasl-password, not both", errUsage)
+		return "", fmt.Errorf("%w: give --sasl-password-file or --sasl-password, not both", ErrUsage)
 	case file != "":
 		return readSecretFile(stderr, file)
 	case value != "":
-		fmt.Fprintf(stderr, "warning: --sasl-password shows the password to every user of this machine (ps, /proc): give --sasl-password-file FILE or $%s\n", envSASLPassword)
+		fmt.Fprintf(stderr, "warning: --sasl-password shows the password to every user of this machine (ps, /proc): give --sasl-password-file FILE or $%s\n", EnvSASLPassword)
 		return value, nil
 	}
-	return os.Getenv(envSASLPassword), nil
+	return os.Getenv(EnvSASLPassword), nil
 }
 
 // readSecretFile reads a password from file: its whole content, less one

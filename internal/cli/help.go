@@ -1,37 +1,38 @@
-package main
+package cli
 
 import (
 	"flag"
 	"fmt"
 	"io"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
 
-// flagGroup is one heading of a command's --help and the flags under it,
+// FlagGroup is one heading of a command's --help and the flags under it,
 // in the order shown.
-type flagGroup struct {
-	title string
-	names []string
+type FlagGroup struct {
+	Title string
+	Names []string
 }
 
-// describe replaces the --help of fs with one grouped by groups, followed
-// by example: one line a flag. Flags no group names are shown under
-// "other"; Beam's own flags (see addBeamFlags) are shown only by
-// --help-beam.
-func describe(fs *flag.FlagSet, e *env, usage, example string, groups ...flagGroup) {
-	fs.Usage = func() { printUsage(e.stdout, fs, usage, example, groups) }
+// Describe replaces the --help of fs with one grouped by groups, followed
+// by example, written to stdout: one line a flag. Flags no group names are
+// shown under "other"; Beam's own flags (see AddBeamFlags) are shown only
+// by --help-beam.
+func Describe(fs *flag.FlagSet, stdout io.Writer, usage, example string, groups ...FlagGroup) {
+	fs.Usage = func() { printUsage(stdout, fs, usage, example, groups) }
 }
 
 // printUsage writes a command's help: usage, its own flags one a line
 // under their groups, and an example.
-func printUsage(w io.Writer, fs *flag.FlagSet, usage, example string, groups []flagGroup) {
+func printUsage(w io.Writer, fs *flag.FlagSet, usage, example string, groups []FlagGroup) {
 	fmt.Fprintf(w, "usage: %s\n", usage)
 	shown := map[string]bool{}
 	var other []string
 	fs.VisitAll(func(f *flag.Flag) {
-		if !isBeamFlag(fs, f.Name) && !slices.ContainsFunc(groups, func(g flagGroup) bool { return slices.Contains(g.names, f.Name) }) {
+		if !isBeamFlag(fs, f.Name) && !slices.ContainsFunc(groups, func(g FlagGroup) bool { return slices.Contains(g.Names, f.Name) }) {
 			other = append(other, f.Name)
 		}
 	})
@@ -40,11 +41,11 @@ func printUsage(w io.Writer, fs *flag.FlagSet, usage, example string, groups []f
 		if len(groups) == 0 {
 			title = "flags"
 		}
-		groups = append(groups, flagGroup{title: title, names: other})
+		groups = append(groups, FlagGroup{Title: title, Names: other})
 	}
 	for _, g := range groups {
-		fmt.Fprintf(w, "\n%s:\n", g.title)
-		for _, name := range g.names {
+		fmt.Fprintf(w, "\n%s:\n", g.Title)
+		for _, name := range g.Names {
 			if f := fs.Lookup(name); f != nil && !shown[name] {
 				shown[name] = true
 				fmt.Fprintln(w, flagLine(f))
@@ -77,7 +78,7 @@ func flagLine(f *flag.Flag) string {
 }
 
 // isBeamFlag says whether fs's flag name is one of Beam's, added by
-// addBeamFlags.
+// AddBeamFlags.
 func isBeamFlag(fs *flag.FlagSet, name string) bool {
 	f, g := fs.Lookup(name), flag.CommandLine.Lookup(name)
 	return f != nil && g != nil && f.Value == g.Value
@@ -85,9 +86,9 @@ func isBeamFlag(fs *flag.FlagSet, name string) bool {
 
 // beamHelp is the --help-beam flag of the commands that run Beam pipelines.
 type beamHelp struct {
-	e   *env
-	cmd string
-	set bool
+	stdout io.Writer
+	cmd    string
+	set    bool
 }
 
 func (b *beamHelp) String() string   { return "false" }
@@ -95,6 +96,34 @@ func (b *beamHelp) IsBoolFlag() bool { return true }
 func (b *beamHelp) Set(s string) (err error) {
 	b.set, err = strconv.ParseBool(s)
 	return err
+}
+
+// AddBeamFlags makes Beam's own flags (registered on the default flag set
+// by the SDK and its runners) parse on fs too, so that --runner,
+// --endpoint, --environment_type and the cloud options pass through, and
+// adds --help-beam, which lists them on stdout; --help leaves them out.
+func AddBeamFlags(fs *flag.FlagSet, stdout io.Writer) {
+	fs.Var(&beamHelp{stdout: stdout, cmd: fs.Name()}, "help-beam", "list Beam's runner and cloud flags (--runner, --endpoint, ...), accepted here too")
+	flag.CommandLine.VisitAll(func(f *flag.Flag) {
+		if fs.Lookup(f.Name) == nil && !strings.HasPrefix(f.Name, "test.") {
+			fs.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+}
+
+func printBeamFlags(w io.Writer, cmd string) {
+	var names []string
+	flag.CommandLine.VisitAll(func(f *flag.Flag) {
+		if !strings.HasPrefix(f.Name, "test.") {
+			names = append(names, f.Name)
+		}
+	})
+	sort.Strings(names)
+	fmt.Fprintf(w, "Beam's flags, accepted by %s:\n", cmd)
+	for _, n := range names {
+		f := flag.CommandLine.Lookup(n)
+		fmt.Fprintf(w, "  --%s (default %q)\n      %s\n", n, f.DefValue, f.Usage)
+	}
 }
 
 // closestFlag is fs's flag nearest to name, or "" when none is near.
