@@ -25,7 +25,8 @@ type device interface {
 	// gemm is cublasSgemm: column-major C = alpha·op(A)·op(B) + beta·C,
 	// op(A) m×k, op(B) k×n, C m×n; beta 0 ignores C's content.
 	gemm(transA, transB bool, m, n, k int, alpha float32, a ptr, lda int, b ptr, ldb int, beta float32, c ptr, ldc int) error
-	launch(k *kernel, a []arg) error
+	// launch runs kernel k of the device's table with arguments a.
+	launch(k kernelID, a []arg) error
 	close() error
 	streams // graph.go
 }

@@ -21,6 +21,7 @@ import (
 // without waiting would read the previous one), and they read the
 // page-locked host buffer when they run, not when issued.
 type emulator struct {
+	kernels  *kernelTable // the Go twins, by ID
 	launches map[string]int
 	tf32     bool       // gemm rounds its operands to TF32, as cuBLAS's TF32 mode
 	rec      *recording // the capture under way
@@ -28,7 +29,9 @@ type emulator struct {
 	copyDone int        // uploads run so far (copyQ holds those after)
 }
 
-func newEmulator() *emulator { return &emulator{launches: map[string]int{}} }
+func newEmulator() *emulator {
+	return &emulator{kernels: newKernels(), launches: map[string]int{}}
+}
 
 // recording is a captured graph: the compute stream's calls, replayed in
 // order.
@@ -325,7 +328,8 @@ func gemmSpans(transA, transB bool, m, n, k, lda, ldb, ldc int) (wa, wb, wc int,
 // launch runs k's Go twin for every thread of the grid, block by block
 // (during a capture: records the launch with a copy of its arguments, as
 // cuLaunchKernel's parameters are copied into the graph's node).
-func (e *emulator) launch(k *kernel, a []arg) error {
+func (e *emulator) launch(id kernelID, a []arg) error {
+	k := e.kernels[id]
 	if err := checkArgs(k, a); err != nil {
 		return err
 	}

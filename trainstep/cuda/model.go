@@ -182,7 +182,7 @@ type seq struct {
 	err error
 }
 
-func (s *seq) launch(k *kernel, a ...arg) {
+func (s *seq) launch(k kernelID, a ...arg) {
 	if s.err == nil {
 		s.err = s.m.dev.launch(k, a)
 	}
