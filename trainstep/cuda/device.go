@@ -31,6 +31,24 @@ type device interface {
 	streams // graph.go
 }
 
+// matrix is a GEMM operand: its address and leading dimension (the row
+// length of a row-major matrix, the column length of a column-major one).
+type matrix struct {
+	p  ptr
+	ld int
+}
+
+// gemmArgs are a cublasSgemm call's arguments after the handle, as
+// device.gemm takes them.
+type gemmArgs struct {
+	transA, transB bool
+	m, n, k        int
+	alpha          float32
+	a, b           matrix
+	beta           float32
+	c              matrix
+}
+
 // buffer is one device allocation: a device pointer on a GPU, a host slice
 // in the emulator.
 type buffer struct {

@@ -147,7 +147,7 @@ func (g *gpu) zero(dst ptr, words int) error {
 }
 
 func (g *gpu) gemm(transA, transB bool, m, n, k int, alpha float32, a ptr, lda int, b ptr, ldb int, beta float32, c ptr, ldc int) error {
-	wa, wb, wc, err := gemmSpans(transA, transB, m, n, k, lda, ldb, ldc)
+	wa, wb, wc, err := gemmArgs{transA, transB, m, n, k, alpha, matrix{a, lda}, matrix{b, ldb}, beta, matrix{c, ldc}}.spans()
 	if err != nil {
 		return err
 	}
