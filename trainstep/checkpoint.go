@@ -122,6 +122,10 @@ type pendingSave struct {
 	link  map[string]linkSource
 	// sums are the sha256 of the files written, by name (after write).
 	sums map[string]string
+	// failpoint, when set (by tests: RunConfig's), is called before each
+	// file is written, with dir and the file's name; an error fails the
+	// write.
+	failpoint func(dir, file string) error
 }
 
 // beginSave takes a checkpoint's content: the trainer's state, and a
@@ -225,7 +229,7 @@ func (p *pendingSave) write() (SaveStats, error) {
 			link[name] = src
 		}
 	}
-	st, sums, err := writeDirAtomic(p.dir, files, link)
+	st, sums, err := writeDirAtomic(p.dir, files, link, p.failpoint)
 	if err != nil {
 		return SaveStats{}, fmt.Errorf("saving checkpoint %s: %w", p.dir, err)
 	}
@@ -233,11 +237,6 @@ func (p *pendingSave) write() (SaveStats, error) {
 	st.Elapsed = time.Since(p.start)
 	return st, nil
 }
-
-// checkpointFailpoint, when set (by tests), is called before each file of a
-// checkpoint is written, with the checkpoint's directory and the file's
-// name; an error fails the write.
-var checkpointFailpoint func(dir, file string) error
 
 func writeJSON(b *bytes.Buffer, v any) error {
 	enc := json.NewEncoder(b)
@@ -259,9 +258,10 @@ func hexSum(data []byte) string {
 // FileSums listing the sha256 of each, and renames it to dir. A file named
 // in link is hard-linked from the path given there instead (an unchanged
 // file of the previous checkpoint); where the link cannot be made (the
-// file is gone, another file system) it is written. It returns the sums by
-// file name.
-func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error, link map[string]linkSource) (SaveStats, map[string]string, error) {
+// file is gone, another file system) it is written. failpoint, when not
+// nil, is called before each file is written (pendingSave.failpoint). It
+// returns the sums by file name.
+func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error, link map[string]linkSource, failpoint func(dir, file string) error) (SaveStats, map[string]string, error) {
 	var st SaveStats
 	sums := make(map[string]string, len(files))
 	parent := filepath.Dir(filepath.Clean(dir))
@@ -290,8 +290,8 @@ func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error, link
 				continue
 			}
 		}
-		if checkpointFailpoint != nil {
-			if err := checkpointFailpoint(dir, name); err != nil {
+		if failpoint != nil {
+			if err := failpoint(dir, name); err != nil {
 				return st, nil, fmt.Errorf("%s: %w", name, err)
 			}
 		}

@@ -96,7 +96,7 @@ func TestRunCheckpointWritesInBackground(t *testing.T) {
 	dir, trace := t.TempDir(), filepath.Join(t.TempDir(), "ids.tsv")
 	held := false
 	var during []int64
-	trainstep.SetCheckpointFailpoint(t, func(ck, file string) error {
+	failpoint := func(ck, file string) error {
 		if filepath.Base(ck) != "step-00000010" || held {
 			return nil
 		}
@@ -109,12 +109,12 @@ func TestRunCheckpointWritesInBackground(t *testing.T) {
 		}
 		during = committedOffsets(t, cc, "background")
 		return nil
-	})
-	sum, err := trainstep.Run(context.Background(), trainstep.RunConfig{
+	}
+	sum, err := trainstep.Run(context.Background(), trainstep.WithCheckpointFailpoint(trainstep.RunConfig{
 		Client: cc, Dataset: "para", Run: "background", Vocab: vocab,
 		Model:  trainstep.Config{Dim: 8, BatchSize: 10, LR: 0.01},
 		Epochs: 1, ShuffleBuffer: 10, Window: 2, CheckpointDir: dir, CheckpointEvery: 5, TraceIDs: trace,
-	})
+	}, failpoint))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,17 +145,17 @@ func TestRunCheckpointWritesInBackground(t *testing.T) {
 func TestRunCheckpointWriteFails(t *testing.T) {
 	cc, vocab := publishPairs(t, 300, true)
 	dir := t.TempDir()
-	trainstep.SetCheckpointFailpoint(t, func(ck, file string) error {
+	failpoint := func(ck, file string) error {
 		if filepath.Base(ck) == "step-00000010" {
 			return errors.New("disk full")
 		}
 		return nil
-	})
-	sum, err := trainstep.Run(context.Background(), trainstep.RunConfig{
+	}
+	sum, err := trainstep.Run(context.Background(), trainstep.WithCheckpointFailpoint(trainstep.RunConfig{
 		Client: cc, Dataset: "para", Run: "fails", Vocab: vocab,
 		Model:  trainstep.Config{Dim: 8, BatchSize: 10},
 		Epochs: 1, ShuffleBuffer: 10, Window: 2, CheckpointDir: dir, CheckpointEvery: 5,
-	})
+	}, failpoint))
 	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "step-00000010") {
 		t.Fatalf("err %v, want the write of step 10's checkpoint failing", err)
 	}
@@ -212,7 +212,7 @@ func TestKilledTrainerHelper(t *testing.T) {
 		t.Skip("run by TestRunKilledDuringCheckpointWrite")
 	}
 	dir, trace := os.Getenv("TRAINSTEP_KILL_DIR"), os.Getenv("TRAINSTEP_KILL_TRACE")
-	trainstep.SetCheckpointFailpoint(t, func(ck, file string) error {
+	failpoint := func(ck, file string) error {
 		if filepath.Base(ck) == "step-00000014" { // its first file
 			if !waitTraced(trace, 17) {
 				t.Error("training did not go on while the checkpoint was written")
@@ -222,16 +222,16 @@ func TestKilledTrainerHelper(t *testing.T) {
 			select {}
 		}
 		return nil
-	})
+	}
 	vocab := make([]string, 60)
 	for i := range vocab {
 		vocab[i] = fmt.Sprint("w", i)
 	}
-	_, err := trainstep.Run(context.Background(), trainstep.RunConfig{
+	_, err := trainstep.Run(context.Background(), trainstep.WithCheckpointFailpoint(trainstep.RunConfig{
 		Client: stream.ClientConfig{Brokers: []string{broker}}, Dataset: "para", Run: "killed", Vocab: vocab,
 		Model:  trainstep.Config{Dim: 8, BatchSize: 10, LR: 0.01},
 		Epochs: 2, ShuffleBuffer: 100, Window: 5, CheckpointDir: dir, CheckpointEvery: 7, TraceIDs: trace,
-	})
+	}, failpoint))
 	t.Fatalf("the run ended (%v) before it was killed", err)
 }
 

@@ -3,9 +3,9 @@ package trainstep
 // MixQuotas exposes mixQuotas to the external tests.
 var MixQuotas = mixQuotas
 
-// SetCheckpointFailpoint sets the function called before each file of a
-// checkpoint is written (nil: none) until the test ends.
-func SetCheckpointFailpoint(t interface{ Cleanup(func()) }, f func(dir, file string) error) {
-	checkpointFailpoint = f
-	t.Cleanup(func() { checkpointFailpoint = nil })
+// WithCheckpointFailpoint is c with f called before each file of a
+// checkpoint of the run is written (nil: none).
+func WithCheckpointFailpoint(c RunConfig, f func(dir, file string) error) RunConfig {
+	c.checkpointFailpoint = f
+	return c
 }

@@ -135,6 +135,12 @@ type RunConfig struct {
 	Flags map[string]string
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
+
+	// checkpointFailpoint, when set (by tests: WithCheckpointFailpoint),
+	// is called before each file of a checkpoint is written, with the
+	// checkpoint's directory and the file's name; an error fails the
+	// write.
+	checkpointFailpoint func(dir, file string) error
 }
 
 // Validate reports settings that cannot work, saying how to fix them.
@@ -813,6 +819,7 @@ func (l *loop) checkpoint(ctx context.Context, untrained []item, final bool) err
 	if err != nil {
 		return err
 	}
+	p.failpoint = l.cfg.checkpointFailpoint
 	epoch := pos[0].Epoch
 	if mix != nil {
 		epoch = mix.Epoch

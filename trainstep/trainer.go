@@ -173,7 +173,7 @@ func (t *Trainer) Step(pairs []Pair) (float64, error) {
 			ctxA[i], ctxB[i] = p.CtxA, p.CtxB
 		}
 	}
-	bt, err := compute.NewContextBatch(t.cfg, a, b, labels, ctxA, ctxB, t.rng)
+	bt, err := compute.NewContextBatch(t.cfg, compute.Pairs{A: a, B: b, Labels: labels, CtxA: ctxA, CtxB: ctxB}, t.rng)
 	if err != nil {
 		return 0, fmt.Errorf("step %d: %w", t.step+1, err)
 	}

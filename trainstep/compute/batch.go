@@ -54,13 +54,22 @@ func BucketLen(n, width int) int {
 // in that order (scrambling comes before negatives, as in Wieting & Gimpel
 // 2017 §4.2). The ids are copied. labels is needed for the sim loss.
 func NewBatch(cfg Config, a, b [][]int32, labels []float32, rng *rand.Rand) (*Batch, error) {
-	return NewContextBatch(cfg, a, b, labels, nil, nil, rng)
+	return NewContextBatch(cfg, Pairs{A: a, B: b, Labels: labels}, rng)
+}
+
+// Pairs are the input of one step: the pairs (A[i], B[i]), the sim loss's
+// labels and the sides' topic vectors (Config.Context topics).
+type Pairs struct {
+	A, B       [][]int32
+	Labels     []float32
+	CtxA, CtxB [][]float32
 }
 
 // NewContextBatch is NewBatch with the sides' topic vectors (Config.Context
 // topics); each is copied, and a missing one (a text featurize found no
 // known word in) is zeros.
-func NewContextBatch(cfg Config, a, b [][]int32, labels []float32, ctxA, ctxB [][]float32, rng *rand.Rand) (*Batch, error) {
+func NewContextBatch(cfg Config, p Pairs, rng *rand.Rand) (*Batch, error) {
+	a, b, labels, ctxA, ctxB := p.A, p.B, p.Labels, p.CtxA, p.CtxB
 	n := len(a)
 	if n != len(b) {
 		return nil, fmt.Errorf("batch: %d A sides, %d B sides", len(a), len(b))

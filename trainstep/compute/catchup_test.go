@@ -64,7 +64,7 @@ func TestCatchUpMatchesDense(t *testing.T) {
 					}
 				}
 			}
-			sparse.StepRows(compute.ParamEmbeddings, ws, g, batch, width, step, lr)
+			sparse.StepRows(compute.ParamEmbeddings, compute.SparseRows{W: ws, G: g, Rows: batch, Width: width}, step, lr)
 			dense.Step(compute.ParamEmbeddings, wd, g, step, lr)
 		}
 		if worstRead > 2e-5 {
@@ -91,7 +91,7 @@ func TestCatchUpOldCheckpoint(t *testing.T) {
 	specs := []compute.ParamSpec{{Name: compute.ParamEmbeddings, Shape: []int{4, 2}}}
 	o := compute.NewOptimizer(cfg, specs)
 	w, g := []float32{1, 1, 1, 1, 1, 1, 1, 1}, []float32{1, 1, 0, 0, 0, 0, 0, 0}
-	o.StepRows(compute.ParamEmbeddings, w, g, []int32{0}, 2, 1, 0.1)
+	o.StepRows(compute.ParamEmbeddings, compute.SparseRows{W: w, G: g, Rows: []int32{0}, Width: 2}, 1, 0.1)
 	var old []compute.Tensor
 	for _, s := range o.State() {
 		if s.Name == compute.CatchUpLastName(compute.ParamEmbeddings) {
@@ -107,7 +107,7 @@ func TestCatchUpOldCheckpoint(t *testing.T) {
 		t.Fatalf("restoring a state without the last steps: %v, rest %v", err, rest)
 	}
 	before := w[0]
-	r.StepRows(compute.ParamEmbeddings, w, make([]float32, 8), []int32{0}, 2, 1000, 0.1)
+	r.StepRows(compute.ParamEmbeddings, compute.SparseRows{W: w, G: make([]float32, 8), Rows: []int32{0}, Width: 2}, 1000, 0.1)
 	// One Adam step with zero gradient from m = 0.1, v = 0.001, at step
 	// 1000.
 	m, v := 0.9*0.1, 0.999*0.001

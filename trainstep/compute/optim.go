@@ -59,25 +59,34 @@ func NewOptimizer(cfg Config, specs []ParamSpec) *Optimizer {
 	return o
 }
 
-// StepRows updates only the given rows of w (a row-major table of rows of
-// width values) from g, each row first caught up (CatchUp) with the steps
-// it was skipped, so that the result is dense Adam's or RMSProp's but for
-// ε; the other rows and their state stay as they are. rows must be
-// distinct.
-func (o *Optimizer) StepRows(name string, w, g []float32, rows []int32, width int, step int64, lr float64) {
+// SparseRows are rows of a row-major table W of rows of Width values and
+// their gradients: G has W's shape, and only the listed Rows count. Rows
+// must be distinct.
+type SparseRows struct {
+	W, G  []float32
+	Rows  []int32
+	Width int
+}
+
+// StepRows updates only the given rows of t.W from t.G, each row first
+// caught up (CatchUp) with the steps it was skipped, so that the result is
+// dense Adam's or RMSProp's but for ε; the other rows and their state stay
+// as they are.
+func (o *Optimizer) StepRows(name string, t SparseRows, step int64, lr float64) {
+	w, g, rows, width := t.W, t.G, t.Rows, t.Width
 	sub := func(v []float32, r int32) []float32 { return v[int(r)*width : int(r+1)*width] }
 	if c := o.lazy[name]; c != nil {
 		d1, d2, s := c.Factors(rows, step, lr)
-		o.catchUp(name, w, width, rows, d1, d2, s)
+		o.catchUp(name, w, width, rows, catchUpFactors{d1, d2, s})
 	}
 	for _, r := range rows {
 		switch o.kind {
 		case OptSGD:
-			o.step(name, sub(w, r), sub(g, r), nil, nil, step, lr)
+			o.step(sub(w, r), sub(g, r), nil, nil, step, lr)
 		case OptRMSProp:
-			o.step(name, sub(w, r), sub(g, r), nil, sub(o.state["rmsprop.v/"+name], r), step, lr)
+			o.step(sub(w, r), sub(g, r), nil, sub(o.state["rmsprop.v/"+name], r), step, lr)
 		case OptAdam:
-			o.step(name, sub(w, r), sub(g, r), sub(o.state["adam.m/"+name], r), sub(o.state["adam.v/"+name], r), step, lr)
+			o.step(sub(w, r), sub(g, r), sub(o.state["adam.m/"+name], r), sub(o.state["adam.v/"+name], r), step, lr)
 		default:
 			panic("compute: unknown optimizer " + o.kind)
 		}
@@ -89,7 +98,7 @@ func (o *Optimizer) StepRows(name string, w, g []float32, rows []int32, width in
 func (o *Optimizer) Flush(name string, w []float32, width int, step int64) {
 	if c := o.lazy[name]; c != nil {
 		rows, d1, d2, s := c.Flush(step)
-		o.catchUp(name, w, width, rows, d1, d2, s)
+		o.catchUp(name, w, width, rows, catchUpFactors{d1, d2, s})
 	}
 }
 
@@ -99,11 +108,20 @@ func (o *Optimizer) Flush(name string, w []float32, width int, step int64) {
 func (o *Optimizer) Prepare(name string, w []float32, width int, rows []int32) {
 	if c := o.lazy[name]; c != nil {
 		owed, d1, d2, s := c.Prepare(rows)
-		o.catchUp(name, w, width, owed, d1, d2, s)
+		o.catchUp(name, w, width, owed, catchUpFactors{d1, d2, s})
 	}
 }
 
-func (o *Optimizer) catchUp(name string, w []float32, width int, rows []int32, d1, d2, s []float32) {
+// catchUpFactors are a catch-up's factors, one of each per row (CatchUpRow's
+// d1, d2 and s).
+type catchUpFactors struct {
+	d1, d2, s []float32
+}
+
+// catchUp catches up rows of w (parameter name, rows of width values) with
+// the factors f.
+func (o *Optimizer) catchUp(name string, w []float32, width int, rows []int32, f catchUpFactors) {
+	d1, d2, s := f.d1, f.d2, f.s
 	sub := func(v []float32, r int32) []float32 { return v[int(r)*width : int(r+1)*width] }
 	for k, r := range rows {
 		switch o.kind {
@@ -122,17 +140,17 @@ func (o *Optimizer) catchUp(name string, w []float32, width int, rows []int32, d
 func (o *Optimizer) Step(name string, w, g []float32, step int64, lr float64) {
 	switch o.kind {
 	case OptRMSProp:
-		o.step(name, w, g, nil, o.state["rmsprop.v/"+name], step, lr)
+		o.step(w, g, nil, o.state["rmsprop.v/"+name], step, lr)
 	case OptAdam:
-		o.step(name, w, g, o.state["adam.m/"+name], o.state["adam.v/"+name], step, lr)
+		o.step(w, g, o.state["adam.m/"+name], o.state["adam.v/"+name], step, lr)
 	default:
-		o.step(name, w, g, nil, nil, step, lr)
+		o.step(w, g, nil, nil, step, lr)
 	}
 }
 
 // step applies the rule to w from g with the moments m and v (those the
 // rule has) of the same span.
-func (o *Optimizer) step(name string, w, g, m, v []float32, step int64, lr float64) {
+func (o *Optimizer) step(w, g, m, v []float32, step int64, lr float64) {
 	switch o.kind {
 	case OptSGD:
 		a := float32(lr)

@@ -104,8 +104,9 @@ func (e *encoderGraph) carry(prev, next, m *G.Node) *G.Node {
 //	c_t = f⊙c_{t-1} + i⊙g, o = σ(zo + po⊙c_t), h_t = o⊙tanh(c_t)
 func (e *encoderGraph) lstmAll(prefix string, backward, zeroPad bool) *G.Node {
 	xw := e.project(e.x, e.p(prefix+"lstm.wx"), nil)
-	return e.lstmNode(xw, e.p(prefix+"lstm.wh"), e.p(prefix+"lstm.b"), e.p(prefix+"lstm.pi"), e.p(prefix+"lstm.pf"), e.p(prefix+"lstm.po"),
-		e.lengths(), backward, zeroPad)
+	p := lstmWeights{wh: e.p(prefix + "lstm.wh"), b: e.p(prefix + "lstm.b"),
+		pi: e.p(prefix + "lstm.pi"), pf: e.p(prefix + "lstm.pf"), po: e.p(prefix + "lstm.po")}
+	return e.lstmNode(xw, p, e.lengths(), backward, zeroPad)
 }
 
 // lstmSteps is the same LSTM built step by step from the per-step inputs

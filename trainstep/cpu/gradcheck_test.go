@@ -49,7 +49,7 @@ func tinyBatch(t *testing.T, cfg compute.Config, seed uint64) *compute.Batch {
 			ctxA, ctxB = append(ctxA, ca), append(ctxB, cb)
 		}
 	}
-	bt, err := compute.NewContextBatch(cfg, a, b, labels, ctxA, ctxB, rng)
+	bt, err := compute.NewContextBatch(cfg, compute.Pairs{A: a, B: b, Labels: labels, CtxA: ctxA, CtxB: ctxB}, rng)
 	if err != nil {
 		t.Fatal(err)
 	}

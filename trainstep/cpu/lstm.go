@@ -85,10 +85,16 @@ func (w *lstmWork[T]) time(k int) int {
 	return k
 }
 
-// lstmNode adds the fused LSTM to the graph: h (T, R, H) from xw, wh, b,
-// the peepholes and lens; zeroPad gives 0 at padded steps instead of the
+// lstmWeights are the LSTM's parameter nodes: Wh, b and the peepholes.
+type lstmWeights struct {
+	wh, b, pi, pf, po *G.Node
+}
+
+// lstmNode adds the fused LSTM to the graph: h (T, R, H) from xw, the
+// weights p and lens; zeroPad gives 0 at padded steps instead of the
 // carried state.
-func (o *ops) lstmNode(xw, wh, b, pi, pf, po, lens *G.Node, backward, zeroPad bool) *G.Node {
+func (o *ops) lstmNode(xw *G.Node, p lstmWeights, lens *G.Node, backward, zeroPad bool) *G.Node {
+	wh, b, pi, pf, po := p.wh, p.b, p.pi, p.pf, p.po
 	s := xw.Shape()
 	H := wh.Shape()[0]
 	var op G.Op

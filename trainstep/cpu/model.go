@@ -743,7 +743,7 @@ func (m *model[T]) Update(step int64, lr float64) error {
 		sparse = sparse && m.cfg.EmbeddingUpdate != compute.UpdateDense
 		update := func(w, g []float32) {
 			if sparse {
-				m.opt.StepRows(s.Name, w, g, rows, m.cfg.Dim, step, lr)
+				m.opt.StepRows(s.Name, compute.SparseRows{W: w, G: g, Rows: rows, Width: m.cfg.Dim}, step, lr)
 			} else {
 				m.opt.Step(s.Name, w, g, step, lr)
 			}

@@ -43,12 +43,16 @@ type Backend struct {
 	opts Options
 }
 
-// Encoders and losses the CUDA backend implements.
-var (
-	encoders = []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncBiLSTMAvg, compute.EncGRAN,
+// supportedEncoders are the encoders the CUDA backend implements.
+func supportedEncoders() []string {
+	return []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncBiLSTMAvg, compute.EncGRAN,
 		compute.EncGRAN2, compute.EncGRAN3, compute.EncGRAN4, compute.EncGRAN5, compute.EncBiGRAN, compute.EncDAN}
-	losses = []string{compute.LossMargin, compute.LossHinge, compute.LossSoftmax, compute.LossSim}
-)
+}
+
+// supportedLosses are the losses the CUDA backend implements.
+func supportedLosses() []string {
+	return []string{compute.LossMargin, compute.LossHinge, compute.LossSoftmax, compute.LossSim}
+}
 
 // Supports reports whether the backend implements cfg: every encoder,
 // loss, negative strategy, regulariser and optimiser of the CPU backend
@@ -56,6 +60,7 @@ var (
 // what is missing.
 func Supports(cfg compute.Config) error {
 	var missing []string
+	encoders, losses := supportedEncoders(), supportedLosses()
 	if !slices.Contains(encoders, cfg.Encoder) {
 		missing = append(missing, fmt.Sprintf("encoder %s (it has %s)", cfg.Encoder, strings.Join(encoders, ", ")))
 	}
@@ -112,7 +117,7 @@ func Open(opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &gpu{drv: drv, blas: blas, rtc: rtc, dev: dev, info: info, fns: map[string]uintptr{}}
+	g := &gpu{drv: drv, blas: blas, rtc: rtc, dev: dev, info: info, kernels: newKernels(), fns: map[string]uintptr{}}
 	if err := drv.check("cuDevicePrimaryCtxRetain", drv.cuDevicePrimaryCtxRetain(&g.ctx, dev)); err != nil {
 		return nil, fmt.Errorf("%w: creating a context on %s: %w", ErrNoDevice, info, err)
 	}
@@ -154,7 +159,7 @@ func (g *gpu) setup(opts Options, log *slog.Logger) error {
 		return fmt.Errorf("loading the kernels' PTX (compute_%d, NVRTC %s) into the driver (CUDA %d.%d): %w; an NVRTC newer than the driver makes PTX the driver cannot read: use the NVRTC of the driver's CUDA version",
 			g.arch, g.rtc.version(), g.info.DriverVersion/1000, g.info.DriverVersion%1000/10, err)
 	}
-	for _, k := range kernels {
+	for _, k := range g.kernels {
 		var fn uintptr
 		if err := g.drv.check("cuModuleGetFunction", g.drv.cuModuleGetFunction(&fn, g.mod, k.name)); err != nil {
 			return fmt.Errorf("kernel %s: %w", k.name, err)

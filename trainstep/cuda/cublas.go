@@ -36,7 +36,7 @@ const (
 // the same directory (libcublas needs libcublasLt; loading it first by
 // path lets the dynamic linker resolve that dependency wherever it is).
 func loadCUBLAS(env Env) (*cublas, error) {
-	found, _ := env.candidates(libCUBLAS)
+	found, _ := env.candidates(libCUBLAS())
 	// Prefer a directory where the matching cuBLASLt is present.
 	for _, p := range found {
 		major := strings.TrimPrefix(filepath.Base(p), "libcublas.so.")
@@ -45,7 +45,7 @@ func loadCUBLAS(env Env) (*cublas, error) {
 			break
 		}
 	}
-	h, path, err := env.openLibrary(libCUBLAS)
+	h, path, err := env.openLibrary(libCUBLAS())
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ func (m *model) danBackward(s *seq, p *pass, dEmb ptr) {
 	R, T, d := p.R, p.T, c.Dim
 	st := &p.enc.dan
 	din := s.work("dan.din", R*d)
-	m.stackBackward(s, "dan", R, st.in, st.ys, m.danLayers(), dEmb, din)
+	m.stackBackward(s, stackRun{name: "dan", rows: R, x: st.in, ys: st.ys, layers: m.danLayers()}, dEmb, din)
 	// Every word and every bigram of a row has the gradient din/sqrt(len).
 	s.launch(kDANSumBwd, argN(R), argN(T), argN(d), argI(p.lens), argP(din), argP(p.dx))
 	gb := m.g[compute.ParamBigrams]

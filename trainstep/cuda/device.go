@@ -25,9 +25,28 @@ type device interface {
 	// gemm is cublasSgemm: column-major C = alpha·op(A)·op(B) + beta·C,
 	// op(A) m×k, op(B) k×n, C m×n; beta 0 ignores C's content.
 	gemm(transA, transB bool, m, n, k int, alpha float32, a ptr, lda int, b ptr, ldb int, beta float32, c ptr, ldc int) error
-	launch(k *kernel, a []arg) error
+	// launch runs kernel k of the device's table with arguments a.
+	launch(k kernelID, a []arg) error
 	close() error
 	streams // graph.go
+}
+
+// matrix is a GEMM operand: its address and leading dimension (the row
+// length of a row-major matrix, the column length of a column-major one).
+type matrix struct {
+	p  ptr
+	ld int
+}
+
+// gemmArgs are a cublasSgemm call's arguments after the handle, as
+// device.gemm takes them.
+type gemmArgs struct {
+	transA, transB bool
+	m, n, k        int
+	alpha          float32
+	a, b           matrix
+	beta           float32
+	c              matrix
 }
 
 // buffer is one device allocation: a device pointer on a GPU, a host slice

@@ -50,7 +50,7 @@ type driver struct {
 // versions: the _v2 entry points of CUDA 3.2 and later, still exported by
 // CUDA 13 drivers).
 func loadDriver(env Env) (*driver, error) {
-	h, path, err := env.openLibrary(libCUDA)
+	h, path, err := env.openLibrary(libCUDA())
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 // without waiting would read the previous one), and they read the
 // page-locked host buffer when they run, not when issued.
 type emulator struct {
+	kernels  *kernelTable // the Go twins, by ID
 	launches map[string]int
 	tf32     bool       // gemm rounds its operands to TF32, as cuBLAS's TF32 mode
 	rec      *recording // the capture under way
@@ -28,7 +29,9 @@ type emulator struct {
 	copyDone int        // uploads run so far (copyQ holds those after)
 }
 
-func newEmulator() *emulator { return &emulator{launches: map[string]int{}} }
+func newEmulator() *emulator {
+	return &emulator{kernels: newKernels(), launches: map[string]int{}}
+}
 
 // recording is a captured graph: the compute stream's calls, replayed in
 // order.
@@ -240,7 +243,8 @@ func (e *emulator) zeroNow(dst ptr, words int) error {
 // mode A and B are rounded to TF32 (10-bit mantissa, as cvt.rna.tf32.f32)
 // and the products accumulated in float32, as tensor cores do.
 func (e *emulator) gemm(transA, transB bool, m, n, k int, alpha float32, a ptr, lda int, b ptr, ldb int, beta float32, c ptr, ldc int) error {
-	wa, wb, wc, err := gemmSpans(transA, transB, m, n, k, lda, ldb, ldc)
+	g := gemmArgs{transA, transB, m, n, k, alpha, matrix{a, lda}, matrix{b, ldb}, beta, matrix{c, ldc}}
+	wa, wb, wc, err := g.spans()
 	if err != nil {
 		return err
 	}
@@ -253,14 +257,16 @@ func (e *emulator) gemm(transA, transB bool, m, n, k int, alpha float32, a ptr, 
 			return fmt.Errorf("gemm %s: %w", x.what, err)
 		}
 	}
-	if ok, err := e.capture(func() error { return e.gemmNow(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) }); ok {
+	if ok, err := e.capture(func() error { return e.gemmNow(g) }); ok {
 		return err
 	}
-	return e.gemmNow(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return e.gemmNow(g)
 }
 
-func (e *emulator) gemmNow(transA, transB bool, m, n, k int, alpha float32, a ptr, lda int, b ptr, ldb int, beta float32, c ptr, ldc int) error {
-	wa, wb, wc, _ := gemmSpans(transA, transB, m, n, k, lda, ldb, ldc)
+func (e *emulator) gemmNow(g gemmArgs) error {
+	transA, transB, m, n, k, alpha, beta := g.transA, g.transB, g.m, g.n, g.k, g.alpha, g.beta
+	a, lda, b, ldb, c, ldc := g.a.p, g.a.ld, g.b.p, g.b.ld, g.c.p, g.c.ld
+	wa, wb, wc, _ := g.spans()
 	round := func(v float32) float32 { return v }
 	if e.tf32 {
 		round = TF32
@@ -304,10 +310,11 @@ func (e *emulator) gemmNow(transA, transB bool, m, n, k int, alpha float32, a pt
 	return nil
 }
 
-// gemmSpans checks a cublasSgemm call's sizes as cuBLAS does
+// spans checks a cublasSgemm call's sizes as cuBLAS does
 // (CUBLAS_STATUS_INVALID_VALUE) and returns how many words of A, B and C
 // it reads or writes from their start.
-func gemmSpans(transA, transB bool, m, n, k, lda, ldb, ldc int) (wa, wb, wc int, err error) {
+func (g gemmArgs) spans() (wa, wb, wc int, err error) {
+	transA, transB, m, n, k, lda, ldb, ldc := g.transA, g.transB, g.m, g.n, g.k, g.a.ld, g.b.ld, g.c.ld
 	ar, ac := m, k // A as stored, column-major
 	if transA {
 		ar, ac = k, m
@@ -325,7 +332,8 @@ func gemmSpans(transA, transB bool, m, n, k, lda, ldb, ldc int) (wa, wb, wc int,
 // launch runs k's Go twin for every thread of the grid, block by block
 // (during a capture: records the launch with a copy of its arguments, as
 // cuLaunchKernel's parameters are copied into the graph's node).
-func (e *emulator) launch(k *kernel, a []arg) error {
+func (e *emulator) launch(id kernelID, a []arg) error {
+	k := e.kernels[id]
 	if err := checkArgs(k, a); err != nil {
 		return err
 	}

@@ -129,8 +129,8 @@ func (m *model) encode(s *seq, p *pass) {
 		for t := range T {
 			z1, z2, prev := dir.s1.at(t*RD), dir.s2.at(t*RD), dir.run.at(t*RD)
 			if c.Encoder == compute.EncGRAN4 && t > 0 { // a_{-1} = 0
-				s.mm(false, false, R, d, d, prev, d, m.w["gran.wa1"], d, 1, z1, d)
-				s.mm(false, false, R, d, d, prev, d, m.w["gran.wa2"], d, 1, z2, d)
+				s.mm(mmDims{false, false, R, d, d}, matrix{prev, d}, matrix{m.w["gran.wa1"], d}, 1, matrix{z1, d})
+				s.mm(mmDims{false, false, R, d, d}, matrix{prev, d}, matrix{m.w["gran.wa2"], d}, 1, matrix{z2, d})
 			}
 			s.launch(kGRAN3Fwd, argN(R), argN(d), argN(t), argI(p.lens), argP(dir.x.at(t*RD)), argP(z1), argP(z2),
 				argP(prev), argP(dir.run.at((t+1)*RD)))
@@ -151,22 +151,37 @@ func (m *model) gatePre(s *seq, p *pass, dir *dirState, i string, out int) ptr {
 	pre := dir.prefix + "gran."
 	z := s.work(pre+"z"+i, T*R*out)
 	s.launch(kFillRows, argN(T*R), argN(out), argP(m.w[pre+"b"+i]), argP(z))
-	s.mm(false, false, T*R, out, d, dir.x, d, m.w[pre+"wx"+i], out, 1, z, out)
-	s.mm(false, false, T*R, out, H, dir.hs(R, H), H, m.w[pre+"wh"+i], out, 1, z, out)
+	s.mm(mmDims{false, false, T * R, out, d}, matrix{dir.x, d}, matrix{m.w[pre+"wx"+i], out}, 1, matrix{z, out})
+	s.mm(mmDims{false, false, T * R, out, H}, matrix{dir.hs(R, H), H}, matrix{m.w[pre+"wh"+i], out}, 1, matrix{z, out})
 	return z
 }
 
-// gateBackward turns dz (T, R, out), the gradient of gate i's
+// granGate is GRAN gate i of dir, of out values a step.
+type granGate struct {
+	dir *dirState
+	i   string
+	out int
+}
+
+// sink is a gradient a backward step adds its term to: p = beta·p + term
+// (beta 0: written).
+type sink struct {
+	p    ptr
+	beta float32
+}
+
+// gateBackward turns dz (T, R, out), the gradient of gate g's
 // pre-activation, into the gradients of its Wx, Wh and b, and adds dz·Wxᵀ
-// to dx and dz·Whᵀ to dh with the given betas (0: written).
-func (m *model) gateBackward(s *seq, p *pass, dir *dirState, i string, dz ptr, out int, dx ptr, dxBeta float32, dh ptr, dhBeta float32) {
+// to dx and dz·Whᵀ to dh with their betas.
+func (m *model) gateBackward(s *seq, p *pass, g granGate, dz ptr, dx, dh sink) {
+	dir, i, out := g.dir, g.i, g.out
 	R, T, d, H := p.R, p.T, m.cfg.Dim, m.cfg.Hidden
 	pre := dir.prefix + "gran."
-	s.mm(true, false, d, out, T*R, dir.x, d, dz, out, 0, m.g[pre+"wx"+i], out)
-	s.mm(true, false, H, out, T*R, dir.hs(R, H), H, dz, out, 0, m.g[pre+"wh"+i], out)
+	s.mm(mmDims{true, false, d, out, T * R}, matrix{dir.x, d}, matrix{dz, out}, 0, matrix{m.g[pre+"wx"+i], out})
+	s.mm(mmDims{true, false, H, out, T * R}, matrix{dir.hs(R, H), H}, matrix{dz, out}, 0, matrix{m.g[pre+"wh"+i], out})
 	s.launch(kColSum, argN(T*R), argN(out), argP(dz), argP(m.g[pre+"b"+i]))
-	s.mm(false, true, T*R, d, out, dz, out, m.w[pre+"wx"+i], out, dxBeta, dx, d)
-	s.mm(false, true, T*R, H, out, dz, out, m.w[pre+"wh"+i], out, dhBeta, dh, H)
+	s.mm(mmDims{false, true, T * R, d, out}, matrix{dz, out}, matrix{m.w[pre+"wx"+i], out}, dx.beta, matrix{dx.p, d})
+	s.mm(mmDims{false, true, T * R, H, out}, matrix{dz, out}, matrix{m.w[pre+"wh"+i], out}, dh.beta, matrix{dh.p, H})
 }
 
 // lstmForward runs the peephole LSTM with dir's parameters over dir.x:
@@ -179,13 +194,13 @@ func (m *model) lstmForward(s *seq, p *pass, dir *dirState) {
 	dir.h, dir.c = s.work(pre+"h", (T+1)*R*H), s.work(pre+"c", (T+1)*R*H)
 	// z = x·Wx + b for every step at once.
 	s.launch(kFillRows, argN(T*R), argN(4*H), argP(m.w[pre+"b"]), argP(dir.z))
-	s.mm(false, false, T*R, 4*H, d, dir.x, d, m.w[pre+"wx"], 4*H, 1, dir.z, 4*H)
+	s.mm(mmDims{false, false, T * R, 4 * H, d}, matrix{dir.x, d}, matrix{m.w[pre+"wx"], 4 * H}, 1, matrix{dir.z, 4 * H})
 	s.zero(dir.h, R*H)
 	s.zero(dir.c, R*H)
 	for t := range T {
 		zt := dir.z.at(t * R * 4 * H)
 		if t > 0 { // h_{-1} = 0
-			s.mm(false, false, R, 4*H, H, dir.h.at(t*R*H), H, m.w[pre+"wh"], 4*H, 1, zt, 4*H)
+			s.mm(mmDims{false, false, R, 4 * H, H}, matrix{dir.h.at(t * R * H), H}, matrix{m.w[pre+"wh"], 4 * H}, 1, matrix{zt, 4 * H})
 		}
 		s.launch(kLSTMFwd, argN(R), argN(H), argN(t), argI(p.lens), argP(zt),
 			argP(m.w[pre+"pi"]), argP(m.w[pre+"pf"]), argP(m.w[pre+"po"]),
@@ -240,7 +255,7 @@ func (m *model) encodeBackward(s *seq, p *pass, dEmb ptr) {
 		for i, dir := range dirs {
 			dx := m.dirDx(s, p, i)
 			s.launch(kGateBwd, argN(T*R*d), argP(dir.x), argP(dir.s1), argP(da), argP(dx), argP(dz))
-			m.gateBackward(s, p, dir, "", dz, d, dx, 1, dh, 0)
+			m.gateBackward(s, p, granGate{dir, "", d}, dz, sink{dx, 1}, sink{dh, 0})
 			m.lstmBackward(s, p, dir, dh, dx, 1)
 			m.addReversed(s, p, i, dx)
 		}
@@ -250,7 +265,7 @@ func (m *model) encodeBackward(s *seq, p *pass, dEmb ptr) {
 		dh := s.work("lstm.dhext", T*R*H)
 		s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(H), argI(p.lens), argP(dEmb), argP(da))
 		s.launch(kGateBwd, argN(T*R*H), argP(dir.hs(R, H)), argP(dir.s1), argP(da), argP(dh), argP(dz))
-		m.gateBackward(s, p, dir, "", dz, H, p.dx, 0, dh, 1)
+		m.gateBackward(s, p, granGate{dir, "", H}, dz, sink{p.dx, 0}, sink{dh, 1})
 		m.lstmBackward(s, p, dir, dh, p.dx, 1)
 	case compute.EncGRAN5:
 		dir := dirs[0]
@@ -259,8 +274,8 @@ func (m *model) encodeBackward(s *seq, p *pass, dEmb ptr) {
 		s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(d), argI(p.lens), argP(dEmb), argP(da))
 		s.launch(kGateBwd, argN(T*R*d), argP(dir.x), argP(dir.s1), argP(da), argP(p.dx), argP(dz1))
 		s.launch(kGateBwd, argN(T*R*d), argP(dir.hs(R, H)), argP(dir.s2), argP(da), argP(dh), argP(dz2))
-		m.gateBackward(s, p, dir, "1", dz1, d, p.dx, 1, dh, 1)
-		m.gateBackward(s, p, dir, "2", dz2, d, p.dx, 1, dh, 1)
+		m.gateBackward(s, p, granGate{dir, "1", d}, dz1, sink{p.dx, 1}, sink{dh, 1})
+		m.gateBackward(s, p, granGate{dir, "2", d}, dz2, sink{p.dx, 1}, sink{dh, 1})
 		m.lstmBackward(s, p, dir, dh, p.dx, 1)
 	case compute.EncGRAN3, compute.EncGRAN4:
 		dir := dirs[0]
@@ -274,17 +289,17 @@ func (m *model) encodeBackward(s *seq, p *pass, dEmb ptr) {
 				argP(dir.s2.at(t*RD)), argP(dir.run.at(t*RD)), argP(da), argP(p.dx.at(t*RD)), argP(d1), argP(d2))
 			if c.Encoder == compute.EncGRAN4 && t > 0 {
 				// The gates saw a_{t-1}: its gradient gains dz·Waᵀ.
-				s.mm(false, true, R, d, d, d1, d, m.w["gran.wa1"], d, 1, da, d)
-				s.mm(false, true, R, d, d, d2, d, m.w["gran.wa2"], d, 1, da, d)
+				s.mm(mmDims{false, true, R, d, d}, matrix{d1, d}, matrix{m.w["gran.wa1"], d}, 1, matrix{da, d})
+				s.mm(mmDims{false, true, R, d, d}, matrix{d2, d}, matrix{m.w["gran.wa2"], d}, 1, matrix{da, d})
 			}
 		}
 		if c.Encoder == compute.EncGRAN4 {
 			// a_{t-1} for every t: the running states from a_{-1} = 0.
-			s.mm(true, false, d, d, T*R, dir.run, d, dz1, d, 0, m.g["gran.wa1"], d)
-			s.mm(true, false, d, d, T*R, dir.run, d, dz2, d, 0, m.g["gran.wa2"], d)
+			s.mm(mmDims{true, false, d, d, T * R}, matrix{dir.run, d}, matrix{dz1, d}, 0, matrix{m.g["gran.wa1"], d})
+			s.mm(mmDims{true, false, d, d, T * R}, matrix{dir.run, d}, matrix{dz2, d}, 0, matrix{m.g["gran.wa2"], d})
 		}
-		m.gateBackward(s, p, dir, "1", dz1, d, p.dx, 1, dh, 0)
-		m.gateBackward(s, p, dir, "2", dz2, d, p.dx, 1, dh, 1)
+		m.gateBackward(s, p, granGate{dir, "1", d}, dz1, sink{p.dx, 1}, sink{dh, 0})
+		m.gateBackward(s, p, granGate{dir, "2", d}, dz2, sink{p.dx, 1}, sink{dh, 1})
 		m.lstmBackward(s, p, dir, dh, p.dx, 1)
 	case compute.EncDAN:
 		m.danBackward(s, p, dEmb)
@@ -311,16 +326,16 @@ func (m *model) lstmBackward(s *seq, p *pass, dir *dirState, dhExt, dx ptr, beta
 			argP(dc), argP(dhCarry), argP(dzt))
 		if t > 0 {
 			// dh_{t-1} = carry + dZ_t·Wh^T
-			s.mm(false, true, R, H, 4*H, dzt, 4*H, m.w[pre+"wh"], 4*H, 1, dhCarry, H)
+			s.mm(mmDims{false, true, R, H, 4 * H}, matrix{dzt, 4 * H}, matrix{m.w[pre+"wh"], 4 * H}, 1, matrix{dhCarry, H})
 		}
 		dhRec, dhCarry = dhCarry, dhRec
 	}
 	g := m.g
-	s.mm(true, false, d, 4*H, T*R, dir.x, d, dz, 4*H, 0, g[pre+"wx"], 4*H)
-	s.mm(true, false, H, 4*H, T*R, dir.h, H, dz, 4*H, 0, g[pre+"wh"], 4*H) // h_{t-1} for every t
+	s.mm(mmDims{true, false, d, 4 * H, T * R}, matrix{dir.x, d}, matrix{dz, 4 * H}, 0, matrix{g[pre+"wx"], 4 * H})
+	s.mm(mmDims{true, false, H, 4 * H, T * R}, matrix{dir.h, H}, matrix{dz, 4 * H}, 0, matrix{g[pre+"wh"], 4 * H}) // h_{t-1} for every t
 	s.launch(kColSum, argN(T*R), argN(4*H), argP(dz), argP(g[pre+"b"]))
 	s.launch(kColDot, argN(T*R), argN(H), argN(4*H), argP(dz), argN(H), argP(dir.c), argP(g[pre+"pi"]))
 	s.launch(kColDot, argN(T*R), argN(H), argN(4*H), argP(dz.at(H)), argN(H), argP(dir.c), argP(g[pre+"pf"]))
 	s.launch(kColDot, argN(T*R), argN(H), argN(4*H), argP(dz.at(3*H)), argN(H), argP(dir.c.at(R*H)), argP(g[pre+"po"]))
-	s.mm(false, true, T*R, d, 4*H, dz, 4*H, m.w[pre+"wx"], 4*H, beta, dx, d)
+	s.mm(mmDims{false, true, T * R, d, 4 * H}, matrix{dz, 4 * H}, matrix{m.w[pre+"wx"], 4 * H}, beta, matrix{dx, d})
 }

@@ -41,7 +41,7 @@ func (e *LibraryError) Error() string {
 		fmt.Fprintf(&b, " and asked the dynamic loader (%s)", e.Cache)
 	}
 	fmt.Fprintf(&b, "; point --cuda-lib-dir or %s at the directory that holds it", LibDirEnv)
-	if e.What == libCUDA.what {
+	if e.What == libCUDA().what {
 		b.WriteString(" (it comes with the NVIDIA driver, not the CUDA toolkit)")
 	} else {
 		b.WriteString(" (CUDA toolkit, or pip install nvidia-cublas-cu12 nvidia-cuda-nvrtc-cu12)")

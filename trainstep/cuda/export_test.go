@@ -8,7 +8,7 @@ var CSignatures = cSignatures
 // KernelParams are the Go twins' parameter lists by kernel name.
 func KernelParams() map[string][]string {
 	out := map[string][]string{}
-	for _, k := range kernels {
+	for _, k := range newKernels() {
 		out[k.name] = k.params
 	}
 	return out
@@ -17,7 +17,7 @@ func KernelParams() map[string][]string {
 // LaunchBlocks is the number of blocks of a launch of kernel name with
 // integer arguments ints (the others zero).
 func LaunchBlocks(name string, ints map[int]int) (int, int, error) {
-	for _, k := range kernels {
+	for _, k := range newKernels() {
 		if k.name != name {
 			continue
 		}
@@ -35,7 +35,7 @@ func LaunchBlocks(name string, ints map[int]int) (int, int, error) {
 func WithoutLoaderCache(e Env) Env { e.noLoaderCache = true; return e }
 
 // SearchDirs are the directories searched for cuBLAS.
-func SearchDirs(e Env) []string { return e.searchDirs(libCUBLAS) }
+func SearchDirs(e Env) []string { return e.searchDirs(libCUBLAS()) }
 
 // CompileKernels compiles Source for arch with the NVRTC that env finds.
 func CompileKernels(env Env, arch int) (ptx, version string, archs []int, err error) {

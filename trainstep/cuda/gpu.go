@@ -24,6 +24,7 @@ type gpu struct {
 	ctx        uintptr
 	mod        uintptr
 	arch       int
+	kernels    *kernelTable // by ID: names and parameter lists
 	fns        map[string]uintptr
 	depth      int // nesting of enter
 }
@@ -146,7 +147,7 @@ func (g *gpu) zero(dst ptr, words int) error {
 }
 
 func (g *gpu) gemm(transA, transB bool, m, n, k int, alpha float32, a ptr, lda int, b ptr, ldb int, beta float32, c ptr, ldc int) error {
-	wa, wb, wc, err := gemmSpans(transA, transB, m, n, k, lda, ldb, ldc)
+	wa, wb, wc, err := gemmArgs{transA, transB, m, n, k, alpha, matrix{a, lda}, matrix{b, ldb}, beta, matrix{c, ldc}}.spans()
 	if err != nil {
 		return err
 	}
@@ -168,7 +169,8 @@ func (g *gpu) gemm(transA, transB bool, m, n, k int, alpha float32, a ptr, lda i
 // launch calls cuLaunchKernel with the arguments laid out as the driver
 // reads them: an array of pointers to each argument's value, in Go memory
 // pinned for the call.
-func (g *gpu) launch(k *kernel, a []arg) error {
+func (g *gpu) launch(id kernelID, a []arg) error {
+	k := g.kernels[id]
 	if err := checkArgs(k, a); err != nil {
 		return err
 	}

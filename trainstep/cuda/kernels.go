@@ -92,10 +92,12 @@ func tanh32(z float32) float32 { return float32(math.Tanh(float64(z))) }
 
 func sqrt32(z float32) float32 { return float32(math.Sqrt(float64(z))) }
 
-// The kernels, each beside the C function it twins (kernels/<file>.cu).
-var (
+// addKernels sets the kernels of the encoders, the losses and the
+// optimisers in ks, each beside the C function it twins
+// (kernels/<file>.cu).
+func addKernels(ks *kernelTable) {
 	// embed.cu
-	kGather = &kernel{name: "gather_embed",
+	ks[kGather] = &kernel{name: "gather_embed",
 		params:  []string{"n rows", "n T", "n d", "i ids", "i lens", "f emb", "f drop", "f x"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() * a[2].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -114,7 +116,7 @@ var (
 			}
 			x[tid] = v
 		}}
-	kScatter = &kernel{name: "scatter_add_embed",
+	ks[kScatter] = &kernel{name: "scatter_add_embed",
 		params:  []string{"n rows", "n T", "n d", "i ids", "i lens", "f drop", "f dx", "f grad"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() * a[2].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -134,7 +136,7 @@ var (
 		}}
 
 	// reduce.cu
-	kMaskedMean = &kernel{name: "masked_mean",
+	ks[kMaskedMean] = &kernel{name: "masked_mean",
 		params:  []string{"n rows", "n T", "n d", "i lens", "f v", "f out"},
 		threads: func(a []arg) int { return a[0].int() * a[2].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -149,7 +151,7 @@ var (
 			}
 			out[tid] = s * (1 / float32(lens[r]))
 		}}
-	kMaskedMeanBwd = &kernel{name: "masked_mean_bwd",
+	ks[kMaskedMeanBwd] = &kernel{name: "masked_mean_bwd",
 		params:  []string{"n rows", "n T", "n d", "i lens", "f dout", "f dv"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() * a[2].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -164,7 +166,7 @@ var (
 				dv[tid] = 0
 			}
 		}}
-	kFillRows = &kernel{name: "fill_rows",
+	ks[kFillRows] = &kernel{name: "fill_rows",
 		params:  []string{"n rows", "n cols", "f b", "f out"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -174,7 +176,7 @@ var (
 			}
 			out[tid] = b[tid%cols]
 		}}
-	kColSum = &kernel{name: "col_sum",
+	ks[kColSum] = &kernel{name: "col_sum",
 		params:  []string{"n rows", "n cols", "f a", "f out"},
 		threads: func(a []arg) int { return a[1].int() },
 		body: func(j, _ int, a []hostArg) {
@@ -188,7 +190,7 @@ var (
 			}
 			out[j] = s
 		}}
-	kColDot = &kernel{name: "col_dot",
+	ks[kColDot] = &kernel{name: "col_dot",
 		params:  []string{"n rows", "n cols", "n lda", "f a", "n ldb", "f b", "f out"},
 		threads: func(a []arg) int { return a[1].int() },
 		body: func(j, _ int, a []hostArg) {
@@ -202,7 +204,7 @@ var (
 			}
 			out[j] = s
 		}}
-	kSumsqGrad = &kernel{name: "sumsq_grad",
+	ks[kSumsqGrad] = &kernel{name: "sumsq_grad",
 		params:       []string{"n n", "f w", "f w0", "s lambda", "f g", "d partial"},
 		fixedThreads: sumsqThreads,
 		body: func(tid, stride int, a []hostArg) {
@@ -218,7 +220,7 @@ var (
 			}
 			partial[tid] = s
 		}}
-	kSumsqGradRows = &kernel{name: "sumsq_grad_rows",
+	ks[kSumsqGradRows] = &kernel{name: "sumsq_grad_rows",
 		params:       []string{"n nrows", "n width", "i rows", "f w", "f w0", "s lambda", "f g", "d partial"},
 		fixedThreads: sumsqThreads,
 		body: func(tid, stride int, a []hostArg) {
@@ -235,7 +237,7 @@ var (
 			}
 			partial[tid] = s
 		}}
-	kNonFinite = &kernel{name: "nonfinite",
+	ks[kNonFinite] = &kernel{name: "nonfinite",
 		params:  []string{"n n", "f v", "i flag"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -249,7 +251,7 @@ var (
 		}}
 
 	// lstm.cu
-	kLSTMFwd = &kernel{name: "lstm_cell_fwd",
+	ks[kLSTMFwd] = &kernel{name: "lstm_cell_fwd",
 		params: []string{"n rows", "n H", "n t", "i lens", "f z", "f pi", "f pf", "f po",
 			"f c_prev", "f h_prev", "f c_out", "f h_out"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
@@ -276,7 +278,7 @@ var (
 			cOut[tid] = c
 			hOut[tid] = o * tanh32(c)
 		}}
-	kLSTMBwd = &kernel{name: "lstm_cell_bwd",
+	ks[kLSTMBwd] = &kernel{name: "lstm_cell_bwd",
 		params: []string{"n rows", "n H", "n t", "i lens", "f act", "f pi", "f pf", "f po",
 			"f c_prev", "f c_cur", "f dh_ext", "f dh_rec", "f dc", "f dh_carry", "f dz"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
@@ -310,7 +312,7 @@ var (
 		}}
 
 	// gran.cu
-	kGateFwd = &kernel{name: "gran_gate_fwd",
+	ks[kGateFwd] = &kernel{name: "gran_gate_fwd",
 		params:  []string{"n n", "f x", "f z", "f a"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -322,7 +324,7 @@ var (
 			z[tid] = s
 			out[tid] = x[tid] * s
 		}}
-	kGateBwd = &kernel{name: "gran_gate_bwd",
+	ks[kGateBwd] = &kernel{name: "gran_gate_bwd",
 		params:  []string{"n n", "f x", "f s", "f da", "f dx", "f dz"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -336,7 +338,7 @@ var (
 		}}
 
 	// margin.cu
-	kRowNorm = &kernel{name: "row_normalize",
+	ks[kRowNorm] = &kernel{name: "row_normalize",
 		params:  []string{"n rows", "n d", "f e", "f u", "f nrm"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(r, _ int, a []hostArg) {
@@ -355,7 +357,7 @@ var (
 				u[r*d+k] = er[k] / s
 			}
 		}}
-	kRowNormBwd = &kernel{name: "row_normalize_bwd",
+	ks[kRowNormBwd] = &kernel{name: "row_normalize_bwd",
 		params:  []string{"n rows", "n d", "f u", "f nrm", "f du", "f de"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(r, _ int, a []hostArg) {
@@ -372,7 +374,7 @@ var (
 				de[r*d+k] = (dur[k] - ur[k]*dot) / nrm[r]
 			}
 		}}
-	kMarginFwd = &kernel{name: "margin_fwd",
+	ks[kMarginFwd] = &kernel{name: "margin_fwd",
 		params:  []string{"n n", "f C", "s delta", "i neg_rand", "i use_max", "f h", "i neg"},
 		threads: func(a []arg) int { return 2 * a[0].int() },
 		body: func(r, _ int, a []hostArg) {
@@ -402,7 +404,7 @@ var (
 			h[r] = max(hv, 0)
 			neg[r] = int32(best)
 		}}
-	kMarginBwd = &kernel{name: "margin_bwd",
+	ks[kMarginBwd] = &kernel{name: "margin_bwd",
 		params:  []string{"n n", "f h", "i neg", "f dC"},
 		threads: func(a []arg) int { return 2 * a[0].int() },
 		body: func(r, _ int, a []hostArg) {
@@ -427,7 +429,7 @@ var (
 		}}
 
 	// optim.cu
-	kAdam = &kernel{name: "adam",
+	ks[kAdam] = &kernel{name: "adam",
 		params:  []string{"n n", "f w", "f g", "f m", "f v", "f hyper", "s b1", "s b2", "s eps"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -443,7 +445,7 @@ var (
 			m[tid], v[tid] = mi, vi
 			w[tid] -= lr * (mi * c1) / (sqrt32(vi*c2) + eps)
 		}}
-	kSGD = &kernel{name: "sgd",
+	ks[kSGD] = &kernel{name: "sgd",
 		params:  []string{"n n", "f w", "f g", "f hyper"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -453,7 +455,7 @@ var (
 			}
 			w[tid] -= hyper[0] * g[tid]
 		}}
-	kRMSProp = &kernel{name: "rmsprop",
+	ks[kRMSProp] = &kernel{name: "rmsprop",
 		params:  []string{"n n", "f w", "f g", "f v", "f hyper", "s rho", "s eps"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -467,14 +469,15 @@ var (
 			v[tid] = vi
 			w[tid] -= lr * gi / (sqrt32(vi) + eps)
 		}}
-)
+}
 
 // rowIndex is the index of the k-th value of the listed rows of a table of
 // rows of width values.
 func rowIndex(rows []int32, width, k int) int { return int(rows[k/width])*width + k%width }
 
-var (
-	kAdamRows = &kernel{name: "adam_rows",
+// addRowKernels sets the optimisers' kernels over listed rows in ks.
+func addRowKernels(ks *kernelTable) {
+	ks[kAdamRows] = &kernel{name: "adam_rows",
 		params:  []string{"n nrows", "n width", "i rows", "f w", "f g", "f m", "f v", "f d1", "f d2", "f s", "s lr", "s b1", "s b2", "s c1", "s c2", "s eps"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -498,7 +501,7 @@ var (
 			m[i], v[i] = mi, vi
 			w[i] = wi - lr*(mi*c1)/(sqrt32(vi*c2)+eps)
 		}}
-	kSGDRows = &kernel{name: "sgd_rows",
+	ks[kSGDRows] = &kernel{name: "sgd_rows",
 		params:  []string{"n nrows", "n width", "i rows", "f w", "f g", "s lr"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -509,7 +512,7 @@ var (
 			i := rowIndex(rows, width, tid)
 			w[i] -= lr * g[i]
 		}}
-	kRMSPropRows = &kernel{name: "rmsprop_rows",
+	ks[kRMSPropRows] = &kernel{name: "rmsprop_rows",
 		params:  []string{"n nrows", "n width", "i rows", "f w", "f g", "f v", "f d2", "s lr", "s rho", "s eps"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -523,10 +526,12 @@ var (
 			v[i] = vi
 			w[i] -= lr * gi / (sqrt32(vi) + eps)
 		}}
-)
+}
 
-var (
-	kCatchUpRows = &kernel{name: "catch_up_rows",
+// addCatchUpKernels sets the kernels of the lazy optimisers' catch-up in
+// ks.
+func addCatchUpKernels(ks *kernelTable) {
+	ks[kCatchUpRows] = &kernel{name: "catch_up_rows",
 		params:  []string{"n nrows", "n width", "i rows", "f w", "f m", "f v", "f d1", "f d2", "f s"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -542,7 +547,7 @@ var (
 			}
 			m[i], v[i] = m0*d1[k], v0*d2[k]
 		}}
-	kScaleRows = &kernel{name: "scale_rows",
+	ks[kScaleRows] = &kernel{name: "scale_rows",
 		params:  []string{"n nrows", "n width", "i rows", "f v", "f d"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -552,31 +557,99 @@ var (
 			}
 			v[rowIndex(rows, width, tid)] *= d[tid/width]
 		}}
-)
+}
 
 // sumsqThreads is the fixed size of a sumsq_grad launch: its partial sums.
 const sumsqThreads = 64 * BlockSize
 
-// kernels lists every kernel, in the order of their files (opKernels:
+// kernelID names a kernel: its index in a kernelTable. The model's code
+// launches kernels by ID; each device keeps the table it runs them from.
+type kernelID int
+
+// The kernels, in the order of their files (kernels.go, then
 // kernels_ops.go).
-var kernels = append([]*kernel{kGather, kScatter, kGateFwd, kGateBwd, kLSTMFwd, kLSTMBwd,
-	kRowNorm, kRowNormBwd, kMarginFwd, kMarginBwd, kAdam, kSGD, kRMSProp, kAdamRows, kSGDRows, kRMSPropRows, kCatchUpRows, kScaleRows,
-	kMaskedMean, kMaskedMeanBwd, kFillRows, kColSum, kColDot, kSumsqGrad, kSumsqGradRows, kNonFinite}, opKernels...)
+const (
+	kGather kernelID = iota
+	kScatter
+	kGateFwd
+	kGateBwd
+	kLSTMFwd
+	kLSTMBwd
+	kRowNorm
+	kRowNormBwd
+	kMarginFwd
+	kMarginBwd
+	kAdam
+	kSGD
+	kRMSProp
+	kAdamRows
+	kSGDRows
+	kRMSPropRows
+	kCatchUpRows
+	kScaleRows
+	kMaskedMean
+	kMaskedMeanBwd
+	kFillRows
+	kColSum
+	kColDot
+	kSumsqGrad
+	kSumsqGradRows
+	kNonFinite
+	kDANSum
+	kDANSumBwd
+	kReverse
+	kAddTo
+	kTanhFwd
+	kTanhBwd
+	kSigmoidFwd
+	kSigmoidBwd
+	kDivLen
+	kGRAN3Fwd
+	kGRAN3Bwd
+	kHingeFwd
+	kHingeBwd
+	kSoftmaxXentFwd
+	kSoftmaxXentBwd
+	kSimFeats
+	kSimFeatsBwd
+
+	// numKernels is the number of kernels.
+	numKernels
+)
+
+// kernelTable is every kernel by ID.
+type kernelTable [numKernels]*kernel
+
+// newKernels returns a fresh table of every kernel; a device builds it
+// once, when it is made.
+func newKernels() *kernelTable {
+	ks := new(kernelTable)
+	addKernels(ks)
+	addRowKernels(ks)
+	addCatchUpKernels(ks)
+	addOpKernels(ks)
+	for id, k := range ks {
+		if k == nil {
+			panic(fmt.Sprintf("cuda: kernel %d has no twin", id))
+		}
+	}
+	return ks
+}
 
 // KernelNames lists the kernels' C names.
 func KernelNames() []string {
-	out := make([]string, len(kernels))
-	for i, k := range kernels {
+	ks := newKernels()
+	out := make([]string, len(ks))
+	for i, k := range ks {
 		out[i] = k.name
 	}
 	return out
 }
 
-var globalRE = regexp.MustCompile(`extern "C" __global__ void (\w+)\(([^)]*)\)`)
-
 // cSignatures parses the kernels' C signatures from src into "kind name"
 // lists by function name (the form of kernel.params).
 func cSignatures(src string) (map[string][]string, error) {
+	globalRE := regexp.MustCompile(`extern "C" __global__ void (\w+)\(([^)]*)\)`)
 	out := map[string][]string{}
 	for _, m := range globalRE.FindAllStringSubmatch(src, -1) {
 		var ps []string

@@ -21,9 +21,10 @@ func elementwise(name string, params []string, body func(tid int, a []hostArg)) 
 		}}
 }
 
-var (
+// addOpKernels sets this file's kernels in ks.
+func addOpKernels(ks *kernelTable) {
 	// dense.cu
-	kReverse = &kernel{name: "reverse_steps",
+	ks[kReverse] = &kernel{name: "reverse_steps",
 		params:  []string{"n rows", "n T", "n d", "i lens", "f x", "s beta", "f out"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() * a[2].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -43,24 +44,24 @@ var (
 				out[tid] = v
 			}
 		}}
-	kAddTo = elementwise("add_to", []string{"n n", "f a", "f out"}, func(tid int, a []hostArg) {
+	ks[kAddTo] = elementwise("add_to", []string{"n n", "f a", "f out"}, func(tid int, a []hostArg) {
 		a[2].f[tid] += a[1].f[tid]
 	})
-	kTanhFwd = elementwise("tanh_fwd", []string{"n n", "f z"}, func(tid int, a []hostArg) {
+	ks[kTanhFwd] = elementwise("tanh_fwd", []string{"n n", "f z"}, func(tid int, a []hostArg) {
 		a[1].f[tid] = tanh32(a[1].f[tid])
 	})
-	kTanhBwd = elementwise("tanh_bwd", []string{"n n", "f y", "f dy", "f dz"}, func(tid int, a []hostArg) {
+	ks[kTanhBwd] = elementwise("tanh_bwd", []string{"n n", "f y", "f dy", "f dz"}, func(tid int, a []hostArg) {
 		v := a[1].f[tid]
 		a[3].f[tid] = a[2].f[tid] * (1 - v*v)
 	})
-	kSigmoidFwd = elementwise("sigmoid_fwd", []string{"n n", "f z"}, func(tid int, a []hostArg) {
+	ks[kSigmoidFwd] = elementwise("sigmoid_fwd", []string{"n n", "f z"}, func(tid int, a []hostArg) {
 		a[1].f[tid] = sig(a[1].f[tid])
 	})
-	kSigmoidBwd = elementwise("sigmoid_bwd", []string{"n n", "f y", "f dy", "f dz"}, func(tid int, a []hostArg) {
+	ks[kSigmoidBwd] = elementwise("sigmoid_bwd", []string{"n n", "f y", "f dy", "f dz"}, func(tid int, a []hostArg) {
 		v := a[1].f[tid]
 		a[3].f[tid] = a[2].f[tid] * v * (1 - v)
 	})
-	kDivLen = &kernel{name: "div_len",
+	ks[kDivLen] = &kernel{name: "div_len",
 		params:  []string{"n rows", "n d", "i lens", "f v", "f out"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -72,7 +73,7 @@ var (
 		}}
 
 	// dan.cu
-	kDANSum = &kernel{name: "dan_sum",
+	ks[kDANSum] = &kernel{name: "dan_sum",
 		params:  []string{"n rows", "n T", "n d", "i lens", "f x", "f xb", "f out"},
 		threads: func(a []arg) int { return a[0].int() * a[2].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -88,7 +89,7 @@ var (
 			}
 			out[tid] = s * (1 / sqrt32(float32(lens[r])))
 		}}
-	kDANSumBwd = &kernel{name: "dan_sum_bwd",
+	ks[kDANSumBwd] = &kernel{name: "dan_sum_bwd",
 		params:  []string{"n rows", "n T", "n d", "i lens", "f dout", "f dv"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() * a[2].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -105,7 +106,7 @@ var (
 		}}
 
 	// gran3.cu
-	kGRAN3Fwd = &kernel{name: "gran3_step_fwd",
+	ks[kGRAN3Fwd] = &kernel{name: "gran3_step_fwd",
 		params:  []string{"n rows", "n d", "n t", "i lens", "f x", "f z1", "f z2", "f a_prev", "f a_out"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -121,7 +122,7 @@ var (
 			z1[tid], z2[tid] = s1, s2
 			aOut[tid] = x[tid]*s1 + aPrev[tid]*s2
 		}}
-	kGRAN3Bwd = &kernel{name: "gran3_step_bwd",
+	ks[kGRAN3Bwd] = &kernel{name: "gran3_step_bwd",
 		params: []string{"n rows", "n d", "n t", "i lens", "f x", "f s1", "f s2", "f a_prev", "f da", "f dx",
 			"f dz1", "f dz2"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
@@ -143,7 +144,7 @@ var (
 		}}
 
 	// losses.cu
-	kHingeFwd = &kernel{name: "hinge_fwd",
+	ks[kHingeFwd] = &kernel{name: "hinge_fwd",
 		params:  []string{"n n", "n E", "n k", "f emb", "s delta", "i neg_b", "i neg_a", "f h"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(i, _ int, a []hostArg) {
@@ -167,7 +168,7 @@ var (
 				h[i*2*k+k+m] = max(delta+pd-d2, 0)
 			}
 		}}
-	kHingeBwd = &kernel{name: "hinge_bwd",
+	ks[kHingeBwd] = &kernel{name: "hinge_bwd",
 		params: []string{"n n", "n E", "n k", "f emb", "i neg_b", "i neg_a", "f h", "i in_b_off", "i in_b",
 			"i in_a_off", "i in_a", "s scale", "f demb"},
 		threads: func(a []arg) int { return 2 * a[0].int() * a[1].int() },
@@ -216,7 +217,7 @@ var (
 			}
 			demb[tid] = scale * g
 		}}
-	kSoftmaxXentFwd = &kernel{name: "softmax_xent_fwd",
+	ks[kSoftmaxXentFwd] = &kernel{name: "softmax_xent_fwd",
 		params:  []string{"n rows", "n K", "f z", "f target", "f loss", "f tsum"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(r, _ int, a []hostArg) {
@@ -246,7 +247,7 @@ var (
 			}
 			loss[r], tsum[r] = l, ts
 		}}
-	kSoftmaxXentBwd = &kernel{name: "softmax_xent_bwd",
+	ks[kSoftmaxXentBwd] = &kernel{name: "softmax_xent_bwd",
 		params:  []string{"n rows", "n K", "f p", "f target", "f tsum", "s scale", "f dz"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -257,7 +258,7 @@ var (
 			k, r := tid%K, tid/K
 			dz[tid] = scale * (p[tid]*tsum[r] - softmaxTarget(target, r, K, k))
 		}}
-	kSimFeats = &kernel{name: "sim_feats",
+	ks[kSimFeats] = &kernel{name: "sim_feats",
 		params:  []string{"n n", "n E", "f emb", "f hx", "f hp"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -269,7 +270,7 @@ var (
 			hx[tid] = av * bv
 			hp[tid] = float32(math.Abs(float64(av - bv)))
 		}}
-	kSimFeatsBwd = &kernel{name: "sim_feats_bwd",
+	ks[kSimFeatsBwd] = &kernel{name: "sim_feats_bwd",
 		params:  []string{"n n", "n E", "f emb", "f dhx", "f dhp", "f demb"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
 		body: func(tid, _ int, a []hostArg) {
@@ -287,7 +288,7 @@ var (
 			demb[tid] = dhx[tid]*bv + dhp[tid]*sg
 			demb[n*E+tid] = dhx[tid]*av - dhp[tid]*sg
 		}}
-)
+}
 
 // softmaxTarget is target[r][k], the identity where target is NULL.
 func softmaxTarget(target []float32, r, K, k int) float32 {
@@ -299,7 +300,3 @@ func softmaxTarget(target []float32, r, K, k int) float32 {
 	}
 	return 0
 }
-
-// opKernels are this file's kernels, in the order of their files.
-var opKernels = []*kernel{kDANSum, kDANSumBwd, kReverse, kAddTo, kTanhFwd, kTanhBwd, kSigmoidFwd, kSigmoidBwd, kDivLen,
-	kGRAN3Fwd, kGRAN3Bwd, kHingeFwd, kHingeBwd, kSoftmaxXentFwd, kSoftmaxXentBwd, kSimFeats, kSimFeatsBwd}

@@ -48,15 +48,23 @@ type library struct {
 	wheel []string // subdirectories of site-packages/nvidia holding it
 }
 
-var (
-	libCUDA = library{what: "the NVIDIA driver library", names: []string{"libcuda.so.1", "libcuda.so"}}
-	// cuBLAS; its libcublasLt of the same major version is loaded first,
-	// from the same directory (see loadCUBLAS).
-	libCUBLAS = library{what: "cuBLAS", names: []string{"libcublas.so.13", "libcublas.so.12"}, wheel: []string{"cu13/lib", "cublas/lib"}}
-	// Debian's nvidia-cuda-toolkit 11.8 ships NVRTC as libnvrtc.so.11.2.
-	libNVRTC = library{what: "NVRTC (the CUDA runtime compiler)", names: []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"},
+// libCUDA is the NVIDIA driver library.
+func libCUDA() library {
+	return library{what: "the NVIDIA driver library", names: []string{"libcuda.so.1", "libcuda.so"}}
+}
+
+// libCUBLAS is cuBLAS; its libcublasLt of the same major version is loaded
+// first, from the same directory (see loadCUBLAS).
+func libCUBLAS() library {
+	return library{what: "cuBLAS", names: []string{"libcublas.so.13", "libcublas.so.12"}, wheel: []string{"cu13/lib", "cublas/lib"}}
+}
+
+// libNVRTC is NVRTC. Debian's nvidia-cuda-toolkit 11.8 ships it as
+// libnvrtc.so.11.2.
+func libNVRTC() library {
+	return library{what: "NVRTC (the CUDA runtime compiler)", names: []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"},
 		wheel: []string{"cu13/lib", "cuda_nvrtc/lib"}}
-)
+}
 
 // SearchDirs lists the directories searched for lib, in order: the
 // explicit directory, $LD_LIBRARY_PATH, the usual install locations

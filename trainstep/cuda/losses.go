@@ -152,7 +152,7 @@ func (m *model) stackForward(s *seq, name string, rows int, x ptr, layers []laye
 	for i, l := range layers {
 		y := s.work(fmt.Sprintf("%s.y%d", name, i), rows*l.out)
 		s.launch(kFillRows, argN(rows), argN(l.out), argP(m.w[l.b]), argP(y))
-		s.mm(false, false, rows, l.out, l.in, x, l.in, m.w[l.w], l.out, 1, y, l.out)
+		s.mm(mmDims{false, false, rows, l.out, l.in}, matrix{x, l.in}, matrix{m.w[l.w], l.out}, 1, matrix{y, l.out})
 		if l.tanh {
 			s.launch(kTanhFwd, argN(rows*l.out), argP(y))
 		}
@@ -161,9 +161,20 @@ func (m *model) stackForward(s *seq, name string, rows int, x ptr, layers []laye
 	return ys
 }
 
-// stackBackward turns dy, the gradient of the last output (overwritten),
+// stackRun is a run of a stack's layers over x (rows, layers[0].in): its
+// outputs ys (stackForward's) and the name of its workspaces.
+type stackRun struct {
+	name   string
+	rows   int
+	x      ptr
+	ys     []ptr
+	layers []layer
+}
+
+// stackBackward turns dy, the gradient of run's last output (overwritten),
 // into the layers' parameter gradients and dx, the gradient of x (written).
-func (m *model) stackBackward(s *seq, name string, rows int, x ptr, ys []ptr, layers []layer, dy, dx ptr) {
+func (m *model) stackBackward(s *seq, run stackRun, dy, dx ptr) {
+	name, rows, x, ys, layers := run.name, run.rows, run.x, run.ys, run.layers
 	width := 0
 	for _, l := range layers {
 		width = max(width, l.in)
@@ -178,13 +189,13 @@ func (m *model) stackBackward(s *seq, name string, rows int, x ptr, ys []ptr, la
 		if l.tanh {
 			s.launch(kTanhBwd, argN(rows*l.out), argP(ys[i]), argP(dy), argP(dy))
 		}
-		s.mm(true, false, l.in, l.out, rows, in, l.in, dy, l.out, 0, m.g[l.w], l.out)
+		s.mm(mmDims{true, false, l.in, l.out, rows}, matrix{in, l.in}, matrix{dy, l.out}, 0, matrix{m.g[l.w], l.out})
 		s.launch(kColSum, argN(rows), argN(l.out), argP(dy), argP(m.g[l.b]))
 		next := dx
 		if i > 0 {
 			next = scratch[i%2]
 		}
-		s.mm(false, true, rows, l.in, l.out, dy, l.out, m.w[l.w], l.out, 0, next, l.in)
+		s.mm(mmDims{false, true, rows, l.in, l.out}, matrix{dy, l.out}, matrix{m.w[l.w], l.out}, 0, matrix{next, l.in})
 		dy = next
 	}
 }
@@ -205,14 +216,14 @@ func (m *model) softmax(s *seq, emb ptr, n int) (lossTerms, ptr) {
 	ys := m.stackForward(s, "resp", n, v, layers)
 	vo := ys[len(ys)-1]
 	sc, terms, tsum := s.work("sm.s", n*n), s.work("sm.loss", n), s.work("sm.tsum", n)
-	s.mm(false, true, n, n, E, u, E, vo, E, 0, sc, n)
+	s.mm(mmDims{false, true, n, n, E}, matrix{u, E}, matrix{vo, E}, 0, matrix{sc, n})
 	s.launch(kSoftmaxXentFwd, argN(n), argN(n), argP(sc), argP(ptr{}), argP(terms), argP(tsum))
 	s.launch(kSoftmaxXentBwd, argN(n), argN(n), argP(sc), argP(ptr{}), argP(tsum), argS(1/float32(n)), argP(sc))
 	// S = U·V'ᵀ: dU = dS·V', dV' = dSᵀ·U.
 	dEmb, dvo := s.work("m.demb", 2*n*E), s.work("sm.dvo", n*E)
-	s.mm(false, false, n, E, n, sc, n, vo, E, 0, dEmb, E)
-	s.mm(true, false, n, E, n, sc, n, u, E, 0, dvo, E)
-	m.stackBackward(s, "resp", n, v, ys, layers, dvo, dEmb.at(n*E))
+	s.mm(mmDims{false, false, n, E, n}, matrix{sc, n}, matrix{vo, E}, 0, matrix{dEmb, E})
+	s.mm(mmDims{true, false, n, E, n}, matrix{sc, n}, matrix{u, E}, 0, matrix{dvo, E})
+	m.stackBackward(s, stackRun{name: "resp", rows: n, x: v, ys: ys, layers: layers}, dvo, dEmb.at(n*E))
 	return lossTerms{terms: terms, n: n, scale: 1 / float64(n)}, dEmb
 }
 
@@ -228,26 +239,26 @@ func (m *model) sim(s *seq, p *pass, n int) (lossTerms, ptr) {
 	lg, terms, tsum := s.work("sim.logits", n*K), s.work("sim.loss", n), s.work("sim.tsum", n)
 	s.launch(kSimFeats, argN(n), argN(E), argP(emb), argP(hx), argP(hp))
 	s.launch(kFillRows, argN(n), argN(Hs), argP(m.w["sim.bh"]), argP(hs))
-	s.mm(false, false, n, Hs, E, hx, E, m.w["sim.wmul"], Hs, 1, hs, Hs)
-	s.mm(false, false, n, Hs, E, hp, E, m.w["sim.wabs"], Hs, 1, hs, Hs)
+	s.mm(mmDims{false, false, n, Hs, E}, matrix{hx, E}, matrix{m.w["sim.wmul"], Hs}, 1, matrix{hs, Hs})
+	s.mm(mmDims{false, false, n, Hs, E}, matrix{hp, E}, matrix{m.w["sim.wabs"], Hs}, 1, matrix{hs, Hs})
 	s.launch(kSigmoidFwd, argN(n*Hs), argP(hs))
 	s.launch(kFillRows, argN(n), argN(K), argP(m.w["sim.bp"]), argP(lg))
-	s.mm(false, false, n, K, Hs, hs, Hs, m.w["sim.wp"], K, 1, lg, K)
+	s.mm(mmDims{false, false, n, K, Hs}, matrix{hs, Hs}, matrix{m.w["sim.wp"], K}, 1, matrix{lg, K})
 	s.launch(kSoftmaxXentFwd, argN(n), argN(K), argP(lg), argP(tgt), argP(terms), argP(tsum))
 	// Backward: dlogits = (p̂ - p)/n in place.
 	s.launch(kSoftmaxXentBwd, argN(n), argN(K), argP(lg), argP(tgt), argP(tsum), argS(1/float32(n)), argP(lg))
 	g := m.g
 	dhs := s.work("sim.dhs", n*Hs)
-	s.mm(true, false, Hs, K, n, hs, Hs, lg, K, 0, g["sim.wp"], K)
+	s.mm(mmDims{true, false, Hs, K, n}, matrix{hs, Hs}, matrix{lg, K}, 0, matrix{g["sim.wp"], K})
 	s.launch(kColSum, argN(n), argN(K), argP(lg), argP(g["sim.bp"]))
-	s.mm(false, true, n, Hs, K, lg, K, m.w["sim.wp"], K, 0, dhs, Hs)
+	s.mm(mmDims{false, true, n, Hs, K}, matrix{lg, K}, matrix{m.w["sim.wp"], K}, 0, matrix{dhs, Hs})
 	s.launch(kSigmoidBwd, argN(n*Hs), argP(hs), argP(dhs), argP(dhs))
-	s.mm(true, false, E, Hs, n, hx, E, dhs, Hs, 0, g["sim.wmul"], Hs)
-	s.mm(true, false, E, Hs, n, hp, E, dhs, Hs, 0, g["sim.wabs"], Hs)
+	s.mm(mmDims{true, false, E, Hs, n}, matrix{hx, E}, matrix{dhs, Hs}, 0, matrix{g["sim.wmul"], Hs})
+	s.mm(mmDims{true, false, E, Hs, n}, matrix{hp, E}, matrix{dhs, Hs}, 0, matrix{g["sim.wabs"], Hs})
 	s.launch(kColSum, argN(n), argN(Hs), argP(dhs), argP(g["sim.bh"]))
 	dhx, dhp := s.work("sim.dhx", n*E), s.work("sim.dhp", n*E)
-	s.mm(false, true, n, E, Hs, dhs, Hs, m.w["sim.wmul"], Hs, 0, dhx, E)
-	s.mm(false, true, n, E, Hs, dhs, Hs, m.w["sim.wabs"], Hs, 0, dhp, E)
+	s.mm(mmDims{false, true, n, E, Hs}, matrix{dhs, Hs}, matrix{m.w["sim.wmul"], Hs}, 0, matrix{dhx, E})
+	s.mm(mmDims{false, true, n, E, Hs}, matrix{dhs, Hs}, matrix{m.w["sim.wabs"], Hs}, 0, matrix{dhp, E})
 	dEmb := s.work("m.demb", 2*n*E)
 	s.launch(kSimFeatsBwd, argN(n), argN(E), argP(emb), argP(dhx), argP(dhp), argP(dEmb))
 	return lossTerms{terms: terms, n: n, scale: 1 / float64(n)}, dEmb

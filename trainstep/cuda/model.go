@@ -182,20 +182,27 @@ type seq struct {
 	err error
 }
 
-func (s *seq) launch(k *kernel, a ...arg) {
+func (s *seq) launch(k kernelID, a ...arg) {
 	if s.err == nil {
 		s.err = s.m.dev.launch(k, a)
 	}
 }
 
-// mm is the row-major product C (M×N, row length ldc) = op(A)·op(B) +
+// mm is the row-major product C (M×N, row length c.ld) = op(A)·op(B) +
 // beta·C with op(A) M×K and op(B) K×N, A and B stored row-major with row
-// lengths lda and ldb (A is K×M when tA). It is cublasSgemm on the
+// lengths a.ld and b.ld (A is K×M when d.tA). It is cublasSgemm on the
 // transposed problem: row-major C is column-major C^T = op(B)^T·op(A)^T.
-func (s *seq) mm(tA, tB bool, M, N, K int, a ptr, lda int, b ptr, ldb int, beta float32, c ptr, ldc int) {
+func (s *seq) mm(d mmDims, a, b matrix, beta float32, c matrix) {
 	if s.err == nil {
-		s.err = s.m.dev.gemm(tB, tA, N, M, K, 1, b, ldb, a, lda, beta, c, ldc)
+		s.err = s.m.dev.gemm(d.tB, d.tA, d.N, d.M, d.K, 1, b.p, b.ld, a.p, a.ld, beta, c.p, c.ld)
 	}
+}
+
+// mmDims are a row-major product's transposes and sizes: op(A) M×K, op(B)
+// K×N, C M×N.
+type mmDims struct {
+	tA, tB  bool
+	M, N, K int
 }
 
 func (s *seq) zero(p ptr, words int) {

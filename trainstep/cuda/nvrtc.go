@@ -33,7 +33,7 @@ type nvrtc struct {
 }
 
 func loadNVRTC(env Env) (*nvrtc, error) {
-	h, path, err := env.openLibrary(libNVRTC)
+	h, path, err := env.openLibrary(libNVRTC())
 	if err != nil {
 		return nil, err
 	}

@@ -12,12 +12,14 @@ import (
 // (a *LoadError says which names were tried and why each failed).
 var ErrNotFound = errors.New("no CBLAS library")
 
-// DefaultNames are the libraries Open tries, in order, through the dynamic
+// DefaultNames returns the libraries Open tries, in order, through the dynamic
 // loader's own search (LD_LIBRARY_PATH, ld.so.cache, /lib, /usr/lib):
 // OpenBLAS (Debian: libopenblas0), then the system's BLAS (libblas.so.3:
 // Debian's alternatives point it at OpenBLAS, BLIS or the reference BLAS,
 // all of which export CBLAS), then a separate CBLAS (ATLAS).
-var DefaultNames = []string{"libopenblas.so.0", "libopenblas.so", "libblas.so.3", "libcblas.so.3"}
+func DefaultNames() []string {
+	return []string{"libopenblas.so.0", "libopenblas.so", "libblas.so.3", "libcblas.so.3"}
+}
 
 // LibEnv is the environment variable naming the library's file (or name)
 // to load instead of DefaultNames; the command line reads it.
@@ -93,7 +95,7 @@ func (l *Library) String() string {
 func Open(opts Options) (*Library, error) {
 	names := opts.Names
 	if names == nil {
-		names = DefaultNames
+		names = DefaultNames()
 	}
 	le := &LoadError{}
 	for _, name := range names {
