@@ -510,3 +510,14 @@ func BuildInfo() (version string, deps map[string]string) {
 	}
 	return version, deps
 }
+
+// SplitRows is the row count of corpus's split in the manifest (0 when it
+// lists no such split).
+func (m *Manifest) SplitRows(corpus, split string) int64 {
+	for _, s := range m.Splits {
+		if s.Corpus == corpus && s.Split == split {
+			return s.Rows
+		}
+	}
+	return 0
+}

@@ -16,7 +16,7 @@ const consumeUsage = "parastream consume --brokers ADDR --dataset NAME [--split 
 
 func runConsume(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "consume", consumeUsage)
-	client := clientFlags(fs)
+	client := cli.ClientFlags(fs)
 	prefix := fs.String("topic-prefix", stream.DefaultPrefix, "prefix of the topic names")
 	dataset := fs.String("dataset", "", "dataset (corpus) to read (required)")
 	split := fs.String("split", stream.DefaultSplit, "split to read")
@@ -32,7 +32,7 @@ func runConsume(ctx context.Context, e *env, args []string) error {
 	cli.Describe(fs, e.stdout, consumeUsage, "parastream consume --brokers 127.0.0.1:9092 --dataset quora --n 5",
 		cli.FlagGroup{Title: "data", Names: []string{"dataset", "split", "topic-prefix", "group", "start", "epochs", "seed", "shuffle-buffer"}},
 		cli.FlagGroup{Title: "output", Names: []string{"n", "quiet", "commit", "position-out"}},
-		connectionGroup())
+		cli.ConnectionGroup())
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -85,16 +85,6 @@ func runConsume(ctx context.Context, e *env, args []string) error {
 	}
 	s := c.Stats()
 	fmt.Fprintf(e.stderr, "%s: %d rows (epoch %d, %d of it so far; manifest: %d a pass), %d duplicates dropped, %d replayed, %d bad messages, %d messages, %.1f MB, lag %d messages\n",
-		c.Topic(), s.Rows, s.Epoch, s.EpochRows, splitRows(c, *dataset, *split), s.Duplicates, s.Replayed, s.BadMessages, s.Messages, float64(s.Bytes)/1e6, s.Lag)
+		c.Topic(), s.Rows, s.Epoch, s.EpochRows, c.Manifest().SplitRows(*dataset, *split), s.Duplicates, s.Replayed, s.BadMessages, s.Messages, float64(s.Bytes)/1e6, s.Lag)
 	return nil
-}
-
-// splitRows is the split's row count in the published manifest.
-func splitRows(c *stream.Consumer, dataset, split string) int64 {
-	for _, s := range c.Manifest().Splits {
-		if s.Corpus == dataset && s.Split == split {
-			return s.Rows
-		}
-	}
-	return 0
 }

@@ -86,7 +86,7 @@ func runEvalRun(ctx context.Context, e *env, args []string) error {
 
 func runEvalWatch(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "eval watch", evalUsage)
-	client := clientFlags(fs)
+	client := cli.ClientFlags(fs)
 	prefix := fs.String("topic-prefix", stream.DefaultPrefix, "prefix of the topic names (checkpoints on <prefix>.checkpoints)")
 	group := fs.String("group", "parastream-eval", "consumer group: its committed offset is where a restarted watcher resumes")
 	cfgOf, _ := evalFlags(e, fs)

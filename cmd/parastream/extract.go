@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime/pprof"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
@@ -86,9 +85,9 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 		cfg.Prepare.Moses = &text.MosesRule{MinProb: *mosesMin}
 	}
 	if *ppdbMaxTier != "" || *ppdbTiers != "" || *ppdbMin != 0 {
-		cfg.Prepare.PPDB = &text.PPDBRule{MaxTier: *ppdbMaxTier, Tiers: splitList(*ppdbTiers), MinScore: *ppdbMin}
+		cfg.Prepare.PPDB = &text.PPDBRule{MaxTier: *ppdbMaxTier, Tiers: cli.SplitList(*ppdbTiers), MinScore: *ppdbMin}
 	}
-	cfg.DedupeAgainst = splitList(*against)
+	cfg.DedupeAgainst = cli.SplitList(*against)
 	cfg.Command = append([]string{"parastream", "extract"}, args...)
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
@@ -113,10 +112,10 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	}
 	if !*quiet {
 		opts.Progress = e.stderr
-		fmt.Fprintf(e.stderr, "extracting %s from %s into %s (runner %s)\n", cfg.Corpus, cfg.Input, cfg.Out, runnerName(opts.Runner))
+		fmt.Fprintf(e.stderr, "extracting %s from %s into %s (runner %s)\n", cfg.Corpus, cfg.Input, cfg.Out, cli.RunnerName(opts.Runner))
 	}
 	if *cpuProfile != "" {
-		stop, err := startCPUProfile(*cpuProfile)
+		stop, err := cli.StartCPUProfile(*cpuProfile)
 		if err != nil {
 			return err
 		}
@@ -132,33 +131,3 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 
 const extractExample = `parastream extract --corpus sts --input testdata/sts --out /tmp/shards
 parastream extract --corpus moses --input fr-en.phrase-table.gz --encoding latin1 --out shards`
-
-func runnerName(r string) string {
-	if r == "" {
-		return "prism, in-process"
-	}
-	return r
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// startCPUProfile profiles the process until stop is called.
-func startCPUProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
-}

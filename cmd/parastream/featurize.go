@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
@@ -37,7 +36,7 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&cfg.OOVBuckets, "oov-buckets", def.OOVBuckets, "hashed buckets for tokens outside the vocabulary: id V + crc32(token) mod N (0: all map to <unk>; with --model, the model's own)")
 	weighting := fs.String("weighting", string(def.Weighting), "bag-of-words weighting: tfidf (unit-length tf-idf) or count")
 	topics := fs.String("topics", strconv.Itoa(def.Topics), "number of topics k, or auto to choose among --candidates by reconstruction error")
-	candidates := fs.String("candidates", joinInts(def.Candidates), "candidate values of k for --topics auto")
+	candidates := fs.String("candidates", cli.JoinInts(def.Candidates), "candidate values of k for --topics auto")
 	fs.Float64Var(&cfg.L1, "l1", def.L1, "λ, the L1 penalty on the topic codes")
 	fs.IntVar(&cfg.Sample, "sample", def.Sample, "fit the topics on a seeded sample of this many distinct training texts (0: all)")
 	fs.Uint64Var(&cfg.Seed, "seed", def.Seed, "seed of the sample and of the NMF initialisation")
@@ -58,7 +57,7 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected arguments %q", cli.ErrUsage, fs.Args())
 	}
-	cfg.Corpora = splitList(*corpora)
+	cfg.Corpora = cli.SplitList(*corpora)
 	cfg.Weighting = featurize.Weighting(*weighting)
 	if *topics == "auto" {
 		cfg.Topics = 0
@@ -68,7 +67,7 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 		cfg.Topics = k
 	}
 	var err error
-	if cfg.Candidates, err = parseInts(*candidates); err != nil {
+	if cfg.Candidates, err = cli.ParseInts(*candidates); err != nil {
 		return fmt.Errorf("%w: --candidates: %v", cli.ErrUsage, err)
 	}
 	cfg.Command = append([]string{"parastream", "featurize"}, args...)
@@ -126,24 +125,4 @@ func runFeaturizeTopics(e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "%d topics over %d words (λ %g, %s weighting, relative error %.4f):\n", m.NMF.K, m.Vocab.Len(), m.NMF.L1, m.Info.Weighting, m.Info.RelError)
 	report.Topics(e.stdout, m, k, *words)
 	return nil
-}
-
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
-}
-
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, p := range splitList(s) {
-		v, err := strconv.Atoi(p)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not an integer", p)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,7 +15,7 @@ const genUsage = "parastream gen reddit|europarl|ppdb|quora|simpwiki --rows N --
 
 func runGen(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "gen", genUsage)
-	var rows rowsFlag = 10000
+	var rows cli.Count = 10000
 	fs.Var(&rows, "rows", "rows to write, malformed ones included (comments, line pairs, rules, question pairs); 10k, 10M and 1e6 are fine")
 	out := fs.String("out", "", "the file to write (- for standard output); for europarl the English side (FILE.en, or FILE as a stem: FILE.en and FILE.fr), for simpwiki normal.aligned")
 	outB := fs.String("out-b", "", "the second file of europarl (French) and simpwiki (simple.aligned); default derived from --out: .en→.fr, normal→simple")
@@ -108,35 +107,6 @@ func runGen(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	report.Gen(summary, corpus, res, time.Since(began))
-	return nil
-}
-
-// rowsFlag is a row count that takes k, M and G suffixes and exponents
-// (10M, 2.5k, 1e6).
-type rowsFlag int64
-
-func (r *rowsFlag) String() string { return strconv.FormatInt(int64(*r), 10) }
-
-func (r *rowsFlag) Set(s string) error {
-	s = strings.ReplaceAll(strings.ReplaceAll(s, "_", ""), ",", "")
-	mult := 1.0
-	switch {
-	case strings.HasSuffix(s, "k"), strings.HasSuffix(s, "K"):
-		mult, s = 1e3, s[:len(s)-1]
-	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
-		mult, s = 1e6, s[:len(s)-1]
-	case strings.HasSuffix(s, "G"), strings.HasSuffix(s, "B"):
-		mult, s = 1e9, s[:len(s)-1]
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && mult == 1 && n >= 0 {
-		*r = rowsFlag(n)
-		return nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f*mult < 0 || f*mult > 1<<62 || f*mult != float64(int64(f*mult)) {
-		return fmt.Errorf("%q is not a whole number of rows", s)
-	}
-	*r = rowsFlag(f * mult)
 	return nil
 }
 

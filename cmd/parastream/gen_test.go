@@ -109,21 +109,6 @@ func TestGenMistakes(t *testing.T) {
 	}
 }
 
-func TestRowsFlag(t *testing.T) {
-	for in, want := range map[string]int64{"10": 10, "10k": 10000, "2.5k": 2500, "10M": 10000000, "1e6": 1000000, "1_000": 1000, "0": 0} {
-		var r rowsFlag
-		if err := r.Set(in); err != nil || int64(r) != want {
-			t.Errorf("%s: %d, %v", in, r, err)
-		}
-	}
-	for _, in := range []string{"ten", "-5", "1.5", ""} {
-		var r rowsFlag
-		if r.Set(in) == nil {
-			t.Errorf("%q accepted", in)
-		}
-	}
-}
-
 // TestGenToDevices: a device such as /dev/null is written in place, never
 // replaced by a renamed file; "-" is standard output.
 func TestGenToDevices(t *testing.T) {

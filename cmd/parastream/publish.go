@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -14,62 +13,10 @@ import (
 
 const publishUsage = "parastream publish --shards DIR --brokers ADDR [--topic-prefix P] [--dataset NAME,...] [--partitions N] [--replication N] [--retention D] [--batch-rows N] [TLS and SASL flags]"
 
-// connectionGroup is the help's group of clientFlags's flags.
-func connectionGroup() cli.FlagGroup {
-	return cli.FlagGroup{Title: "connection", Names: []string{"brokers", "tls", "tls-ca", "tls-cert", "tls-key", "tls-insecure-skip-verify",
-		"sasl-mechanism", "sasl-user", "sasl-password-file", "sasl-password"}}
-}
-
-// clientFlags adds the flags that say how to reach the brokers, and
-// returns the function that makes the configuration from them.
-func clientFlags(fs *flag.FlagSet) func() (stream.ClientConfig, error) {
-	brokers := fs.String("brokers", "", "bootstrap brokers, host:port[,host:port...] (required)")
-	useTLS := fs.Bool("tls", false, "connect with TLS")
-	ca := fs.String("tls-ca", "", "PEM file of the CA that signed the brokers' certificates (default: the system's)")
-	cert := fs.String("tls-cert", "", "PEM file of the client certificate, for brokers that require one")
-	key := fs.String("tls-key", "", "PEM file of the client certificate's key")
-	insecure := fs.Bool("tls-insecure-skip-verify", false, "accept any broker certificate (tests only)")
-	mech := fs.String("sasl-mechanism", "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
-	user := fs.String("sasl-user", "", "SASL user")
-	passFile := fs.String("sasl-password-file", "", "file holding the SASL password (default: $"+cli.EnvSASLPassword+")")
-	pass := fs.String("sasl-password", "", "SASL password; visible to other users in ps: prefer --sasl-password-file or $"+cli.EnvSASLPassword)
-	return func() (stream.ClientConfig, error) {
-		cc := stream.ClientConfig{SASLMechanism: strings.ToUpper(*mech), SASLUser: *user}
-		if cc.SASLMechanism != "" {
-			password, err := cli.SASLPassword(fs.Output(), *pass, *passFile)
-			if err != nil {
-				return cc, err
-			}
-			if password == "" {
-				return cc, fmt.Errorf("%w: --sasl-mechanism %s needs a password: give --sasl-password-file FILE or $%s", cli.ErrUsage, cc.SASLMechanism, cli.EnvSASLPassword)
-			}
-			cc.SASLPassword = password
-		} else if *pass != "" || *passFile != "" {
-			return cc, fmt.Errorf("%w: a SASL password without --sasl-mechanism", cli.ErrUsage)
-		}
-		for _, b := range strings.Split(*brokers, ",") {
-			if b = strings.TrimSpace(b); b != "" {
-				cc.Brokers = append(cc.Brokers, b)
-			}
-		}
-		if *useTLS || *ca != "" || *cert != "" || *insecure {
-			t, err := stream.LoadTLS(*ca, *cert, *key, *insecure)
-			if err != nil {
-				return cc, err
-			}
-			cc.TLS = t
-		}
-		if err := cc.Validate(); err != nil {
-			return cc, fmt.Errorf("%w: %v", cli.ErrUsage, err)
-		}
-		return cc, nil
-	}
-}
-
 func runPublish(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "publish", publishUsage)
 	shardsDir := fs.String("shards", "", "directory of the shards and their manifest.json (required)")
-	client := clientFlags(fs)
+	client := cli.ClientFlags(fs)
 	prefix := fs.String("topic-prefix", stream.DefaultPrefix, "prefix of the topic names: <prefix>.<dataset>.<split>, <prefix>.manifests")
 	datasets := fs.String("dataset", "", "datasets (corpora) to publish, comma-separated (default: all in the manifest)")
 	partitions := fs.Int("partitions", stream.DefaultPartitions, "partitions of the row topics created")
@@ -81,7 +28,7 @@ func runPublish(ctx context.Context, e *env, args []string) error {
 	cli.Describe(fs, e.stdout, publishUsage, "parastream publish --shards out/shards --brokers 127.0.0.1:9092 --dataset quora",
 		cli.FlagGroup{Title: "input", Names: []string{"shards", "dataset"}},
 		cli.FlagGroup{Title: "topics", Names: []string{"topic-prefix", "partitions", "replication", "retention", "batch-rows", "max-message-bytes"}},
-		connectionGroup(),
+		cli.ConnectionGroup(),
 		cli.FlagGroup{Title: "run", Names: []string{"quiet"}})
 	if err := cli.Parse(fs, args); err != nil {
 		return err

@@ -20,7 +20,7 @@ const trainUsage = "parastream train --brokers ADDR --dataset NAME [flags] | par
 
 func runTrain(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "train", trainUsage)
-	client := clientFlags(fs)
+	client := cli.ClientFlags(fs)
 	prefix := fs.String("topic-prefix", stream.DefaultPrefix, "prefix of the topic names")
 	dataset := fs.String("dataset", "", "dataset (corpus) to train on, as published (required); several, comma-separated, are mixed in one run (featurized together: one vocabulary)")
 	mix := fs.String("mix", "", "weights of a mix of datasets, as ppdb=2,quora=1 (default: their sizes, so an epoch is one pass over each)")
@@ -78,7 +78,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		cli.FlagGroup{Title: "output", Names: []string{"run", "checkpoint-dir", "checkpoint-every", "keep-checkpoints", "checkpoint-async", "save-initial", "resume"}},
 		cli.FlagGroup{Title: "run", Names: []string{"max-steps", "duration", "progress-every", "quiet", "trace-ids"}},
 		cli.FlagGroup{Title: "device", Names: []string{"device", "cuda-lib-dir", "cuda-graphs", "tf32", "blas", "blas-threads", "memory-budget", "max-graphs"}},
-		connectionGroup())
+		cli.ConnectionGroup())
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -93,7 +93,10 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		if dir != *resume {
 			fmt.Fprintf(e.stderr, "train: resuming from %s\n", dir)
 		}
-		if err := restoreFlags(fs, dir, e.stderr); err != nil {
+		if err := trainstep.RestoreFlags(fs, dir, e.stderr); err != nil {
+			if fe := (*trainstep.FlagsError)(nil); errors.As(err, &fe) {
+				return fmt.Errorf("%w: %v", cli.ErrUsage, err) // a refused override: a command-line mistake
+			}
 			return err
 		}
 		*resume = dir
@@ -115,12 +118,12 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		Backend: backend, Client: cc, Prefix: *prefix, Split: *split, Run: *run, Model: cfg,
 		Epochs: *epochs, ShuffleBuffer: *buffer, Window: *window, CheckpointDir: *ckDir, CheckpointEvery: *every, KeepCheckpoints: *keep,
 		Resume: *resume, MaxSteps: *maxSteps, Duration: *duration, ProgressEvery: *progressEvery, TraceIDs: *traceIDs,
-		SaveInitial: *saveInitial, Logger: logger, Flags: keptFlags(fs), CheckpointSync: !*async, FeedAhead: *feedAhead,
+		SaveInitial: *saveInitial, Logger: logger, Flags: trainstep.KeptFlags(fs), CheckpointSync: !*async, FeedAhead: *feedAhead,
 	}
 	if *feedAhead <= 0 {
 		rc.FeedAhead = -1 // the serial feed (RunConfig's 0 is the default)
 	}
-	if names := splitList(*dataset); len(names) > 1 {
+	if names := cli.SplitList(*dataset); len(names) > 1 {
 		rc.Datasets = names
 	} else {
 		rc.Dataset = *dataset
@@ -142,12 +145,12 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	}
 	if *resume == "" {
 		if rc.Run == "" {
-			rc.Run = fmt.Sprintf("%s-%s-%s", strings.Join(splitList(*dataset), "+"), cfg.Encoder, time.Now().UTC().Format("20060102-150405"))
+			rc.Run = fmt.Sprintf("%s-%s-%s", strings.Join(cli.SplitList(*dataset), "+"), cfg.Encoder, time.Now().UTC().Format("20060102-150405"))
 		}
 		if rc.CheckpointDir == "" {
 			rc.CheckpointDir = filepath.Join("checkpoints", rc.Run)
 		}
-		v, err := stream.FetchVocabulary(ctx, cc, *prefix, splitList(*dataset)[0], cfg.Context != "")
+		v, err := stream.FetchVocabulary(ctx, cc, *prefix, cli.SplitList(*dataset)[0], cfg.Context != "")
 		if err != nil {
 			return err
 		}
