@@ -13,13 +13,8 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// jsonSafe marks the ASCII bytes written as they are inside a string.
-var jsonSafe = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
+// jsonSafe reports the ASCII bytes written as they are inside a string.
+func jsonSafe(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
 
 // appendJSONString appends s as a quoted JSON string, ASCII only.
 func appendJSONString[S ~string | ~[]byte](b []byte, s S) []byte {
@@ -33,7 +28,7 @@ func appendJSONInner[S ~string | ~[]byte](b []byte, s S) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if jsonSafe[c] {
+		if jsonSafe(c) {
 			i++
 			continue
 		}
