@@ -89,8 +89,9 @@ func joinTab(a, b []byte) []byte {
 	return append(out, b...)
 }
 
-func init() {
-	register(Format{
+// europarlFormats returns the formats this file reads; formatList lists it.
+func europarlFormats() (fs []Format) {
+	fs = append(fs, Format{
 		Name: "europarl", Corpus: "europarl", Files: []string{"a", "b"},
 		Summary: "Europarl parallel text: two files aligned by line",
 		Mapping: "A, B: the same line of each file; LangA, LangB: from the file names; Dataset: the language pair (fr-en); Group: the pair; no Label",
@@ -98,4 +99,5 @@ func init() {
 			return NewEuroparlReader(in[0], in[1], o), nil
 		},
 	})
+	return fs
 }

@@ -3,6 +3,7 @@ package corpora
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -44,20 +45,48 @@ type Format struct {
 	New func(inputs []*Input, opts Options) (Reader, error)
 }
 
-var formats = map[string]Format{}
-
-// register adds a format; readers call it from init.
-func register(f Format) {
-	if _, dup := formats[f.Name]; dup {
-		panic("corpora: format registered twice: " + f.Name)
-	}
-	formats[f.Name] = f
+// formatList returns every format, built fresh: each reader's file has a
+// function returning its formats, and adding a format is one line here.
+func formatList() []Format {
+	return slices.Concat(
+		europarlFormats(),
+		mosesFormats(),
+		msrpFormats(),
+		ppdbFormats(),
+		quoraFormats(),
+		redditFormats(),
+		simpWikiFormats(),
+		stsFormats(),
+	)
 }
 
-// Formats lists the registered formats by name.
-func Formats() []Format {
-	out := make([]Format, 0, len(formats))
-	for _, f := range formats {
+// registry holds formats by name.
+type registry map[string]Format
+
+// formats returns the registry of formatList.
+func formats() registry {
+	fs := formatList()
+	r := make(registry, len(fs))
+	for _, f := range fs {
+		r.register(f)
+	}
+	return r
+}
+
+// register adds a format; a name registered twice is a programmer error.
+func (r registry) register(f Format) {
+	if _, dup := r[f.Name]; dup {
+		panic("corpora: format registered twice: " + f.Name)
+	}
+	r[f.Name] = f
+}
+
+// Formats lists the formats by name.
+func Formats() []Format { return formats().list() }
+
+func (r registry) list() []Format {
+	out := make([]Format, 0, len(r))
+	for _, f := range r {
 		out = append(out, f)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -65,11 +94,13 @@ func Formats() []Format {
 }
 
 // LookupFormat finds a format by name.
-func LookupFormat(name string) (Format, error) {
-	f, ok := formats[name]
+func LookupFormat(name string) (Format, error) { return formats().lookup(name) }
+
+func (r registry) lookup(name string) (Format, error) {
+	f, ok := r[name]
 	if !ok {
-		names := make([]string, 0, len(formats))
-		for n := range formats {
+		names := make([]string, 0, len(r))
+		for n := range r {
 			names = append(names, n)
 		}
 		sort.Strings(names)
@@ -81,7 +112,11 @@ func LookupFormat(name string) (Format, error) {
 // OpenFormat opens paths (one per entry of the format's Files) and returns
 // the format's reader over them.
 func OpenFormat(name string, paths []string, opts Options) (Reader, error) {
-	f, err := LookupFormat(name)
+	return formats().open(name, paths, opts)
+}
+
+func (r registry) open(name string, paths []string, opts Options) (Reader, error) {
+	f, err := r.lookup(name)
 	if err != nil {
 		return nil, err
 	}
@@ -102,12 +137,12 @@ func OpenFormat(name string, paths []string, opts Options) (Reader, error) {
 		}
 		inputs = append(inputs, in)
 	}
-	r, err := NewReader(f, inputs, opts)
+	rd, err := NewReader(f, inputs, opts)
 	if err != nil {
 		closeAll()
 		return nil, err
 	}
-	return r, nil
+	return rd, nil
 }
 
 // NewReader builds the format's reader over opened inputs, one per entry of

@@ -28,11 +28,18 @@ const (
 	Zstd
 )
 
-var compressionNames = [...]string{None: "none", Gzip: "gzip", Bzip2: "bzip2", Xz: "xz", Zstd: "zstd"}
-
 func (c Compression) String() string {
-	if int(c) < len(compressionNames) {
-		return compressionNames[c]
+	switch c {
+	case None:
+		return "none"
+	case Gzip:
+		return "gzip"
+	case Bzip2:
+		return "bzip2"
+	case Xz:
+		return "xz"
+	case Zstd:
+		return "zstd"
 	}
 	return fmt.Sprintf("Compression(%d)", int(c))
 }

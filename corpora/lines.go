@@ -8,7 +8,7 @@ import (
 	"io"
 )
 
-var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+const utf8BOM = "\xef\xbb\xbf"
 
 // lineReader yields the lines of an Input without their terminators (\n or
 // \r\n), with the 1-based number and byte offset of each. A line longer than
@@ -83,7 +83,7 @@ func (l *lineReader) next() ([]byte, Source, error) {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	if l.line == 1 {
-		line = bytes.TrimPrefix(line, utf8BOM)
+		line = bytes.TrimPrefix(line, []byte(utf8BOM))
 	}
 	if len(line) > l.max {
 		return nil, src, &ParseError{Source: src, Reason: ReasonLineTooLong,

@@ -87,9 +87,9 @@ const mosesMaxFields = 7
 // mosesDirectPhrase is the index of φ(e|f) among the scores.
 const mosesDirectPhrase = 2
 
-// pairRe finds a language pair such as "fr-en" standing alone in a
+// pairPattern finds a language pair such as "fr-en" standing alone in a
 // name: "europarl.fr-en.gz" and "fr-en" match, "phrase-table" does not.
-var pairRe = regexp.MustCompile(`(?:^|[^A-Za-z])([a-z]{2})-([a-z]{2})(?:[^A-Za-z]|$)`)
+const pairPattern = `(?:^|[^A-Za-z])([a-z]{2})-([a-z]{2})(?:[^A-Za-z]|$)`
 
 // NewMosesReader reads a phrase table in UTF-8.
 func NewMosesReader(in *Input, opts Options) *MosesReader {
@@ -120,8 +120,9 @@ func NewMosesReader(in *Input, opts Options) *MosesReader {
 // pairInPath finds a language pair in the file name or, failing that,
 // in the name of its directory or the one above (Moses's layout is
 // <pair>/model/phrase-table.gz); no higher, where a pair is more likely
-// chance.
+// chance. Readers call it once, from their constructors.
 func pairInPath(path string) (pair, src, tgt string) {
+	pairRe := regexp.MustCompile(pairPattern)
 	name := baseName(path)
 	for range 3 {
 		if m := pairRe.FindStringSubmatch(name); m != nil {
@@ -259,7 +260,8 @@ func (r *MosesReader) takeScores() []float64 {
 	return r.slab[start : start+n : start+n]
 }
 
-var mosesBars = []byte("|||")
+// mosesBars separates the fields of a Moses or PPDB line.
+const mosesBars = "|||"
 
 // mosesSplitFields splits a Moses or PPDB line into its fields, appending
 // them to dst trimmed of spaces. A separator is "|||" standing as a token:
@@ -269,7 +271,7 @@ var mosesBars = []byte("|||")
 func mosesSplitFields(line []byte, dst [][]byte) [][]byte {
 	start, i := 0, 0
 	for {
-		j := bytes.Index(line[i:], mosesBars)
+		j := bytes.Index(line[i:], []byte(mosesBars))
 		if j < 0 {
 			break
 		}
@@ -411,11 +413,12 @@ func mosesSmallUint(b []byte) (int, bool) {
 	return n, true
 }
 
-func init() {
+// mosesFormats returns the formats this file reads; formatList lists it.
+func mosesFormats() (fs []Format) {
 	mapping := "A, B: source and target phrase; Label: φ(e|f), the direct phrase probability (third score); Scores: all scores; " +
 		"LangA, LangB, Dataset: the pair in the path (fr-en: source fr, target en); Group: moses:<dataset>:<source phrase>; " +
 		"ID: moses:<dataset>:<line>; Meta align, counts (five-field tables), sparse, properties"
-	register(Format{
+	fs = append(fs, Format{
 		Name: "moses", Corpus: "moses", Files: []string{"table"},
 		Summary: "Moses phrase table: source ||| target ||| scores [||| alignment ||| counts], UTF-8",
 		Mapping: mapping,
@@ -423,4 +426,5 @@ func init() {
 			return NewMosesReader(in[0], o), nil
 		},
 	})
+	return fs
 }

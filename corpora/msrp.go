@@ -75,7 +75,10 @@ const (
 	numMSRPCols
 )
 
-var msrpColumns = [numMSRPCols]string{"Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"}
+// msrpColumns returns the names of the columns, by index.
+func msrpColumns() [numMSRPCols]string {
+	return [numMSRPCols]string{"Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"}
+}
 
 // NewMSRPReader reads one MSRP file.
 func NewMSRPReader(in *Input, opts Options) *MSRPReader {
@@ -105,7 +108,8 @@ func msrpDataset(path string) string {
 // msrpHeader reads the header line and finds the columns.
 func (r *MSRPReader) msrpHeader() error {
 	name := r.inputs[0].Name
-	want := strings.Join(msrpColumns[:], "\t")
+	cols := msrpColumns()
+	want := strings.Join(cols[:], "\t")
 	line, _, err := r.lines.next()
 	switch {
 	case err == io.EOF:
@@ -121,7 +125,7 @@ func (r *MSRPReader) msrpHeader() error {
 		r.col[i] = -1
 	}
 	for i, f := range r.fields {
-		for c, name := range msrpColumns {
+		for c, name := range cols {
 			if string(bytes.TrimSpace(f)) == name && r.col[c] < 0 {
 				r.col[c] = i
 			}
@@ -171,12 +175,11 @@ func (r *MSRPReader) Next() (Example, error) {
 	}
 	id1, id2 := r.fields[r.col[mcID1]], r.fields[r.col[mcID2]]
 	for i, id := range [...][]byte{id1, id2} {
-		column := msrpColumns[mcID1+i]
 		if len(id) == 0 {
-			return r.reject(src, ReasonMissingField, "empty "+column, line)
+			return r.reject(src, ReasonMissingField, "empty "+msrpColumns()[mcID1+i], line)
 		}
 		if !isDigits(id) {
-			return r.reject(src, ReasonBadNumber, fmt.Sprintf("%s %q is not a whole number", column, id), line)
+			return r.reject(src, ReasonBadNumber, fmt.Sprintf("%s %q is not a whole number", msrpColumns()[mcID1+i], id), line)
 		}
 	}
 	a, b := bytes.TrimSpace(r.fields[r.col[mcString1]]), bytes.TrimSpace(r.fields[r.col[mcString2]])
@@ -210,8 +213,9 @@ func splitTabs(dst [][]byte, line []byte) [][]byte {
 	}
 }
 
-func init() {
-	register(Format{
+// msrpFormats returns the formats this file reads; formatList lists it.
+func msrpFormats() (fs []Format) {
+	fs = append(fs, Format{
 		Name: "msrp", Corpus: "msrp", Files: []string{"tsv"},
 		Summary: "Microsoft Research Paraphrase Corpus: msr_paraphrase_<split>.txt, tab-separated with a header Quality, #1 ID, #2 ID, #1 String, #2 String",
 		Mapping: `A, B: #1 String, #2 String; Label: Quality (1 paraphrase, 0 not); ID: "msrp:"+#1 ID+"-"+#2 ID; Group: "msrp:s"+min(#1 ID, #2 ID); Dataset: msrp/<split>; LangA, LangB: en; Meta: id1, id2`,
@@ -219,4 +223,5 @@ func init() {
 			return NewMSRPReader(in[0], o), nil
 		},
 	})
+	return fs
 }

@@ -13,8 +13,9 @@ import (
 // bracketed syntactic label such as "[NP]".
 const ReasonBadLHS Reason = "bad_lhs"
 
-// ppdbTierRe finds the version and size tier in an official PPDB file name.
-var ppdbTierRe = regexp.MustCompile(`(?:^|[^A-Za-z0-9])ppdb-([0-9]+\.[0-9]+)-(s|m|l|xl|xxl|xxxl|tldr)(?:[^A-Za-z]|$)`)
+// ppdbTierPattern finds the version and size tier in an official PPDB file
+// name.
+const ppdbTierPattern = `(?:^|[^A-Za-z0-9])ppdb-([0-9]+\.[0-9]+)-(s|m|l|xl|xxl|xxxl|tldr)(?:[^A-Za-z]|$)`
 
 // ppdbNaming is what a PPDB reader derives from the file name and Options.
 type ppdbNaming struct {
@@ -33,7 +34,7 @@ func newPPDBNaming(path string, opts Options) ppdbNaming {
 		}
 	}
 	if n.tier == "" {
-		if m := ppdbTierRe.FindStringSubmatch(name); m != nil {
+		if m := regexp.MustCompile(ppdbTierPattern).FindStringSubmatch(name); m != nil {
 			n.tier = m[2]
 		}
 	}
@@ -81,10 +82,13 @@ func ppdbCheckLHS(b []byte) bool {
 	return !bytes.ContainsAny(b[1:len(b)-1], "[] \t")
 }
 
-// ppdbEntailment holds the entailment classes of PPDB 2.0.
-var ppdbEntailment = map[string]bool{
-	"Equivalence": true, "ForwardEntailment": true, "ReverseEntailment": true,
-	"Independent": true, "OtherRelated": true, "Exclusion": true,
+// ppdbEntailment reports the entailment classes of PPDB 2.0.
+func ppdbEntailment(class []byte) bool {
+	switch string(class) {
+	case "Equivalence", "ForwardEntailment", "ReverseEntailment", "Independent", "OtherRelated", "Exclusion":
+		return true
+	}
+	return false
 }
 
 // PPDB (the Paraphrase Database, http://paraphrase.org) comes in three
@@ -192,7 +196,7 @@ func (r *PPDBReader) parse(line []byte, src Source) (Example, error) {
 	var ent []byte
 	if len(f) == 6 {
 		ent = bytes.TrimSpace(f[5])
-		if !ppdbEntailment[string(ent)] {
+		if !ppdbEntailment(ent) {
 			return r.reject(src, ReasonBadFeature, fmt.Sprintf("entailment class %q is not Equivalence, ForwardEntailment, ReverseEntailment, Independent, OtherRelated or Exclusion", ent), line)
 		}
 	}
@@ -448,10 +452,11 @@ func (r *PPDBHumanReader) parse(line []byte, src Source) (Example, error) {
 	return r.emit(e)
 }
 
-func init() {
+// ppdbFormats returns the formats this file reads; formatList lists it.
+func ppdbFormats() (fs []Format) {
 	shared := "LangA, LangB: en; Dataset: the file name (ppdb-2.0-s-all); ID: ppdb:<dataset>:<line>; " +
 		"Group: the two texts in byte order (a pair and its reverse together); Meta tier"
-	register(Format{
+	fs = append(fs, Format{
 		Name: "ppdb", Corpus: "ppdb", Files: []string{"rules"},
 		Summary: "PPDB 1.0 and 2.0 rules: [LHS] ||| phrase ||| paraphrase ||| features ||| alignment [||| entailment]",
 		Mapping: "A, B: phrase, paraphrase; Label: PPDB2.0Score, else PPDB1.0Score, else none; " +
@@ -460,7 +465,7 @@ func init() {
 			return NewPPDBReader(in[0], o), nil
 		},
 	})
-	register(Format{
+	fs = append(fs, Format{
 		Name: "ppdb-pairs", Corpus: "ppdb", Files: []string{"pairs"},
 		Summary: "PPDB lexical pair list: word<TAB>word",
 		Mapping: "A, B: the two words; no Label; " + shared,
@@ -468,7 +473,7 @@ func init() {
 			return NewPPDBPairsReader(in[0], o), nil
 		},
 	})
-	register(Format{
+	fs = append(fs, Format{
 		Name: "ppdb-human", Corpus: "ppdb", Files: []string{"labels"},
 		Summary: "PPDB 2.0 human labels: average<TAB>[LHS]<TAB>phrase<TAB>paraphrase<TAB>ratings",
 		Mapping: "A, B: phrase, paraphrase; Label: the average rating 1-5; Scores: the ratings; Meta lhs; " + shared,
@@ -476,4 +481,5 @@ func init() {
 			return NewPPDBHumanReader(in[0], o), nil
 		},
 	})
+	return fs
 }

@@ -71,7 +71,10 @@ const (
 	numQuoraCols
 )
 
-var quoraColumns = [numQuoraCols]string{"id", "qid1", "qid2", "question1", "question2", "is_duplicate"}
+// quoraColumns returns the names of the columns, by index.
+func quoraColumns() [numQuoraCols]string {
+	return [numQuoraCols]string{"id", "qid1", "qid2", "question1", "question2", "is_duplicate"}
+}
 
 // NewQuoraReader reads a Quora question-pairs TSV file.
 func NewQuoraReader(in *Input, opts Options) *QuoraReader {
@@ -112,7 +115,7 @@ func (r *QuoraReader) Next() (Example, error) {
 		id, qid1, qid2 := fields[r.col[qcID]], fields[r.col[qcQID1]], fields[r.col[qcQID2]]
 		for i, v := range [...][]byte{id, qid1, qid2} {
 			if !isDigits(v) {
-				return r.reject(src, ReasonBadNumber, fmt.Sprintf("%s %q is not a whole number", quoraColumns[i], v), raw)
+				return r.reject(src, ReasonBadNumber, fmt.Sprintf("%s %q is not a whole number", quoraColumns()[i], v), raw)
 			}
 		}
 		var label float64
@@ -146,10 +149,11 @@ func (r *QuoraReader) Next() (Example, error) {
 func (r *QuoraReader) header() error {
 	r.started = true
 	name := r.inputs[0].Name
+	cols := quoraColumns()
 	fields, _, raw, err := r.recs.next()
 	switch {
 	case err == io.EOF:
-		return &FileError{File: name, Err: fmt.Errorf("%w: empty file, want the Quora header %q", ErrFormat, strings.Join(quoraColumns[:], "\t"))}
+		return &FileError{File: name, Err: fmt.Errorf("%w: empty file, want the Quora header %q", ErrFormat, strings.Join(cols[:], "\t"))}
 	case err != nil && !IsParseError(err):
 		return err
 	}
@@ -158,7 +162,7 @@ func (r *QuoraReader) header() error {
 	}
 	if err == nil && len(fields) == numQuoraCols {
 		for i, f := range fields {
-			for c, want := range quoraColumns {
+			for c, want := range cols {
 				if string(f) == want && r.col[c] < 0 {
 					r.col[c] = i
 				}
@@ -171,7 +175,7 @@ func (r *QuoraReader) header() error {
 				raw = pe.Record
 			}
 			return &FileError{File: name, Err: fmt.Errorf("%w: first line is not the Quora header %q: %q",
-				ErrFormat, strings.Join(quoraColumns[:], "\t"), raw[:min(len(raw), 200)])}
+				ErrFormat, strings.Join(cols[:], "\t"), raw[:min(len(raw), 200)])}
 		}
 	}
 	r.record()
@@ -384,8 +388,9 @@ func (q *quotedRecords) parseError(src Source, reason Reason, detail string, raw
 	return &ParseError{Source: src, Reason: reason, Detail: detail, Record: bytes.Clone(raw[:min(len(raw), q.keep)])}
 }
 
-func init() {
-	register(Format{
+// quoraFormats returns the formats this file reads; formatList lists it.
+func quoraFormats() (fs []Format) {
+	fs = append(fs, Format{
 		Name: "quora", Corpus: "quora", Files: []string{"pairs"},
 		Summary: "Quora question pairs: TSV with a header and CSV-style quoting",
 		Mapping: `A, B: question1, question2; Label: is_duplicate (0 or 1); ID: "quora:"+id; Group: "quora:q"+min(qid1, qid2); Dataset: quora; LangA, LangB: en; Meta: qid1, qid2`,
@@ -393,4 +398,5 @@ func init() {
 			return NewQuoraReader(in[0], o), nil
 		},
 	})
+	return fs
 }

@@ -38,11 +38,14 @@ func (r *pipeReader) Next() (Example, error) {
 func (r *pipeReader) Stats() Stats { return r.st }
 func (r *pipeReader) Close() error { return r.in.Close() }
 
-// TestAddFormatRecipe registers a toy format through register, as a
-// reader's init does, and reads a file with it through OpenFormat, the
-// path `parastream read` and the extract pipeline take.
+// TestAddFormatRecipe registers a toy format through register, as formats
+// does for each entry of formatList, and reads a file with it through the
+// registry's open, the path OpenFormat (`parastream read`, the extract
+// pipeline) takes. The toy is added to a registry of its own, so the
+// package's formats stay as they are.
 func TestAddFormatRecipe(t *testing.T) {
-	register(Format{
+	reg := formats()
+	reg.register(Format{
 		Name: "toy-pipes", Corpus: "toy", Files: []string{"pairs"},
 		Summary: "a toy format: one pair a line, a|b",
 		Mapping: "A, B: the two sides of the line; no Label",
@@ -50,15 +53,14 @@ func TestAddFormatRecipe(t *testing.T) {
 			return &pipeReader{in: in[0], lines: newLineReader(in[0], o.Limits), st: Stats{Rejected: map[Reason]int64{}}}, nil
 		},
 	})
-	t.Cleanup(func() { delete(formats, "toy-pipes") })
-	if _, err := LookupFormat("toy-pipes"); err != nil {
+	if _, err := reg.lookup("toy-pipes"); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "pairs.txt")
 	if err := os.WriteFile(path, []byte("a cat|a feline\nbroken line\nhello|hi\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := OpenFormat("toy-pipes", []string{path}, Options{})
+	r, err := reg.open("toy-pipes", []string{path}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,5 +85,8 @@ func TestAddFormatRecipe(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != "a cat = a feline" || got[1] != "hello = hi" || rejects != 1 || r.Stats().Examples != 2 {
 		t.Errorf("examples %q, %d rejects, stats %+v", got, rejects, r.Stats())
+	}
+	if _, err := LookupFormat("toy-pipes"); err == nil {
+		t.Error("the toy format leaked into the package's formats")
 	}
 }

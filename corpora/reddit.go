@@ -78,10 +78,31 @@ const (
 	numRedditKeys
 )
 
-var redditKeyNames = [numRedditKeys]string{
-	rkID: "id", rkBody: "body", rkTitle: "title", rkSelftext: "selftext", rkAuthor: "author",
-	rkParentID: "parent_id", rkLinkID: "link_id", rkSubreddit: "subreddit",
-	rkCreatedUTC: "created_utc", rkScore: "score",
+// redditKeyName returns the name of key k, the inverse of redditKey.
+func redditKeyName(k int) string {
+	switch k {
+	case rkID:
+		return "id"
+	case rkBody:
+		return "body"
+	case rkTitle:
+		return "title"
+	case rkSelftext:
+		return "selftext"
+	case rkAuthor:
+		return "author"
+	case rkParentID:
+		return "parent_id"
+	case rkLinkID:
+		return "link_id"
+	case rkSubreddit:
+		return "subreddit"
+	case rkCreatedUTC:
+		return "created_utc"
+	case rkScore:
+		return "score"
+	}
+	return ""
 }
 
 // redditKey maps a top-level key to its index in RedditReader.val, or -1.
@@ -174,7 +195,7 @@ func (r *RedditReader) decodeSlow(line []byte) string {
 		return err.Error()
 	}
 	for k := range r.val {
-		r.val[k] = m[redditKeyNames[k]]
+		r.val[k] = m[redditKeyName(k)]
 	}
 	return ""
 }
@@ -198,7 +219,7 @@ func (r *RedditReader) example(src Source) (Example, Reason, string) {
 		return Example{}, ReasonBadJSON, err
 	}
 	if !ok {
-		return Example{}, ReasonMissingField, "no " + redditKeyNames[textKey]
+		return Example{}, ReasonMissingField, "no " + redditKeyName(textKey)
 	}
 	e := Example{
 		ID: prefix + strings.TrimPrefix(id, prefix), Corpus: "reddit", A: text,
@@ -221,7 +242,7 @@ func (r *RedditReader) example(src Source) (Example, Reason, string) {
 			return Example{}, ReasonBadJSON, err
 		}
 		if ok {
-			e.Meta[redditKeyNames[k]] = v
+			e.Meta[redditKeyName(k)] = v
 		}
 	}
 	for _, k := range [...]int{rkCreatedUTC, rkScore} {
@@ -230,7 +251,7 @@ func (r *RedditReader) example(src Source) (Example, Reason, string) {
 			return Example{}, ReasonBadNumber, err
 		}
 		if ok {
-			e.Meta[redditKeyNames[k]] = v
+			e.Meta[redditKeyName(k)] = v
 		}
 	}
 	e.Dataset = e.Meta["subreddit"]
@@ -254,7 +275,7 @@ func (r *RedditReader) text(k int) (s string, ok bool, err string) {
 	case v == nil || string(v) == "null":
 		return "", false, ""
 	case v[0] != '"':
-		return "", false, fmt.Sprintf("%s is %s, want a string", redditKeyNames[k], jsonKind(v))
+		return "", false, fmt.Sprintf("%s is %s, want a string", redditKeyName(k), jsonKind(v))
 	}
 	body := v[1 : len(v)-1]
 	if bytes.IndexByte(body, '\\') < 0 {
@@ -279,16 +300,16 @@ func (r *RedditReader) integer(k int) (s string, ok bool, err string) {
 			num = r.str
 		}
 		if end, ok := scanJSONNumber(num, 0); !ok || end != len(num) {
-			return "", false, fmt.Sprintf("%s %s is not a number", redditKeyNames[k], v)
+			return "", false, fmt.Sprintf("%s %s is not a number", redditKeyName(k), v)
 		}
 	} else if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
-		return "", false, fmt.Sprintf("%s is %s, want a number", redditKeyNames[k], jsonKind(v))
+		return "", false, fmt.Sprintf("%s is %s, want a number", redditKeyName(k), jsonKind(v))
 	}
 	n, perr := strconv.ParseInt(string(num), 10, 64)
 	if perr != nil {
 		f, ferr := strconv.ParseFloat(string(num), 64)
 		if ferr != nil || math.Abs(f) >= 1<<63 {
-			return "", false, fmt.Sprintf("%s %s is out of range", redditKeyNames[k], v)
+			return "", false, fmt.Sprintf("%s %s is out of range", redditKeyName(k), v)
 		}
 		n = int64(math.Floor(f))
 	}
@@ -325,14 +346,26 @@ type jsonScan struct {
 // included.
 const jsonMaxDepth = 10000
 
-// jsonPlain marks the bytes that need no attention inside a string: all
-// but the quote, the backslash and control characters.
-var jsonPlain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
+// jsonPlain marks with 1 the bytes that need no attention inside a string:
+// all but the quote (0x22), the backslash (0x5c) and control characters.
+// Indexed by a byte, a constant string of 256 needs no bounds check.
+const jsonPlain = "" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" + // 0x00
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" + // 0x10
+	"\x01\x01\x00\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0x20
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0x30
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0x40
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x01\x01\x01" + // 0x50
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0x60
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0x70
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0x80
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0x90
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0xa0
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0xb0
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0xc0
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0xd0
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" + // 0xe0
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" //  0xf0
 
 // object checks that data is one JSON object and sets vals[lookup(key)] to
 // the raw value of each key that lookup knows (nil where absent). It
@@ -500,7 +533,7 @@ func skipJSONSpace(data []byte, i int) int {
 func scanJSONString(data []byte, i int) (end int, esc, ok bool) {
 	i++
 	for {
-		for i < len(data) && jsonPlain[data[i]] {
+		for i < len(data) && jsonPlain[data[i]] != 0 {
 			i++
 		}
 		if i >= len(data) {
@@ -641,8 +674,9 @@ func appendJSONString(dst, s []byte) []byte {
 	return dst
 }
 
-func init() {
-	register(Format{
+// redditFormats returns the formats this file reads; formatList lists it.
+func redditFormats() (fs []Format) {
+	fs = append(fs, Format{
 		Name: "reddit-comments", Corpus: "reddit", Files: []string{"comments"},
 		Summary: "pushshift Reddit comments: one JSON object a line (RC_*)",
 		Mapping: `A: body; B: empty (paired later); ID: "t1_"+id; Group: link_id (the thread); Dataset: subreddit; no Label; Meta: author, parent_id, link_id, subreddit, created_utc (integer seconds), score`,
@@ -650,7 +684,7 @@ func init() {
 			return NewRedditCommentsReader(in[0], o), nil
 		},
 	})
-	register(Format{
+	fs = append(fs, Format{
 		Name: "reddit-submissions", Corpus: "reddit", Files: []string{"submissions"},
 		Summary: "pushshift Reddit submissions: one JSON object a line (RS_*)",
 		Mapping: `A: title; B: selftext (empty for a link post); ID and Group: "t3_"+id; Dataset: subreddit; no Label; Meta: author, subreddit, created_utc (integer seconds), score`,
@@ -658,4 +692,5 @@ func init() {
 			return NewRedditSubmissionsReader(in[0], o), nil
 		},
 	})
+	return fs
 }

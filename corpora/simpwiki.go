@@ -162,8 +162,9 @@ func (r *TurkCorpusReader) Next() (Example, error) {
 	})
 }
 
-func init() {
-	register(Format{
+// simpWikiFormats returns the formats this file reads; formatList lists it.
+func simpWikiFormats() (fs []Format) {
+	fs = append(fs, Format{
 		Name: "simpwiki", Corpus: "simpwiki", Files: []string{"normal", "simple"},
 		Summary: "Coster and Kauchak SimpWiki: normal.aligned and simple.aligned, title<TAB>paragraph<TAB>sentence aligned by line",
 		Mapping: "A, B: the normal and simple sentences; Group: simpwiki:<title>; Dataset: simpwiki; ID: simpwiki:<line>; Meta title, paragraph, paragraph_simple; no Label",
@@ -171,7 +172,7 @@ func init() {
 			return NewSimpWikiReader(in[0], in[1], o), nil
 		},
 	})
-	register(Format{
+	fs = append(fs, Format{
 		Name: "turkcorpus", Corpus: "turkcorpus", Files: []string{"norm", "simp"},
 		Summary: "TurkCorpus: <split>.8turkers.tok.norm and .tok.simp aligned by line, lowercased and tokenised",
 		Mapping: "A, B: the norm and simp lines; Dataset: turkcorpus/<split>; Group = ID = turkcorpus:<split>:<line>; no Label",
@@ -179,4 +180,5 @@ func init() {
 			return NewTurkCorpusReader(in[0], in[1], o), nil
 		},
 	})
+	return fs
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -53,7 +52,23 @@ const (
 	sickMaxScore = 5
 )
 
-var stsInputName = regexp.MustCompile(`^(STS[0-9]*)\.input\.(.+)$`)
+// stsInputName splits the name of an STS input file, STS<year>.input.<set>
+// (the year may be absent), into its prefix (STS, STS2016) and its set; ok
+// is false for another name.
+func stsInputName(name string) (prefix, set string, ok bool) {
+	if !strings.HasPrefix(name, "STS") {
+		return "", "", false
+	}
+	i := len("STS")
+	for i < len(name) && name[i] >= '0' && name[i] <= '9' {
+		i++
+	}
+	set, found := strings.CutPrefix(name[i:], ".input.")
+	if !found || set == "" || strings.Contains(set, "\n") {
+		return "", "", false
+	}
+	return name[:i], set, true
+}
 
 // NewSTSReader reads an STS input file and its gold file in lockstep.
 func NewSTSReader(input, gold *Input, opts Options) *STSReader {
@@ -83,8 +98,8 @@ func langsOrDefault(opts Options, lang string) (string, string) {
 func stsDataset(path string) string {
 	name := baseName(path)
 	set := strings.TrimSuffix(name, ".txt")
-	if m := stsInputName.FindStringSubmatch(set); m != nil {
-		set = m[2]
+	if _, s, ok := stsInputName(set); ok {
+		set = s
 	}
 	dir := filepath.Base(filepath.Dir(path))
 	if dir == "." || dir == string(filepath.Separator) || dir == "" {
@@ -99,11 +114,11 @@ func stsDataset(path string) string {
 // the file name does not follow that pattern.
 func STSGoldPath(inputPath string) string {
 	dir, name := filepath.Split(inputPath)
-	m := stsInputName.FindStringSubmatch(name)
-	if m == nil {
+	prefix, set, ok := stsInputName(name)
+	if !ok {
 		return ""
 	}
-	return dir + m[1] + ".gs." + m[2]
+	return dir + prefix + ".gs." + set
 }
 
 // Next returns the next graded pair.
@@ -398,8 +413,9 @@ func (r *SICKReader) Next() (Example, error) {
 	return r.emit(e)
 }
 
-func init() {
-	register(Format{
+// stsFormats returns the formats this file reads; formatList lists it.
+func stsFormats() (fs []Format) {
+	fs = append(fs, Format{
 		Name: "sts", Corpus: "sts", Files: []string{"input", "gold"},
 		Summary: "SemEval STS 2012-2017: STS.input.<set>.txt (s1<TAB>s2) with STS.gs.<set>.txt (gold 0-5)",
 		Mapping: "A, B: s1, s2; Label: the gold score 0-5 (blank gold: skipped as ungraded); Dataset: <year dir>/<set> (2014/deft-forum); Group = ID = sts:<dataset>:<line>; Meta source1, source2: extra columns (2016)",
@@ -407,7 +423,7 @@ func init() {
 			return NewSTSReader(in[0], in[1], o), nil
 		},
 	})
-	register(Format{
+	fs = append(fs, Format{
 		Name: "stsb", Corpus: "stsb", Files: []string{"tsv"},
 		Summary: "STS Benchmark: sts-<split>.csv, tab-separated genre, filename, year, id, score, s1, s2 [, sources]",
 		Mapping: "A, B: s1, s2; Label: the score 0-5; Dataset: stsb/<split>; Group = ID = stsb:<split>:<line>; Meta genre, filename, year, sid, source1, source2",
@@ -415,7 +431,7 @@ func init() {
 			return NewSTSBReader(in[0], o), nil
 		},
 	})
-	register(Format{
+	fs = append(fs, Format{
 		Name: "sick", Corpus: "sick", Files: []string{"tsv"},
 		Summary: "SICK 2014: SICK_<split>.txt, tab-separated with a header pair_ID, sentence_A, sentence_B, relatedness_score, entailment_judgment",
 		Mapping: "A, B: sentence_A, sentence_B; Label: relatedness 1-5; Dataset: sick/<split>; Group = ID = sick:<pair_ID>; Meta entailment",
@@ -423,4 +439,5 @@ func init() {
 			return NewSICKReader(in[0], o), nil
 		},
 	})
+	return fs
 }

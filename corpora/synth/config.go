@@ -79,7 +79,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("malformed rate %g: give a fraction below 1 (0 for the default %g, negative for none)", c.MalformedRate, DefaultMalformedRate))
 	}
 	if c.Era != "" {
-		if _, ok := eraByName[c.Era]; !ok && c.Era != "mixed" {
+		if _, ok := eraByName(c.Era); !ok && c.Era != "mixed" {
 			errs = append(errs, fmt.Errorf("era %q: give one of %v", c.Era, Eras()))
 		}
 	}

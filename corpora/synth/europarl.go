@@ -25,11 +25,12 @@ func Europarl(wa, wb io.Writer, cfg Config) (Stats, error) {
 	}
 	cfg = cfg.withDefaults()
 	r := newRNG(mix(cfg.Seed) ^ 0xe0e0)
+	g := newEPGen()
 	var st Stats
 	oa, ob := newOutput(wa), newOutput(wb)
 	var en, fr []byte
 	return st, rowLoop(cfg, &st, []*output{oa, ob}, r, func(bad bool) error {
-		en, fr = europarlPair(en[:0], fr[:0], r)
+		en, fr = g.pair(en[:0], fr[:0], r)
 		if bad {
 			st.malformed(corpora.ReasonBadUTF8)
 			fr = append(fr, " (d\xe9cembre)"...)
@@ -40,6 +41,25 @@ func Europarl(wa, wb io.Writer, cfg Config) (Stats, error) {
 		ob.write(fr)
 		return nil
 	})
+}
+
+// epGen writes parallel sentences from its tables: see the functions of
+// the same names.
+type epGen struct {
+	openers, verbs, verbsDe, adverbials []enfr
+	connectors, formulas                []enfr
+	subjects                            []subject
+	modals                              []modal
+	objects                             []object
+	members                             []string
+}
+
+func newEPGen() *epGen {
+	return &epGen{
+		openers: epOpeners(), verbs: epVerbs(), verbsDe: epVerbsDe(), adverbials: epAdverbials(),
+		connectors: epConnectors(), formulas: epFormulas(),
+		subjects: epSubjects(), modals: epModals(), objects: epObjects(), members: epMembers(),
+	}
 }
 
 // A pair of parallel phrases.
@@ -63,8 +83,8 @@ type object struct {
 	en, fr, frDe string
 }
 
-var (
-	epOpeners = []enfr{
+func epOpeners() []enfr {
+	return []enfr{
 		{"", ""}, {"", ""}, {"", ""}, {"", ""},
 		{"Mr President, ", "Monsieur le Président, "}, {"Madam President, ", "Madame la Présidente, "},
 		{"Ladies and gentlemen, ", "Mesdames et Messieurs, "}, {"In my opinion, ", "À mon avis, "},
@@ -73,7 +93,10 @@ var (
 		{"Commissioner, ", "Monsieur le Commissaire, "}, {"Secondly, ", "Deuxièmement, "},
 		{"For this reason, ", "C'est pourquoi "}, {"As you know, ", "Comme vous le savez, "},
 	}
-	epSubjects = []subject{
+}
+
+func epSubjects() []subject {
+	return []subject{
 		{enfr{"the Commission", "la Commission"}, 2}, {enfr{"the Council", "le Conseil"}, 2},
 		{enfr{"this Parliament", "ce Parlement"}, 2}, {enfr{"the Member States", "les États membres"}, 3},
 		{enfr{"we", "nous"}, 1}, {enfr{"I", "je"}, 0}, {enfr{"my group", "mon groupe"}, 2},
@@ -82,7 +105,10 @@ var (
 		{enfr{"the Committee on Budgets", "la commission des budgets"}, 2},
 		{enfr{"our citizens", "nos concitoyens"}, 3}, {enfr{"the candidate countries", "les pays candidats"}, 3},
 	}
-	epModals = []modal{
+}
+
+func epModals() []modal {
+	return []modal{
 		{"must", [4]string{"dois", "devons", "doit", "doivent"}},
 		{"should", [4]string{"devrais", "devrions", "devrait", "devraient"}},
 		{"cannot", [4]string{"ne peux pas", "ne pouvons pas", "ne peut pas", "ne peuvent pas"}},
@@ -91,18 +117,27 @@ var (
 		{"is going to", [4]string{"vais", "allons", "va", "vont"}},
 		{"can", [4]string{"peux", "pouvons", "peut", "peuvent"}},
 	}
-	epVerbs = []enfr{
+}
+
+func epVerbs() []enfr {
+	return []enfr{
 		{"support", "soutenir"}, {"reject", "rejeter"}, {"examine", "examiner"}, {"adopt", "adopter"},
 		{"strengthen", "renforcer"}, {"improve", "améliorer"}, {"accept", "accepter"},
 		{"defend", "défendre"}, {"finance", "financer"}, {"simplify", "simplifier"},
 		{"implement", "mettre en œuvre"}, {"protect", "protéger"}, {"reform", "réformer"},
 		{"welcome", "saluer"}, {"respect", "respecter"}, {"guarantee", "garantir"},
 	}
-	// epVerbsDe take their object after "de".
-	epVerbsDe = []enfr{
+}
+
+// epVerbsDe take their object after "de".
+func epVerbsDe() []enfr {
+	return []enfr{
 		{"take account of", "tenir compte"}, {"talk about", "parler"}, {"take note of", "prendre acte"},
 	}
-	epObjects = []object{
+}
+
+func epObjects() []object {
+	return []object{
 		{"this report", "ce rapport", "de ce rapport"}, {"the proposal", "la proposition", "de la proposition"},
 		{"the directive on working time", "la directive sur le temps de travail", "de la directive sur le temps de travail"},
 		{"the common agricultural policy", "la politique agricole commune", "de la politique agricole commune"},
@@ -123,7 +158,10 @@ var (
 		{"the rules of procedure", "le règlement", "du règlement"},
 		{"the interests of consumers", "les intérêts des consommateurs", "des intérêts des consommateurs"},
 	}
-	epAdverbials = []enfr{
+}
+
+func epAdverbials() []enfr {
+	return []enfr{
 		{"", ""}, {"", ""}, {"", ""},
 		{" as soon as possible", " dès que possible"}, {" in the coming years", " dans les années à venir"},
 		{" at European level", " au niveau européen"}, {" without delay", " sans délai"},
@@ -131,9 +169,18 @@ var (
 		{" in the interests of our citizens", " dans l'intérêt de nos concitoyens"},
 		{" before the end of the year", " avant la fin de l'année"}, {" at first reading", " en première lecture"},
 	}
-	epConnectors = []enfr{{" because ", " parce que "}, {", and ", ", et "}, {", but ", ", mais "}, {" since ", " puisque "}}
-	epMembers    = []string{"Fischler", "Lange", "Cox", "Barnier", "Poettering", "Bolkestein", "Wallström", "Monti", "Schreyer", "Kinnock", "Evans", "Berthu", "Hautala", "Watson"}
-	epFormulas   = []enfr{
+}
+
+func epConnectors() []enfr {
+	return []enfr{{" because ", " parce que "}, {", and ", ", et "}, {", but ", ", mais "}, {" since ", " puisque "}}
+}
+
+func epMembers() []string {
+	return []string{"Fischler", "Lange", "Cox", "Barnier", "Poettering", "Bolkestein", "Wallström", "Monti", "Schreyer", "Kinnock", "Evans", "Berthu", "Hautala", "Watson"}
+}
+
+func epFormulas() []enfr {
+	return []enfr{
 		{"The debate is closed.", "Le débat est clos."},
 		{"(Applause)", "(Applaudissements)"},
 		{"(Parliament approved the Minutes)", "(Le procès-verbal est adopté)"},
@@ -145,15 +192,15 @@ var (
 		{"I have received six motions for resolutions.", "J'ai reçu six propositions de résolution."},
 		{"We shall now proceed to the vote.", "Nous allons maintenant procéder au vote."},
 	}
-)
+}
 
-// europarlPair appends one English sentence to en and its French
+// pair appends one English sentence to en and its French
 // translation to fr.
-func europarlPair(en, fr []byte, r *rng) ([]byte, []byte) {
+func (g *epGen) pair(en, fr []byte, r *rng) ([]byte, []byte) {
 	u := r.float()
 	switch {
 	case u < 0.08:
-		f := pick(r, epFormulas)
+		f := pick(r, g.formulas)
 		return append(en, f.en...), append(fr, f.fr...)
 	case u < 0.13:
 		h, m := 9+r.intn(15), 5*r.intn(12)
@@ -164,7 +211,7 @@ func europarlPair(en, fr []byte, r *rng) ([]byte, []byte) {
 		fr = appendClock(fr, h, m, false)
 		return en, append(fr, ')')
 	case u < 0.2:
-		name := pick(r, epMembers)
+		name := pick(r, g.members)
 		en = append(en, "I should like to thank the rapporteur, Mr "...)
 		en = append(en, name...)
 		en = append(en, ", for his excellent work."...)
@@ -173,7 +220,7 @@ func europarlPair(en, fr []byte, r *rng) ([]byte, []byte) {
 		return en, append(fr, ", pour son excellent travail."...)
 	case u < 0.26:
 		n := 1 + r.intn(60)
-		o := pick(r, epObjects)
+		o := pick(r, g.objects)
 		en = append(en, "Amendment No "...)
 		en = strconv.AppendInt(en, int64(n), 10)
 		en = append(en, " concerns "...)
@@ -185,8 +232,8 @@ func europarlPair(en, fr []byte, r *rng) ([]byte, []byte) {
 		fr = append(fr, o.fr...)
 		return en, append(fr, '.')
 	case u < 0.32:
-		s := pick(r, epSubjects)
-		o := pick(r, epObjects)
+		s := pick(r, g.subjects)
+		o := pick(r, g.objects)
 		en = append(en, "Can "...)
 		en = append(en, s.en...)
 		en = append(en, " tell us what will happen to "...)
@@ -196,25 +243,25 @@ func europarlPair(en, fr []byte, r *rng) ([]byte, []byte) {
 		fr = append(fr, o.frDe...)
 		return en, append(fr, " ?"...)
 	}
-	op := pick(r, epOpeners)
+	op := pick(r, g.openers)
 	enStart, frStart := len(en), len(fr)
 	en = append(en, op.en...)
 	fr = append(fr, op.fr...)
-	en, fr = europarlClause(en, fr, r)
+	en, fr = g.clause(en, fr, r)
 	if r.chance(0.3) {
-		c := pick(r, epConnectors)
+		c := pick(r, g.connectors)
 		en = append(en, c.en...)
 		fr = append(fr, c.fr...)
-		en, fr = europarlClause(en, fr, r)
+		en, fr = g.clause(en, fr, r)
 	}
 	capitalise(en[enStart:])
 	capitaliseUTF8(fr[frStart:])
 	return append(en, '.'), append(fr, '.')
 }
 
-func europarlClause(en, fr []byte, r *rng) ([]byte, []byte) {
-	s := pick(r, epSubjects)
-	m := pick(r, epModals)
+func (g *epGen) clause(en, fr []byte, r *rng) ([]byte, []byte) {
+	s := pick(r, g.subjects)
+	m := pick(r, g.modals)
 	en = append(en, s.en...)
 	en = append(en, ' ')
 	enModal := m.en
@@ -235,9 +282,9 @@ func europarlClause(en, fr []byte, r *rng) ([]byte, []byte) {
 	fr = append(fr, ' ')
 	fr = append(fr, m.fr[s.person]...) // "ne peut pas" comes before the infinitive too
 	fr = append(fr, ' ')
-	o := pick(r, epObjects)
+	o := pick(r, g.objects)
 	if r.chance(0.15) {
-		v := pick(r, epVerbsDe)
+		v := pick(r, g.verbsDe)
 		en = append(en, v.en...)
 		fr = append(fr, v.fr...)
 		en = append(en, ' ')
@@ -245,7 +292,7 @@ func europarlClause(en, fr []byte, r *rng) ([]byte, []byte) {
 		fr = append(fr, ' ')
 		fr = append(fr, o.frDe...)
 	} else {
-		v := pick(r, epVerbs)
+		v := pick(r, g.verbs)
 		en = append(en, v.en...)
 		fr = append(fr, v.fr...)
 		en = append(en, ' ')
@@ -253,7 +300,7 @@ func europarlClause(en, fr []byte, r *rng) ([]byte, []byte) {
 		fr = append(fr, ' ')
 		fr = append(fr, o.fr...)
 	}
-	a := pick(r, epAdverbials)
+	a := pick(r, g.adverbials)
 	en = append(en, a.en...)
 	fr = append(fr, a.fr...)
 	return en, fr

@@ -35,14 +35,14 @@ func PPDB(w io.Writer, cfg Config) (Stats, error) {
 		return Stats{}, err
 	}
 	cfg = cfg.withDefaults()
-	g := &ppdbGen{r: newRNG(mix(cfg.Seed) ^ 0x99db), v1: cfg.PPDBVersion == 1, en: sharedEnglish()}
+	g := newPPDBGen(cfg)
 	var st Stats
 	out := newOutput(w)
 	return st, rowLoop(cfg, &st, []*output{out}, g.r, func(bad bool) error {
 		rule := g.next()
 		var reason corpora.Reason
 		if bad {
-			reason = pick(g.r, ppdbMalformed)
+			reason = pick(g.r, g.malformed)
 			st.malformed(reason)
 		}
 		g.buf = g.write(g.buf[:0], rule, reason)
@@ -51,7 +51,9 @@ func PPDB(w io.Writer, cfg Config) (Stats, error) {
 	})
 }
 
-var ppdbMalformed = []corpora.Reason{corpora.ReasonFieldCount, corpora.ReasonBadLHS, corpora.ReasonEmptyText, corpora.ReasonBadFeature, corpora.ReasonBadAlignment}
+func ppdbMalformed() []corpora.Reason {
+	return []corpora.Reason{corpora.ReasonFieldCount, corpora.ReasonBadLHS, corpora.ReasonEmptyText, corpora.ReasonBadFeature, corpora.ReasonBadAlignment}
+}
 
 // Kinds of paraphrase pair, which set the entailment class.
 const (
@@ -63,7 +65,28 @@ const (
 	relOther
 )
 
-var relNames = [...]string{"Equivalence", "ForwardEntailment", "ReverseEntailment", "Exclusion", "Independent", "OtherRelated"}
+// relName returns the entailment class of a kind of pair.
+func relName(rel int) string {
+	switch rel {
+	case relEquivalence:
+		return "Equivalence"
+	case relForward:
+		return "ForwardEntailment"
+	case relReverse:
+		return "ReverseEntailment"
+	case relExclusion:
+		return "Exclusion"
+	case relIndependent:
+		return "Independent"
+	}
+	return "OtherRelated"
+}
+
+// ppdbPhrase is a multi-word paraphrase and its label.
+type ppdbPhrase struct{ lhs, a, b string }
+
+// ppdbSyntax is a rule with nonterminals and its alignment.
+type ppdbSyntax struct{ lhs, a, b, align string }
 
 type ppdbRule struct {
 	lhs   string
@@ -80,11 +103,29 @@ type ppdbGen struct {
 	en      *english
 	pending []ppdbRule // reverse rules still to write
 	buf     []byte
+
+	// The tables drawn from: see the functions of the same names.
+	nounSyn, verbSyn, adjSyn, advSyn [][]string
+	hypernyms, antonyms              [][2]string
+	phrases                          []ppdbPhrase
+	syntactic                        []ppdbSyntax
+	malformed                        []corpora.Reason
 }
 
-// Synonym sets by part of speech.
-var (
-	ppdbNounSyn = [][]string{
+func newPPDBGen(cfg Config) *ppdbGen {
+	return &ppdbGen{
+		r: newRNG(mix(cfg.Seed) ^ 0x99db), v1: cfg.PPDBVersion == 1, en: newEnglish(),
+		nounSyn: ppdbNounSyn(), verbSyn: ppdbVerbSyn(), adjSyn: ppdbAdjSyn(), advSyn: ppdbAdvSyn(),
+		hypernyms: ppdbHypernyms(), antonyms: ppdbAntonyms(),
+		phrases: ppdbPhrases(), syntactic: ppdbSyntactic(),
+		malformed: ppdbMalformed(),
+	}
+}
+
+// ppdbNounSyn, ppdbVerbSyn, ppdbAdjSyn and ppdbAdvSyn return synonym sets
+// by part of speech.
+func ppdbNounSyn() [][]string {
+	return [][]string{
 		{"car", "automobile", "vehicle", "auto"}, {"house", "home", "residence", "dwelling"},
 		{"job", "work", "employment", "occupation"}, {"problem", "issue", "difficulty", "trouble"},
 		{"kid", "child", "youngster"}, {"doctor", "physician"}, {"money", "funds", "cash"},
@@ -99,7 +140,10 @@ var (
 		{"end", "conclusion", "close"}, {"worker", "employee", "labourer"}, {"people", "persons", "individuals"},
 		{"price", "cost"}, {"view", "opinion"}, {"amount", "quantity", "sum"}, {"kind", "sort", "type"},
 	}
-	ppdbVerbSyn = [][]string{
+}
+
+func ppdbVerbSyn() [][]string {
+	return [][]string{
 		{"buy", "purchase", "acquire"}, {"begin", "start", "commence"}, {"end", "finish", "conclude"},
 		{"help", "assist", "aid"}, {"show", "demonstrate", "display"}, {"get", "obtain", "receive"},
 		{"use", "utilize", "employ"}, {"try", "attempt"}, {"need", "require"}, {"make", "create", "produce"},
@@ -109,7 +153,10 @@ var (
 		{"say", "state", "declare"}, {"support", "back", "endorse"}, {"increase", "raise", "boost"},
 		{"reduce", "decrease", "lower", "cut"}, {"answer", "respond", "reply"}, {"build", "construct"},
 	}
-	ppdbAdjSyn = [][]string{
+}
+
+func ppdbAdjSyn() [][]string {
+	return [][]string{
 		{"big", "large", "huge", "great"}, {"small", "little", "tiny"}, {"fast", "quick", "rapid", "swift"},
 		{"hard", "difficult", "tough"}, {"happy", "glad", "pleased"}, {"sad", "unhappy"},
 		{"important", "significant", "crucial", "essential"}, {"correct", "right", "accurate"},
@@ -118,27 +165,39 @@ var (
 		{"main", "principal", "chief", "primary"}, {"whole", "entire", "complete"}, {"clear", "obvious", "evident"},
 		{"possible", "feasible"}, {"necessary", "needed", "required"}, {"current", "present"},
 	}
-	ppdbAdvSyn = [][]string{
+}
+
+func ppdbAdvSyn() [][]string {
+	return [][]string{
 		{"quickly", "rapidly", "swiftly"}, {"often", "frequently"}, {"maybe", "perhaps", "possibly"},
 		{"very", "really", "extremely", "highly"}, {"almost", "nearly", "practically"},
 		{"about", "approximately", "roughly", "around"}, {"mainly", "mostly", "primarily", "chiefly"},
 		{"now", "currently", "presently"}, {"also", "too"}, {"completely", "totally", "entirely", "fully"},
 	}
-	// ppdbHypernyms pairs a word with a more general one.
-	ppdbHypernyms = [][2]string{
+}
+
+// ppdbHypernyms pairs a word with a more general one.
+func ppdbHypernyms() [][2]string {
+	return [][2]string{
 		{"dog", "animal"}, {"car", "vehicle"}, {"rose", "flower"}, {"apple", "fruit"}, {"hammer", "tool"},
 		{"oak", "tree"}, {"violin", "instrument"}, {"cancer", "disease"}, {"whale", "mammal"},
 		{"poodle", "dog"}, {"sparrow", "bird"}, {"novel", "book"}, {"shirt", "clothing"}, {"truck", "vehicle"},
 		{"salmon", "fish"}, {"teacher", "person"}, {"paris", "city"}, {"french", "language"}, {"gold", "metal"},
 		{"sprint", "run"}, {"whisper", "speak"}, {"stroll", "walk"}, {"devour", "eat"}, {"scarlet", "red"},
 	}
-	ppdbAntonyms = [][2]string{
+}
+
+func ppdbAntonyms() [][2]string {
+	return [][2]string{
 		{"hot", "cold"}, {"big", "small"}, {"increase", "decrease"}, {"win", "lose"}, {"open", "close"},
 		{"always", "never"}, {"buy", "sell"}, {"accept", "reject"}, {"early", "late"}, {"rich", "poor"},
 		{"success", "failure"}, {"before", "after"}, {"friend", "enemy"}, {"full", "empty"},
 	}
-	// ppdbPhrases are multi-word paraphrases, with their label.
-	ppdbPhrases = []struct{ lhs, a, b string }{
+}
+
+// ppdbPhrases returns multi-word paraphrases, with their label.
+func ppdbPhrases() []ppdbPhrase {
+	return []ppdbPhrase{
 		{"[PP]", "in order to", "to"}, {"[PP]", "at the moment", "now"}, {"[SBAR]", "in the event that", "if"},
 		{"[PP]", "with regard to", "regarding"}, {"[PP]", "with respect to", "concerning"},
 		{"[PP]", "in spite of", "despite"}, {"[PP]", "because of", "due to"}, {"[PP]", "prior to", "before"},
@@ -151,8 +210,11 @@ var (
 		{"[X]", "can not", "can 't"}, {"[X]", "i am", "i 'm"}, {"[S]", "that is all", "that 's it"},
 		{"[ADJP]", "very important", "crucial"}, {"[ADJP]", "not possible", "impossible"},
 	}
-	// ppdbSyntactic are rules with nonterminals, with their alignments.
-	ppdbSyntactic = []struct{ lhs, a, b, align string }{
+}
+
+// ppdbSyntactic returns rules with nonterminals, with their alignments.
+func ppdbSyntactic() []ppdbSyntax {
+	return []ppdbSyntax{
 		{"[NP]", "the [NN,1] of the [NN,2]", "the [NN,2] 's [NN,1]", "0-0 1-3 3-0 4-1"},
 		{"[NP]", "[NN,1] of [NNP,2]", "[NNP,2] 's [NN,1]", "0-2 1-1 2-0"},
 		{"[VP]", "[VB,1] the [NN,2]", "[VB,1] the [NN,2]", "0-0 1-1 2-2"},
@@ -164,7 +226,7 @@ var (
 		{"[X]", "[X,1] in order to [VB,2]", "[X,1] to [VB,2]", "0-0 1-1 2-1 3-1 4-2"},
 		{"[VP]", "[VBD,1] up [NP,2]", "[VBD,1] [NP,2]", "0-0 2-1"},
 	}
-)
+}
 
 // next returns the next rule to write: a reverse waiting its turn, or a
 // new pair (whose reverse then waits).
@@ -210,11 +272,11 @@ func (g *ppdbGen) newRule() ppdbRule {
 			rule.score -= 0.8
 		}
 	case u < 0.55: // hypernyms
-		h := pick(r, ppdbHypernyms)
+		h := pick(r, g.hypernyms)
 		rule.lhs, rule.a, rule.b, rule.align, rule.rel = posOf(h[0]), h[0], h[1], "0-0", relForward
 		rule.score = 2.8 + r.float()
 	case u < 0.60:
-		h := pick(r, ppdbAntonyms)
+		h := pick(r, g.antonyms)
 		rule.lhs, rule.a, rule.b, rule.align, rule.rel = posOf(h[0]), h[0], h[1], "0-0", relExclusion
 		rule.score = 1.5 + r.float()
 	case u < 0.75: // noise: unrelated words of one part of speech
@@ -236,7 +298,7 @@ func (g *ppdbGen) newRule() ppdbRule {
 		}
 		rule.score = 1 + 2.2*r.float()
 	case u < 0.90:
-		p := pick(r, ppdbPhrases)
+		p := pick(r, g.phrases)
 		rule.lhs, rule.a, rule.b = p.lhs, p.a, p.b
 		if r.chance(0.3) {
 			rule.lhs = "[X]"
@@ -248,7 +310,7 @@ func (g *ppdbGen) newRule() ppdbRule {
 		}
 		rule.score = 2.5 + 2*r.float()
 	default:
-		s := pick(r, ppdbSyntactic)
+		s := pick(r, g.syntactic)
 		rule.lhs, rule.a, rule.b, rule.align = s.lhs, s.a, s.b, s.align
 		rule.rel = relEquivalence
 		if r.chance(0.5) {
@@ -267,13 +329,13 @@ func (g *ppdbGen) synonyms() (lhs, a, b string) {
 	pos := r.intn(4)
 	switch pos {
 	case 0:
-		set = pick(r, ppdbNounSyn)
+		set = pick(r, g.nounSyn)
 	case 1:
-		set = pick(r, ppdbVerbSyn)
+		set = pick(r, g.verbSyn)
 	case 2:
-		set = pick(r, ppdbAdjSyn)
+		set = pick(r, g.adjSyn)
 	default:
-		set = pick(r, ppdbAdvSyn)
+		set = pick(r, g.advSyn)
 	}
 	i := r.intn(len(set))
 	j := (i + 1 + r.intn(len(set)-1)) % len(set)
@@ -383,7 +445,7 @@ func (g *ppdbGen) write(b []byte, rule ppdbRule, reason corpora.Reason) []byte {
 	}
 	if !g.v1 {
 		b = append(b, " ||| "...)
-		b = append(b, relNames[rule.rel]...)
+		b = append(b, relName(rule.rel)...)
 	}
 	return append(b, '\n')
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 
 	"github.com/parastream/parastream/corpora"
 )
@@ -105,6 +104,13 @@ type redditGen struct {
 	outS   *output
 	statsC Stats
 	statsS Stats
+	eraMix *alias // the eras of a "mixed" file
+
+	// Text and names drawn from: see the functions of the same names.
+	reactions, emoji                  []string
+	french, german, japanese, russian []string
+	bots, flairs                      []string
+	malformed                         []corpora.Reason
 
 	heap        []*thread
 	free        []*thread
@@ -120,14 +126,19 @@ type redditGen struct {
 
 // The first ids, as in the dump RC_2024-02: comment "kod0bkd", submission
 // "1afwvv8".
-var (
-	firstComment, _ = strconv.ParseUint("kod0000", 36, 64)
-	firstLink, _    = strconv.ParseUint("1afw000", 36, 64)
+const (
+	firstComment = 45008669952 // "kod0000" in base 36
+	firstLink    = 2808131328  // "1afw000"
 )
 
 func newRedditGen(cfg Config) *redditGen {
-	g := &redditGen{cfg: cfg, r: newRNG(mix(cfg.Seed) ^ 0x5eddf00d), en: sharedEnglish(), subs: sharedSubreddits()}
-	g.subA = sharedSubAlias()
+	g := &redditGen{cfg: cfg, r: newRNG(mix(cfg.Seed) ^ 0x5eddf00d), en: newEnglish(), subs: newSubreddits()}
+	g.subA = zipfAlias(len(g.subs), 1.0, 3)
+	g.eraMix = newEraMix()
+	g.reactions, g.emoji = reactionList(), emojiList()
+	g.french, g.german, g.japanese, g.russian = frenchSentences(), germanSentences(), japaneseSentences(), russianSentences()
+	g.bots, g.flairs = botNames(), flairs()
+	g.malformed = redditMalformed()
 	g.nextComment = firstComment + mix(cfg.Seed)%1000
 	g.nextLink = firstLink + mix(cfg.Seed+1)%1000
 	// Threads open as a Poisson process whose rate gives cfg.CommentRate
@@ -248,7 +259,7 @@ func (g *redditGen) newThread() *thread {
 func (g *redditGen) title(r *rng, lang string) string {
 	g.tmp = g.tmp[:0]
 	if lang != "en" {
-		return pick(r, foreignSentences(lang))
+		return pick(r, g.foreignSentences(lang))
 	}
 	kind := kindStatement
 	if r.chance(0.4) {
@@ -332,15 +343,15 @@ func (g *redditGen) comment(th *thread) {
 		}
 		body = append(body, "[removed]"...)
 	case u < pDeletedBody+pRemovedBody+pBot:
-		bi := r.intn(len(botNames))
-		if botNames[bi] == "RemindMeBot" && top {
+		bi := r.intn(len(g.bots))
+		if g.bots[bi] == "RemindMeBot" && top {
 			bi = 0 // RemindMeBot answers a comment; AutoModerator the post
 		}
-		if botNames[bi] == "AutoModerator" {
+		if g.bots[bi] == "AutoModerator" {
 			top = true
 		}
 		author = authorBot - int64(bi)
-		body = g.botBody(body, r, botNames[bi], th, commentRef{id: id, parent: parent, created: created})
+		body = g.botBody(body, r, g.bots[bi], th, commentRef{id: id, parent: parent, created: created})
 	default:
 		author = g.humanAuthor(r, th, parentAuthor)
 		if r.chance(pGoneAuthor) {
@@ -456,8 +467,10 @@ func (g *redditGen) down(i int) {
 	}
 }
 
-// Malformed records, one reason each.
-var redditMalformed = []corpora.Reason{corpora.ReasonBadJSON, corpora.ReasonBadUTF8, corpora.ReasonMissingField, corpora.ReasonBadNumber}
+// redditMalformed returns the kinds of malformed record, one reason each.
+func redditMalformed() []corpora.Reason {
+	return []corpora.Reason{corpora.ReasonBadJSON, corpora.ReasonBadUTF8, corpora.ReasonMissingField, corpora.ReasonBadNumber}
+}
 
 // spoil turns the record in b into a malformed one: truncated JSON, an
 // invalid UTF-8 byte, or created_utc "abc" (a missing id is written by the

@@ -2,7 +2,6 @@ package synth
 
 import (
 	"strconv"
-	"sync"
 
 	"github.com/parastream/parastream/corpora"
 )
@@ -19,25 +18,34 @@ const (
 	era2024            // 66 to 71 keys, a float (and "created" too)
 )
 
-var eraByName = map[string]era{"2005": era2005, "2012": era2012, "2019": era2019, "2020": era2020, "2024": era2024}
-
-// eraMix is the share of each era in a "mixed" file.
-var eraMix = newAlias([]float64{era2005: 0.05, era2012: 0.10, era2019: 0.10, era2020: 0.20, era2024: 0.55})
-
-func (g *redditGen) pickEra(r *rng) era {
-	if e, ok := eraByName[g.cfg.Era]; ok {
-		return e
+// eraByName returns the era a Config.Era names ("2005" ... "2024").
+func eraByName(name string) (era, bool) {
+	switch name {
+	case "2005":
+		return era2005, true
+	case "2012":
+		return era2012, true
+	case "2019":
+		return era2019, true
+	case "2020":
+		return era2020, true
+	case "2024":
+		return era2024, true
 	}
-	return era(eraMix.sample(r))
+	return 0, false
 }
 
-// The vocabulary and the subreddits are built once and shared: they are
-// read only.
-var (
-	sharedEnglish    = sync.OnceValue(newEnglish)
-	sharedSubreddits = sync.OnceValue(newSubreddits)
-	sharedSubAlias   = sync.OnceValue(func() *alias { return zipfAlias(len(subredditList), 1.0, 3) })
-)
+// newEraMix returns the sampler of eras in a "mixed" file, by their share.
+func newEraMix() *alias {
+	return newAlias([]float64{era2005: 0.05, era2012: 0.10, era2019: 0.10, era2020: 0.20, era2024: 0.55})
+}
+
+func (g *redditGen) pickEra(r *rng) era {
+	if e, ok := eraByName(g.cfg.Era); ok {
+		return e
+	}
+	return era(g.eraMix.sample(r))
+}
 
 // commentRec is what a comment record says, less the fields drawn as it
 // is written.
@@ -59,7 +67,7 @@ func (g *redditGen) appendUserName(b []byte, a int64) []byte {
 		return append(b, "[deleted]"...)
 	}
 	if a <= authorBot {
-		return append(b, botNames[authorBot-a]...)
+		return append(b, g.bots[authorBot-a]...)
 	}
 	h := mix(uint64(a) + 0x7a3b9c1d)
 	en := g.en
@@ -119,14 +127,17 @@ func appendFullname(b []byte, a int64) []byte {
 	return appendBase36(b, 36*36*36*36+mix(uint64(a)+99)%(36*36*36*36*36*36*36))
 }
 
-// flairs are user flairs; the CSS class of each is "flair-" and its index.
-var flairs = []string{"PS4", "PC", "Xbox", "Verified", "Moderator", "Canada", "Texas", "Expert", "Bronze", "🦀", "Top 1% Commenter"}
+// flairs returns the user flairs; the CSS class of each is "flair-" and
+// its index.
+func flairs() []string {
+	return []string{"PS4", "PC", "Xbox", "Verified", "Moderator", "Canada", "Texas", "Expert", "Bronze", "🦀", "Top 1% Commenter"}
+}
 
 // writeComment writes one comment record and its newline.
 func (g *redditGen) writeComment(b []byte, r *rng, e era, c *commentRec, bad bool) []byte {
 	var reason corpora.Reason
 	if bad {
-		reason = pick(r, redditMalformed)
+		reason = pick(r, g.malformed)
 		g.statsC.malformed(reason)
 	}
 	omitID := reason == corpora.ReasonMissingField
@@ -138,10 +149,10 @@ func (g *redditGen) writeComment(b []byte, r *rng, e era, c *commentRec, bad boo
 	}
 	deleted := c.author == authorDeleted
 	bot := c.author <= authorBot
-	mod := bot && botNames[authorBot-c.author] == "AutoModerator"
+	mod := bot && g.bots[authorBot-c.author] == "AutoModerator"
 	flair := -1
 	if !deleted && r.chance(0.06) {
-		flair = r.intn(len(flairs))
+		flair = r.intn(len(g.flairs))
 	}
 	o := jsonObject{b: b}
 	o.open()
@@ -489,7 +500,7 @@ func (g *redditGen) flairText(o *jsonObject, flair int) {
 	if flair < 0 {
 		o.null("author_flair_text")
 	} else {
-		o.str("author_flair_text", flairs[flair])
+		o.str("author_flair_text", g.flairs[flair])
 	}
 }
 

@@ -34,7 +34,7 @@ func (g *redditGen) submission(r *rng, h threadHead) {
 	st.Rows++
 	var reason corpora.Reason
 	if g.cfg.MalformedRate > 0 && r.chance(g.cfg.MalformedRate) {
-		reason = pick(r, redditMalformed)
+		reason = pick(r, g.malformed)
 		st.malformed(reason)
 	}
 	e := g.pickEra(r)

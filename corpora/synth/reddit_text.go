@@ -36,11 +36,14 @@ const (
 	maxBodyBytes  = 10000
 )
 
-// The bots: each a name ending in "bot" (any case), or AutoModerator.
-var botNames = []string{
-	"AutoModerator", "AutoModerator", "AutoModerator", "AutoModerator", "AutoModerator", "AutoModerator",
-	"RemindMeBot", "RemindMeBot", "WikiSummarizerBot", "sneakpeekbot", "haikusbot", "converter-bot",
-	"LinkifyBot", "RepostSleuthBot", "timezone_bot", "xkcd_bot", "image_linker_bot", "exclaim_bot",
+// botNames returns the bots: each a name ending in "bot" (any case), or
+// AutoModerator.
+func botNames() []string {
+	return []string{
+		"AutoModerator", "AutoModerator", "AutoModerator", "AutoModerator", "AutoModerator", "AutoModerator",
+		"RemindMeBot", "RemindMeBot", "WikiSummarizerBot", "sneakpeekbot", "haikusbot", "converter-bot",
+		"LinkifyBot", "RepostSleuthBot", "timezone_bot", "xkcd_bot", "image_linker_bot", "exclaim_bot",
+	}
 }
 
 const b64url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -138,7 +141,7 @@ func (g *redditGen) humanBody(b []byte, r *rng, th *thread, top bool, lang strin
 		b = append(b, ' ')
 	}
 	if r.chance(pReaction) {
-		return append(b, pick(r, reactionList)...)
+		return append(b, pick(r, g.reactions)...)
 	}
 	lower := r.chance(pLowercase)
 	if r.chance(pQuote) {
@@ -228,7 +231,7 @@ func (g *redditGen) humanBody(b []byte, r *rng, th *thread, top bool, lang strin
 	if emoji {
 		for range 1 + r.intn(3) {
 			b = append(b, ' ')
-			b = append(b, pick(r, emojiList)...)
+			b = append(b, pick(r, g.emoji)...)
 		}
 	}
 	if r.chance(pEdit) {
@@ -244,7 +247,7 @@ func (g *redditGen) humanBody(b []byte, r *rng, th *thread, top bool, lang strin
 
 // foreignBody writes a comment in lang ("fr", "de", "ja", "ru").
 func (g *redditGen) foreignBody(b []byte, r *rng, lang string) []byte {
-	list := foreignSentences(lang)
+	list := g.foreignSentences(lang)
 	n := min(int(r.pareto(1.6)), 12)
 	for i := range n {
 		if i > 0 && lang != "ja" {
@@ -254,7 +257,7 @@ func (g *redditGen) foreignBody(b []byte, r *rng, lang string) []byte {
 	}
 	if r.chance(pEmoji) {
 		b = append(b, ' ')
-		b = append(b, pick(r, emojiList)...)
+		b = append(b, pick(r, g.emoji)...)
 	}
 	if r.chance(0.03) {
 		b = append(b, ' ')
@@ -265,16 +268,16 @@ func (g *redditGen) foreignBody(b []byte, r *rng, lang string) []byte {
 
 // foreignSentences returns the sentences of lang: "fr", "de", "ja" or
 // "ru".
-func foreignSentences(lang string) []string {
+func (g *redditGen) foreignSentences(lang string) []string {
 	switch lang {
 	case "fr":
-		return frenchSentences
+		return g.french
 	case "de":
-		return germanSentences
+		return g.german
 	case "ja":
-		return japaneseSentences
+		return g.japanese
 	}
-	return russianSentences
+	return g.russian
 }
 
 // commentRef is a comment's id, its parent's id and when it was created.

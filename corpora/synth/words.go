@@ -7,7 +7,7 @@ import "strings"
 // words of a list are the common ones. Inflections come from rules and the
 // irregular tables below: about 2,200 lemmas and 4,900 word forms.
 
-var nounList = fields(`
+const nounWords = `
 time people way day thing man world life year hand part child eye woman place
 work week case point government company number group problem fact game guy
 money friend job question home car side kind head house service family power
@@ -104,19 +104,72 @@ studio label contract tour festival venue stage backstage microphone speaker
 headphone amplifier pedal string key lens tripod drone satellite rocket planet
 moon star galaxy universe orbit telescope astronaut alien robot machine device
 gadget sensor chip processor memory disk monitor printer scanner projector
-`)
+`
 
-// irregularPlural holds the plurals that the rules get wrong.
-var irregularPlural = map[string]string{
-	"man": "men", "woman": "women", "child": "children", "person": "people", "foot": "feet",
-	"tooth": "teeth", "mouse": "mice", "life": "lives", "wife": "wives", "knife": "knives",
-	"people": "people", "fish": "fish", "sheep": "sheep", "deer": "deer", "data": "data",
-	"evidence": "evidence", "music": "music", "money": "money", "health": "health", "rice": "rice",
-	"series": "series", "news": "news", "advice": "advice", "information": "information",
-	"shelf": "shelves", "leaf": "leaves", "half": "halves", "thief": "thieves",
+// irregularPlural returns the plural of n when the rules get it wrong.
+func irregularPlural(n string) (string, bool) {
+	switch n {
+	case "man":
+		return "men", true
+	case "woman":
+		return "women", true
+	case "child":
+		return "children", true
+	case "person":
+		return "people", true
+	case "foot":
+		return "feet", true
+	case "tooth":
+		return "teeth", true
+	case "mouse":
+		return "mice", true
+	case "life":
+		return "lives", true
+	case "wife":
+		return "wives", true
+	case "knife":
+		return "knives", true
+	case "people":
+		return "people", true
+	case "fish":
+		return "fish", true
+	case "sheep":
+		return "sheep", true
+	case "deer":
+		return "deer", true
+	case "data":
+		return "data", true
+	case "evidence":
+		return "evidence", true
+	case "music":
+		return "music", true
+	case "money":
+		return "money", true
+	case "health":
+		return "health", true
+	case "rice":
+		return "rice", true
+	case "series":
+		return "series", true
+	case "news":
+		return "news", true
+	case "advice":
+		return "advice", true
+	case "information":
+		return "information", true
+	case "shelf":
+		return "shelves", true
+	case "leaf":
+		return "leaves", true
+	case "half":
+		return "halves", true
+	case "thief":
+		return "thieves", true
+	}
+	return "", false
 }
 
-var verbList = fields(`
+const verbWords = `
 be have do say get make go know take see come think look want give use find
 tell ask work seem feel try leave call need mean keep let begin help talk turn
 start show hear play run move like live believe hold bring happen write provide
@@ -172,43 +225,199 @@ tour tow trace trade transport trap tremble trick trip trot trouble trust
 type unite unlock unpack vanish wander warm warn wash waste wave weigh welcome
 whip whisper whistle wink wipe wobble wonder worry wrap wreck wrestle yawn yell
 zip zoom
-`)
+`
 
-// irregularVerb holds past, past participle: the forms the rules get wrong.
-var irregularVerb = map[string][2]string{
-	"be": {"was", "been"}, "have": {"had", "had"}, "do": {"did", "done"}, "say": {"said", "said"},
-	"get": {"got", "gotten"}, "make": {"made", "made"}, "go": {"went", "gone"}, "know": {"knew", "known"},
-	"take": {"took", "taken"}, "see": {"saw", "seen"}, "come": {"came", "come"}, "think": {"thought", "thought"},
-	"give": {"gave", "given"}, "find": {"found", "found"}, "tell": {"told", "told"}, "feel": {"felt", "felt"},
-	"leave": {"left", "left"}, "mean": {"meant", "meant"}, "keep": {"kept", "kept"}, "let": {"let", "let"},
-	"begin": {"began", "begun"}, "run": {"ran", "run"}, "hear": {"heard", "heard"}, "hold": {"held", "held"},
-	"bring": {"brought", "brought"}, "write": {"wrote", "written"}, "sit": {"sat", "sat"},
-	"stand": {"stood", "stood"}, "lose": {"lost", "lost"}, "pay": {"paid", "paid"}, "meet": {"met", "met"},
-	"set": {"set", "set"}, "lead": {"led", "led"}, "understand": {"understood", "understood"},
-	"speak": {"spoke", "spoken"}, "read": {"read", "read"}, "spend": {"spent", "spent"}, "grow": {"grew", "grown"},
-	"win": {"won", "won"}, "buy": {"bought", "bought"}, "send": {"sent", "sent"}, "build": {"built", "built"},
-	"fall": {"fell", "fallen"}, "cut": {"cut", "cut"}, "sell": {"sold", "sold"}, "break": {"broke", "broken"},
-	"eat": {"ate", "eaten"}, "drink": {"drank", "drunk"}, "sleep": {"slept", "slept"}, "drive": {"drove", "driven"},
-	"ride": {"rode", "ridden"}, "fly": {"flew", "flown"}, "swim": {"swam", "swum"}, "quit": {"quit", "quit"},
-	"forget": {"forgot", "forgotten"}, "forgive": {"forgave", "forgiven"}, "choose": {"chose", "chosen"},
-	"lend": {"lent", "lent"}, "hurt": {"hurt", "hurt"}, "put": {"put", "put"}, "become": {"became", "become"},
-	"show": {"showed", "shown"}, "hide": {"hid", "hidden"}, "shoot": {"shot", "shot"}, "teach": {"taught", "taught"},
-	"catch": {"caught", "caught"}, "fight": {"fought", "fought"}, "throw": {"threw", "thrown"},
-	"bind": {"bound", "bound"}, "bite": {"bit", "bitten"}, "bleed": {"bled", "bled"}, "blow": {"blew", "blown"},
-	"dig": {"dug", "dug"}, "draw": {"drew", "drawn"}, "feed": {"fed", "fed"}, "hang": {"hung", "hung"},
-	"lay": {"laid", "laid"}, "lie": {"lay", "lain"}, "shake": {"shook", "shaken"}, "sink": {"sank", "sunk"},
-	"slide": {"slid", "slid"}, "bet": {"bet", "bet"}, "light": {"lit", "lit"}, "deal": {"dealt", "dealt"},
-	"bend": {"bent", "bent"}, "wake": {"woke", "woken"},
+// irregularVerb returns the past and past participle of v when the rules
+// get them wrong.
+func irregularVerb(v string) ([2]string, bool) {
+	switch v {
+	case "be":
+		return [2]string{"was", "been"}, true
+	case "have":
+		return [2]string{"had", "had"}, true
+	case "do":
+		return [2]string{"did", "done"}, true
+	case "say":
+		return [2]string{"said", "said"}, true
+	case "get":
+		return [2]string{"got", "gotten"}, true
+	case "make":
+		return [2]string{"made", "made"}, true
+	case "go":
+		return [2]string{"went", "gone"}, true
+	case "know":
+		return [2]string{"knew", "known"}, true
+	case "take":
+		return [2]string{"took", "taken"}, true
+	case "see":
+		return [2]string{"saw", "seen"}, true
+	case "come":
+		return [2]string{"came", "come"}, true
+	case "think":
+		return [2]string{"thought", "thought"}, true
+	case "give":
+		return [2]string{"gave", "given"}, true
+	case "find":
+		return [2]string{"found", "found"}, true
+	case "tell":
+		return [2]string{"told", "told"}, true
+	case "feel":
+		return [2]string{"felt", "felt"}, true
+	case "leave":
+		return [2]string{"left", "left"}, true
+	case "mean":
+		return [2]string{"meant", "meant"}, true
+	case "keep":
+		return [2]string{"kept", "kept"}, true
+	case "let":
+		return [2]string{"let", "let"}, true
+	case "begin":
+		return [2]string{"began", "begun"}, true
+	case "run":
+		return [2]string{"ran", "run"}, true
+	case "hear":
+		return [2]string{"heard", "heard"}, true
+	case "hold":
+		return [2]string{"held", "held"}, true
+	case "bring":
+		return [2]string{"brought", "brought"}, true
+	case "write":
+		return [2]string{"wrote", "written"}, true
+	case "sit":
+		return [2]string{"sat", "sat"}, true
+	case "stand":
+		return [2]string{"stood", "stood"}, true
+	case "lose":
+		return [2]string{"lost", "lost"}, true
+	case "pay":
+		return [2]string{"paid", "paid"}, true
+	case "meet":
+		return [2]string{"met", "met"}, true
+	case "set":
+		return [2]string{"set", "set"}, true
+	case "lead":
+		return [2]string{"led", "led"}, true
+	case "understand":
+		return [2]string{"understood", "understood"}, true
+	case "speak":
+		return [2]string{"spoke", "spoken"}, true
+	case "read":
+		return [2]string{"read", "read"}, true
+	case "spend":
+		return [2]string{"spent", "spent"}, true
+	case "grow":
+		return [2]string{"grew", "grown"}, true
+	case "win":
+		return [2]string{"won", "won"}, true
+	case "buy":
+		return [2]string{"bought", "bought"}, true
+	case "send":
+		return [2]string{"sent", "sent"}, true
+	case "build":
+		return [2]string{"built", "built"}, true
+	case "fall":
+		return [2]string{"fell", "fallen"}, true
+	case "cut":
+		return [2]string{"cut", "cut"}, true
+	case "sell":
+		return [2]string{"sold", "sold"}, true
+	case "break":
+		return [2]string{"broke", "broken"}, true
+	case "eat":
+		return [2]string{"ate", "eaten"}, true
+	case "drink":
+		return [2]string{"drank", "drunk"}, true
+	case "sleep":
+		return [2]string{"slept", "slept"}, true
+	case "drive":
+		return [2]string{"drove", "driven"}, true
+	case "ride":
+		return [2]string{"rode", "ridden"}, true
+	case "fly":
+		return [2]string{"flew", "flown"}, true
+	case "swim":
+		return [2]string{"swam", "swum"}, true
+	case "quit":
+		return [2]string{"quit", "quit"}, true
+	case "forget":
+		return [2]string{"forgot", "forgotten"}, true
+	case "forgive":
+		return [2]string{"forgave", "forgiven"}, true
+	case "choose":
+		return [2]string{"chose", "chosen"}, true
+	case "lend":
+		return [2]string{"lent", "lent"}, true
+	case "hurt":
+		return [2]string{"hurt", "hurt"}, true
+	case "put":
+		return [2]string{"put", "put"}, true
+	case "become":
+		return [2]string{"became", "become"}, true
+	case "show":
+		return [2]string{"showed", "shown"}, true
+	case "hide":
+		return [2]string{"hid", "hidden"}, true
+	case "shoot":
+		return [2]string{"shot", "shot"}, true
+	case "teach":
+		return [2]string{"taught", "taught"}, true
+	case "catch":
+		return [2]string{"caught", "caught"}, true
+	case "fight":
+		return [2]string{"fought", "fought"}, true
+	case "throw":
+		return [2]string{"threw", "thrown"}, true
+	case "bind":
+		return [2]string{"bound", "bound"}, true
+	case "bite":
+		return [2]string{"bit", "bitten"}, true
+	case "bleed":
+		return [2]string{"bled", "bled"}, true
+	case "blow":
+		return [2]string{"blew", "blown"}, true
+	case "dig":
+		return [2]string{"dug", "dug"}, true
+	case "draw":
+		return [2]string{"drew", "drawn"}, true
+	case "feed":
+		return [2]string{"fed", "fed"}, true
+	case "hang":
+		return [2]string{"hung", "hung"}, true
+	case "lay":
+		return [2]string{"laid", "laid"}, true
+	case "lie":
+		return [2]string{"lay", "lain"}, true
+	case "shake":
+		return [2]string{"shook", "shaken"}, true
+	case "sink":
+		return [2]string{"sank", "sunk"}, true
+	case "slide":
+		return [2]string{"slid", "slid"}, true
+	case "bet":
+		return [2]string{"bet", "bet"}, true
+	case "light":
+		return [2]string{"lit", "lit"}, true
+	case "deal":
+		return [2]string{"dealt", "dealt"}, true
+	case "bend":
+		return [2]string{"bent", "bent"}, true
+	case "wake":
+		return [2]string{"woke", "woken"}, true
+	}
+	return [2]string{}, false
 }
 
-// doubling holds verbs longer than four letters, or starting with a
+// doubling reports verbs longer than four letters, or starting with a
 // vowel, whose final consonant doubles (preferred, admitted).
-var doubling = map[string]bool{
-	"prefer": true, "occur": true, "admit": true, "commit": true, "control": true, "permit": true,
-	"regret": true, "quit": true, "upset": true, "equip": true, "refer": true, "omit": true,
+func doubling(v string) bool {
+	switch v {
+	case "prefer", "occur", "admit", "commit", "control", "permit", "regret", "quit", "upset", "equip", "refer", "omit":
+		return true
+	}
+	return false
 }
 
-var adjList = fields(`
+const adjWords = `
 good new first last long great little own other old right big high different
 small large next early young important few public bad same able real sure
 free full easy hard simple best better worse worst whole clear true false
@@ -252,9 +461,9 @@ successful super sweet swift talented tame tasty tender tense terrific thankful
 thick thirsty thoughtful tight tough troubled ugliest uneven unsightly upset
 uptight vast victorious vivacious wandering weak weary whimsical wicked wide
 wild witty wonderful worried wrong zany zealous
-`)
+`
 
-var advList = fields(`
+const advWords = `
 just really also very still even actually probably definitely literally
 always never often sometimes usually already almost maybe basically honestly
 seriously totally completely pretty quite rather super too so quickly slowly
@@ -265,10 +474,10 @@ immediately constantly gradually rarely seldom occasionally frequently
 regularly perfectly badly poorly nicely kindly gently carefully carelessly
 loudly quietly happily sadly angrily eagerly proudly openly secretly truly
 fairly deeply highly widely hugely slightly
-`)
+`
 
-// properList holds names of things people talk about on Reddit.
-var properList = fields(`
+// properWords holds names of things people talk about on Reddit.
+const properWords = `
 Google Apple Amazon Microsoft Reddit YouTube Netflix Tesla Steam Nintendo
 Sony Xbox PlayStation Windows Linux Android iPhone Samsung Spotify Twitter
 Facebook Instagram TikTok Discord Twitch Walmart Costco Target IKEA Lego
@@ -277,24 +486,26 @@ China Russia India Brazil Australia London Paris Berlin Tokyo Chicago
 Seattle Boston Toronto Vancouver Minecraft Fortnite Skyrim Zelda Pokemon
 Destiny Elden Diablo Halo Marvel Disney Batman Superman Star Wars Trek
 Biden Trump Obama NASA NATO FBI IRS EU UN NFL NBA MLB NHL FIFA UFC
-`)
+`
 
-var nameList = fields(`
+const nameWords = `
 James Mary John Patricia Robert Jennifer Michael Linda William Elizabeth
 David Barbara Richard Susan Joseph Jessica Thomas Sarah Charles Karen
 Daniel Nancy Matthew Lisa Anthony Betty Mark Helen Paul Sandra Steven Donna
 Andrew Carol Kevin Ruth Brian Sharon George Michelle Edward Laura Ronald
-`)
+`
 
-// slangList holds short reactions, each a whole comment.
-var reactionList = []string{
-	"This.", "lol", "LOL", "lmao", "Same.", "Thanks!", "Thank you!", "Agreed.", "Nice!", "Wow.",
-	"Underrated comment", "Came here to say this", "Username checks out", "Source?",
-	"Found the American", "F", "RIP", "Big if true", "Can confirm.", "This is the way.",
-	"Take my upvote", "Happy cake day!", "Nope.", "Yep.", "Exactly.", "100% this",
-	"Oof", "Damn.", "Bruh", "Sauce?", "What?", "Huh?", "ok", "Yes", "No.", "Good bot",
-	"Bad bot", "Instructions unclear", "r/nocontext", "I'm dead 😂", "Same here", "Me too",
-	"Beautiful work", "Love it", "So cute!", "Congrats!", "Well said.", "Context?",
+// reactionList returns short reactions, each a whole comment.
+func reactionList() []string {
+	return []string{
+		"This.", "lol", "LOL", "lmao", "Same.", "Thanks!", "Thank you!", "Agreed.", "Nice!", "Wow.",
+		"Underrated comment", "Came here to say this", "Username checks out", "Source?",
+		"Found the American", "F", "RIP", "Big if true", "Can confirm.", "This is the way.",
+		"Take my upvote", "Happy cake day!", "Nope.", "Yep.", "Exactly.", "100% this",
+		"Oof", "Damn.", "Bruh", "Sauce?", "What?", "Huh?", "ok", "Yes", "No.", "Good bot",
+		"Bad bot", "Instructions unclear", "r/nocontext", "I'm dead 😂", "Same here", "Me too",
+		"Beautiful work", "Love it", "So cute!", "Congrats!", "Well said.", "Context?",
+	}
 }
 
 // fields splits a word list on white space.
@@ -302,7 +513,7 @@ func fields(s string) []string { return strings.Fields(s) }
 
 // plural returns the plural of a noun.
 func plural(n string) string {
-	if p, ok := irregularPlural[n]; ok {
+	if p, ok := irregularPlural(n); ok {
 		return p
 	}
 	switch {
@@ -340,7 +551,7 @@ func verbForms(v string) (s, past, pp, ing string) {
 	// (stop, plan) and in some stressed on the last syllable (prefer).
 	cvc := n >= 3 && !isVowel(v[n-1]) && isVowel(v[n-2]) && !isVowel(v[n-3]) &&
 		v[n-1] != 'w' && v[n-1] != 'x' && v[n-1] != 'y'
-	double := doubling[v] || cvc && (n == 3 || n == 4 && !isVowel(v[0]))
+	double := doubling(v) || cvc && (n == 3 || n == 4 && !isVowel(v[0]))
 	switch {
 	case strings.HasSuffix(v, "ie"):
 		ing = v[:n-2] + "ying"
@@ -351,7 +562,7 @@ func verbForms(v string) (s, past, pp, ing string) {
 	default:
 		ing = v + "ing"
 	}
-	if irr, ok := irregularVerb[v]; ok {
+	if irr, ok := irregularVerb(v); ok {
 		return s, irr[0], irr[1], ing
 	}
 	switch {
@@ -376,8 +587,9 @@ func isVowel(c byte) bool {
 }
 
 // Text in other languages, for the share of non-English comments.
-var (
-	frenchSentences = []string{
+
+func frenchSentences() []string {
+	return []string{
 		"Je suis complètement d'accord avec toi.", "C'est exactement ce que je pensais.",
 		"Franchement, ça ne m'étonne pas du tout.", "Quelqu'un sait où trouver ça en France ?",
 		"Il faut arrêter de dire n'importe quoi.", "Le problème, c'est que personne ne veut payer.",
@@ -388,7 +600,10 @@ var (
 		"Honnêtement je préfère l'ancienne interface.", "Bon courage pour la suite !",
 		"Quel est le rapport avec le sujet ?", "Ça fait plaisir de voir ça.",
 	}
-	germanSentences = []string{
+}
+
+func germanSentences() []string {
+	return []string{
 		"Das sehe ich genauso.", "Ich glaube nicht, dass das so einfach ist.",
 		"Bei uns in Bayern ist das ganz anders.", "Hat jemand Erfahrung mit diesem Anbieter?",
 		"Die Bahn ist mal wieder zu spät.", "Das ist doch völlig übertrieben.",
@@ -398,19 +613,28 @@ var (
 		"Ich würde erstmal abwarten.", "Das Wetter hier ist schon seit Wochen furchtbar.",
 		"Klingt nach einem typischen Montag.", "Gibt es dazu eine Quelle?",
 	}
-	japaneseSentences = []string{
+}
+
+func japaneseSentences() []string {
+	return []string{
 		"これは本当にすごいですね。", "日本では普通のことだと思います。", "私も同じ経験があります。",
 		"ありがとうございます！", "どこで買えますか？", "値段が高すぎると思う。",
 		"昨日のニュースを見ましたか？", "めっちゃ面白いｗ", "それな", "東京はもう桜が咲いています。",
 		"仕事が忙しくて全然時間がない。", "このゲームは最高です。", "なるほど、勉強になります。",
 		"草", "確かにそうですね。", "週末は雨らしいよ。",
 	}
-	russianSentences = []string{
+}
+
+func russianSentences() []string {
+	return []string{
 		"Полностью согласен с тобой.", "А где это можно купить?", "Спасибо, очень полезная информация.",
 		"У нас в Москве такого нет.", "Это просто невероятно.", "Не знаю, мне кажется, это фейк.",
 		"Цены опять выросли.", "Лучше бы они починили дороги.", "Классика жанра.",
 		"Интересно, сколько это стоит?", "Я тоже так думал раньше.", "Без комментариев.",
 		"Смотрел вчера, очень понравилось.", "Зачем так сложно?", "Всё как всегда.",
 	}
-	emojiList = []string{"😂", "🤣", "😭", "🙏", "❤️", "👀", "🔥", "💀", "👍", "😅", "🤔", "😍", "🙄", "💯", "🎉", "😊", "🥲", "👏"}
-)
+}
+
+func emojiList() []string {
+	return []string{"😂", "🤣", "😭", "🙏", "❤️", "👀", "🔥", "💀", "👍", "😅", "🤔", "😍", "🙄", "💯", "🎉", "😊", "🥲", "👏"}
+}
