@@ -63,6 +63,7 @@ func allowedParams() map[string]string {
 func allowedVars() map[string]string {
 	return map[string]string{
 		"cmd/parastream.version": "set by the linker: -ldflags -X main.version",
+		"trainstep/cpu.blasState": "mirrors gorgonia's process-wide BLAS (G.Use), which is global in gorgonia itself: the choice and its fallback reason live beside it",
 	}
 }
 
