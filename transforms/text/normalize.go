@@ -88,31 +88,55 @@ type NormalizeOptions struct {
 // Normalize a Reddit body once.
 //
 // Text that needs no change is returned as is, without allocating.
-func Normalize(s string, o NormalizeOptions) string {
+func Normalize(s string, o NormalizeOptions) string { return normPool.Normalize(s, o) }
+
+// AppendNormalized appends Normalize(s, o) to dst and returns the extended
+// buffer. It allocates only to grow dst.
+func AppendNormalized(dst []byte, s string, o NormalizeOptions) []byte {
+	return normPool.Append(dst, s, o)
+}
+
+// A Normalizer normalises texts as Normalize does, with scratch buffers it
+// keeps between calls, so that only the result allocates: a value that
+// normalises many texts (a DoFn, a filter) holds one. The zero value is
+// ready to use; a Normalizer is safe for concurrent use and must not be
+// copied after first use.
+type Normalizer struct {
+	scratch sync.Pool // of *normScratch
+}
+
+// Normalize returns Normalize(s, o).
+func (n *Normalizer) Normalize(s string, o NormalizeOptions) string {
 	if isClean(s, o.Reddit) {
 		return s
 	}
-	sc := normPool.Get().(*normScratch)
+	sc := n.get()
 	sc.out = appendNormalized(sc, sc.out[:0], s, o)
 	r := s
 	if string(sc.out) != s {
 		r = string(sc.out)
 	}
-	sc.release()
+	n.put(sc)
 	return r
 }
 
-// AppendNormalized appends Normalize(s, o) to dst and returns the extended
-// buffer. It allocates only to grow dst.
-func AppendNormalized(dst []byte, s string, o NormalizeOptions) []byte {
+// Append returns AppendNormalized(dst, s, o); it allocates only to grow
+// dst.
+func (n *Normalizer) Append(dst []byte, s string, o NormalizeOptions) []byte {
 	if isClean(s, o.Reddit) {
 		return append(dst, s...)
 	}
-	sc := normPool.Get().(*normScratch)
+	sc := n.get()
 	dst = appendNormalized(sc, dst, s, o)
-	sc.release()
+	n.put(sc)
 	return dst
 }
+
+// normPool is the Normalizer of the package functions Normalize and
+// AppendNormalized. It stays a package variable until their callers in
+// the pipeline (transforms.PrepareConfig.Apply) hold a Normalizer of
+// their own; archlint reports it until then.
+var normPool Normalizer
 
 // normScratch holds the intermediate buffers of one normalisation.
 type normScratch struct {
@@ -127,15 +151,21 @@ type normScratch struct {
 // text does not pin its memory in the pool.
 const normScratchMax = 64 << 10
 
-var normPool = sync.Pool{New: func() any { return new(normScratch) }}
+func (n *Normalizer) get() *normScratch {
+	if sc, ok := n.scratch.Get().(*normScratch); ok {
+		return sc
+	}
+	return new(normScratch)
+}
 
-func (sc *normScratch) release() {
+// put gives sc back to n's pool, less its buffers above normScratchMax.
+func (n *Normalizer) put(sc *normScratch) {
 	for _, b := range []*[]byte{&sc.out, &sc.ent, &sc.md, &sc.nfkc} {
 		if cap(*b) > normScratchMax {
 			*b = nil
 		}
 	}
-	normPool.Put(sc)
+	n.scratch.Put(sc)
 }
 
 // bytesString reads b as a string without copying. The string must not
