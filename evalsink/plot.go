@@ -23,15 +23,20 @@ const (
 	marginL, marginR, marginT, marginB = 70, 220, 50, 60
 )
 
-var (
-	black   = color.RGBA{0, 0, 0, 255}
-	grey    = color.RGBA{225, 225, 225, 255}
-	palette = []color.RGBA{
+// Colours of the axes, labels and grid.
+func black() color.RGBA { return color.RGBA{0, 0, 0, 255} }
+func grey() color.RGBA  { return color.RGBA{225, 225, 225, 255} }
+
+// seriesColor returns the colour of the i-th series: a palette of ten,
+// repeating.
+func seriesColor(i int) color.RGBA {
+	palette := [...]color.RGBA{
 		{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
 		{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255},
 		{188, 189, 34, 255}, {23, 190, 207, 255},
 	}
-)
+	return palette[i%len(palette)]
+}
 
 // series is one line or cloud of a plot.
 type series struct {
@@ -64,26 +69,26 @@ func newChart(labels chartLabels, x0, x1, y0, y1 float64) *chart {
 	for i := range c.img.Pix {
 		c.img.Pix[i] = 255
 	}
-	c.text(plotW/2-textWidth(title, 2)/2, 14, title, 2, black)
-	c.text((c.left+c.right)/2-textWidth(xlabel, 1)/2, plotH-20, xlabel, 1, black)
-	c.text(8, c.top-16, ylabel, 1, black)
+	c.text(plotW/2-textWidth(title, 2)/2, 14, title, 2, black())
+	c.text((c.left+c.right)/2-textWidth(xlabel, 1)/2, plotH-20, xlabel, 1, black())
+	c.text(8, c.top-16, ylabel, 1, black())
 	// Grid, ticks and their labels.
 	for _, t := range ticks(c.x0, c.x1) {
 		px, _ := c.at(t, c.y0)
-		c.vline(px, c.top, c.bott, grey)
-		c.vline(px, c.bott, c.bott+4, black)
+		c.vline(px, c.top, c.bott, grey())
+		c.vline(px, c.bott, c.bott+4, black())
 		l := tickLabel(t)
-		c.text(px-textWidth(l, 1)/2, c.bott+8, l, 1, black)
+		c.text(px-textWidth(l, 1)/2, c.bott+8, l, 1, black())
 	}
 	for _, t := range ticks(c.y0, c.y1) {
 		_, py := c.at(c.x0, t)
-		c.hline(c.left, c.right, py, grey)
-		c.hline(c.left-4, c.left, py, black)
+		c.hline(c.left, c.right, py, grey())
+		c.hline(c.left-4, c.left, py, black())
 		l := tickLabel(t)
-		c.text(c.left-8-textWidth(l, 1), py-glyphH/2, l, 1, black)
+		c.text(c.left-8-textWidth(l, 1), py-glyphH/2, l, 1, black())
 	}
-	c.hline(c.left, c.right, c.bott, black)
-	c.vline(c.left, c.top, c.bott, black)
+	c.hline(c.left, c.right, c.bott, black())
+	c.vline(c.left, c.top, c.bott, black())
 	return c
 }
 
@@ -167,13 +172,13 @@ func textWidth(s string, scale int) int { return utf8.RuneCountInString(s) * gly
 func (c *chart) legend(ss []series) {
 	for i, s := range ss {
 		y := c.top + 4 + 16*i
-		col := palette[i%len(palette)]
+		col := seriesColor(i)
 		c.dot(c.right+18, y+3, 3, col)
 		name := s.name
 		if len(name) > 30 {
 			name = name[:30]
 		}
-		c.text(c.right+28, y, name, 1, black)
+		c.text(c.right+28, y, name, 1, black())
 	}
 }
 
@@ -212,8 +217,8 @@ func abs(v int) int { return max(v, -v) }
 
 func sign(v int) int { return cmp.Compare(v, 0) }
 
-// curveKinds are the aggregate kinds that get a learning curve each.
-var curveKinds = []string{KindMean, KindWeightedMean, KindPooled}
+// curveKinds returns the aggregate kinds that get a learning curve each.
+func curveKinds() []string { return []string{KindMean, KindWeightedMean, KindPooled} }
 
 // WriteCurves draws, for each run and aggregate kind, the learning curves:
 // Pearson's r × 100 of each STS year's aggregate of that kind, and of the
@@ -231,7 +236,7 @@ func WriteCurves(dir string, rows []Result) ([]string, error) {
 	slices.Sort(runs)
 	var paths []string
 	for _, run := range runs {
-		for _, kind := range curveKinds {
+		for _, kind := range curveKinds() {
 			ss := curveSeries(byRun[run], kind)
 			if len(ss) == 0 {
 				continue
@@ -311,7 +316,7 @@ func drawLines(path, title, xlabel, ylabel string, ss []series) error {
 	}
 	c := newChart(chartLabels{title, xlabel, ylabel}, x0, x1, y0-pad, y1+pad)
 	for i, s := range ss {
-		col := palette[i%len(palette)]
+		col := seriesColor(i)
 		if len(s.x) == 1 {
 			// One checkpoint: a curve of one point, drawn as a large
 			// marker with its value beside it.
@@ -371,7 +376,7 @@ func WriteScatter(path string, sc *Scored, base Result) error {
 	ylabel, y0, y1 := scatterAxis(base.Scale, pred)
 	title := fmt.Sprintf("%s step %d: %s (r x100 = %.1f, %d pairs)", base.Run, base.Step, sc.Set.Dataset, r, len(pred))
 	c := newChart(chartLabels{title, "gold score", ylabel}, lo, hi, y0, y1)
-	col := palette[0]
+	col := seriesColor(0)
 	col.A = 255
 	for i := range pred {
 		px, py := c.at(sc.Gold[i], pred[i])

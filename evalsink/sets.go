@@ -23,12 +23,10 @@ const (
 	TaskRetrieval = "retrieval"
 )
 
-// similarityCorpora and retrievalCorpora are the corpora evaluated, in the
-// order of the report.
-var (
-	similarityCorpora = []string{"sts", "stsb", "sick"}
-	retrievalCorpora  = []string{"reddit", "quora"}
-)
+// similarityCorpora and retrievalCorpora return the corpora evaluated, in
+// the order of the report.
+func similarityCorpora() []string { return []string{"sts", "stsb", "sick"} }
+func retrievalCorpora() []string  { return []string{"reddit", "quora"} }
 
 // RetrievalSplit is the held-out split of the retrieval corpora that is
 // evaluated; their other splits are training data.
@@ -101,7 +99,7 @@ func LoadSets(ctx context.Context, root string, logger *slog.Logger) (*Sets, err
 	})
 	for _, key := range keys {
 		si := m.Splits[key]
-		sim, ret := slices.Contains(similarityCorpora, si.Corpus), slices.Contains(retrievalCorpora, si.Corpus)
+		sim, ret := slices.Contains(similarityCorpora(), si.Corpus), slices.Contains(retrievalCorpora(), si.Corpus)
 		if !sim && !(ret && si.Split == RetrievalSplit) {
 			logger.Debug("not an evaluation split", "split", key)
 			continue
@@ -147,9 +145,8 @@ func LoadSets(ctx context.Context, root string, logger *slog.Logger) (*Sets, err
 			return nil, err
 		}
 	}
-	corpusOrder := func(c string) int {
-		return slices.Index(append(slices.Clone(similarityCorpora), retrievalCorpora...), c)
-	}
+	corpora := append(similarityCorpora(), retrievalCorpora()...)
+	corpusOrder := func(c string) int { return slices.Index(corpora, c) }
 	slices.SortStableFunc(out.Sets, func(a, b *Set) int {
 		return cmp.Or(cmp.Compare(corpusOrder(a.Corpus), corpusOrder(b.Corpus)),
 			cmp.Compare(a.Split, b.Split), cmp.Compare(a.Year, b.Year), cmp.Compare(a.Dataset, b.Dataset))

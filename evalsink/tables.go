@@ -22,10 +22,12 @@ const (
 	PlotsDir   = "plots"
 )
 
-// csvHeader is the CSV's columns: the Result schema's.
-var csvHeader = []string{"eval_id", "run", "model", "step", "epoch", "checkpoint", "checkpoint_id", "corpus", "split",
-	"dataset", "year", "kind", "pairs", "pearson", "spearman", "p_at_1", "p_at_3", "p_at_10", "mrr", "map",
-	"candidates", "scale", "evaluated_at", "versions", "data_hash", "model_hash"}
+// csvHeader returns the CSV's columns: the Result schema's.
+func csvHeader() []string {
+	return []string{"eval_id", "run", "model", "step", "epoch", "checkpoint", "checkpoint_id", "corpus", "split",
+		"dataset", "year", "kind", "pairs", "pearson", "spearman", "p_at_1", "p_at_3", "p_at_10", "mrr", "map",
+		"candidates", "scale", "evaluated_at", "versions", "data_hash", "model_hash"}
+}
 
 // WriteViews rewrites the views of every row of a results directory: the
 // CSV, the Markdown report and the learning curves (one PNG per aggregate
@@ -51,7 +53,7 @@ func WriteViews(out string, rows []Result) ([]string, error) {
 // WriteCSV writes rows as CSV with a header; NULL figures are empty.
 func WriteCSV(w io.Writer, rows []Result) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader); err != nil {
+	if err := cw.Write(csvHeader()); err != nil {
 		return err
 	}
 	f := func(v *float64) string {
@@ -108,8 +110,11 @@ type lineKey struct{ corpus, split, dataset, kind string }
 
 func keyOf(r Result) lineKey { return lineKey{r.Corpus, r.Split, r.Dataset, r.Kind} }
 
-var kindOrder = []string{KindDataset, KindMean, KindWeightedMean, KindPooled, KindAverage,
-	KindRetrieval, KindRetrievalChance, KindRanking, KindRankingChance}
+// kindOrder returns the kinds of rows in the order of the report.
+func kindOrder() []string {
+	return []string{KindDataset, KindMean, KindWeightedMean, KindPooled, KindAverage,
+		KindRetrieval, KindRetrievalChance, KindRanking, KindRankingChance}
+}
 
 // isSimilarity says whether a kind of row holds correlations.
 func isSimilarity(kind string) bool {
@@ -140,7 +145,7 @@ func lineOrder(a, b Result) int {
 		case "sts+sick":
 			return 3
 		}
-		return 4 + slices.Index(retrievalCorpora, r.Corpus)
+		return 4 + slices.Index(retrievalCorpora(), r.Corpus)
 	}
 	// The test split first (the research's tables), then the others.
 	split := func(r Result) string {
@@ -149,8 +154,9 @@ func lineOrder(a, b Result) int {
 		}
 		return r.Split
 	}
+	kinds := kindOrder()
 	return cmp.Or(cmp.Compare(corpus(a), corpus(b)), cmp.Compare(split(a), split(b)), cmp.Compare(a.Year, b.Year),
-		cmp.Compare(slices.Index(kindOrder, a.Kind), slices.Index(kindOrder, b.Kind)), cmp.Compare(a.Dataset, b.Dataset))
+		cmp.Compare(slices.Index(kinds, a.Kind), slices.Index(kinds, b.Kind)), cmp.Compare(a.Dataset, b.Dataset))
 }
 
 // setLabel is how the report names a set.

@@ -52,8 +52,8 @@ func (c *ExtractConfig) ResolveInputs() error {
 	return nil
 }
 
-// stsGlobs are where a directory's STS input files are looked for.
-var stsGlobs = []string{"STS*.input.*.txt", filepath.Join("*", "STS*.input.*.txt")}
+// stsGlobs returns where a directory's STS input files are looked for.
+func stsGlobs() []string { return []string{"STS*.input.*.txt", filepath.Join("*", "STS*.input.*.txt")} }
 
 // resolveInput checks one input glob of format f; stsGold says the STS
 // gold files are found beside the inputs (no --input-b).
@@ -87,7 +87,7 @@ func resolveInput(flagName, glob string, f corpora.Format, stsGold bool) (string
 // resolveDir is the glob of the files format f reads in directory dir.
 func resolveDir(flagName, dir string, f corpora.Format, sts bool) (string, error) {
 	if sts {
-		for _, g := range stsGlobs {
+		for _, g := range stsGlobs() {
 			glob := filepath.Join(dir, g)
 			if m, _ := filepath.Glob(glob); len(m) > 0 {
 				return glob, nil

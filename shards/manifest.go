@@ -459,15 +459,17 @@ func ReadManifest(root string) (*Manifest, error) {
 	return &m, nil
 }
 
-// keyModules are the dependencies whose versions a manifest records.
-var keyModules = []string{
-	"github.com/apache/beam/sdks/v2",
-	"github.com/segmentio/kafka-go",
-	"github.com/parquet-go/parquet-go",
-	"github.com/twmb/franz-go",
-	"github.com/twmb/franz-go/pkg/kfake",
-	"gorgonia.org/gorgonia",
-	"gonum.org/v1/gonum",
+// keyModules returns the dependencies whose versions a manifest records.
+func keyModules() []string {
+	return []string{
+		"github.com/apache/beam/sdks/v2",
+		"github.com/segmentio/kafka-go",
+		"github.com/parquet-go/parquet-go",
+		"github.com/twmb/franz-go",
+		"github.com/twmb/franz-go/pkg/kfake",
+		"gorgonia.org/gorgonia",
+		"gonum.org/v1/gonum",
+	}
 }
 
 // BuildInfo returns the running program's version and the versions of the
@@ -498,8 +500,9 @@ func BuildInfo() (version string, deps map[string]string) {
 		}
 	}
 	deps = map[string]string{}
+	key := keyModules()
 	for _, d := range bi.Deps {
-		if !slices.Contains(keyModules, d.Path) {
+		if !slices.Contains(key, d.Path) {
 			continue
 		}
 		if d.Replace != nil {

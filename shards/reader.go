@@ -15,8 +15,9 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// rowSchema is the Parquet schema of Row.
-var rowSchema = parquet.SchemaOf(Row{})
+// rowSchema returns the Parquet schema of Row (parquet-go caches it by
+// type).
+func rowSchema() *parquet.Schema { return parquet.SchemaOf(Row{}) }
 
 // FileReader streams the rows of one shard. It reads one page of each column
 // at a time, so memory stays bounded by the row group, whatever the size of
@@ -90,12 +91,12 @@ func checkSchema(pf *parquet.File) error {
 			return fmt.Errorf("%w: the shard has version %d, this program reads up to %d", ErrSchemaVersion, n, SchemaVersion)
 		}
 	}
-	schema := pf.Schema()
-	if parquet.EqualNodes(schema, rowSchema) {
+	schema, want := pf.Schema(), rowSchema()
+	if parquet.EqualNodes(schema, want) {
 		return nil
 	}
 	var missing []string
-	for _, field := range rowSchema.Fields() {
+	for _, field := range want.Fields() {
 		if !hasField(schema, field.Name()) {
 			missing = append(missing, field.Name())
 		}

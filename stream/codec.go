@@ -46,12 +46,12 @@ const MaxBatchRows = 1 << 20
 // the decoder allocate without bound.
 const maxDecodedBytes = 256 << 20
 
-var (
-	crc32c    = crc32.MakeTable(crc32.Castagnoli)
-	rowSchema = parquet.SchemaOf(shards.Row{})
-	// messageCodec is the shards' codec: zstd at its fastest level.
-	messageCodec = &zstdcodec.Codec{Level: zstdcodec.SpeedFastest}
-)
+// crc32c returns the CRC-32C table (package crc32 builds it once).
+func crc32c() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) }
+
+// rowSchema returns the Parquet schema of shards.Row (parquet-go caches it
+// by type).
+func rowSchema() *parquet.Schema { return parquet.SchemaOf(shards.Row{}) }
 
 // Batch is a run of consecutive rows of one shard: what one message carries.
 type Batch struct {
@@ -85,8 +85,26 @@ func (h BatchHeader) Rows() int64 { return h.End - h.First }
 // version in its key/value metadata), and the four headers. Topic and
 // partition are left for the writer. The same batch always gives the same
 // bytes. Rows that Row.Validate refuses are an error.
-func Encode(b Batch) (kafka.Message, error) {
-	value, err := encodeValue(b.Rows)
+//
+// Encode is NewEncoder().Encode(b); a program that encodes many batches
+// keeps one Encoder, which reuses its compressor between messages.
+func Encode(b Batch) (kafka.Message, error) { return NewEncoder().Encode(b) }
+
+// An Encoder makes row messages (see Encode) with the shards' codec, zstd
+// at its fastest level, whose compressors it keeps between messages. It is
+// safe for concurrent use.
+type Encoder struct {
+	codec *zstdcodec.Codec
+}
+
+// NewEncoder returns an Encoder.
+func NewEncoder() *Encoder {
+	return &Encoder{codec: &zstdcodec.Codec{Level: zstdcodec.SpeedFastest}}
+}
+
+// Encode makes the message of a batch; see the package function Encode.
+func (e *Encoder) Encode(b Batch) (kafka.Message, error) {
+	value, err := e.encodeValue(b.Rows)
 	if err != nil {
 		return kafka.Message{}, fmt.Errorf("encoding rows %d-%d of %s: %w", b.First, b.End(), b.Shard, err)
 	}
@@ -103,7 +121,7 @@ func rowMessage(shard string, first, end int64, value []byte) kafka.Message {
 			{Key: HeaderSchemaVersion, Value: []byte(strconv.Itoa(shards.SchemaVersion))},
 			{Key: HeaderShard, Value: []byte(shard)},
 			{Key: HeaderRows, Value: fmt.Appendf(nil, "%d-%d", first, end)},
-			{Key: HeaderChecksum, Value: fmt.Appendf(nil, "crc32c:%08x", crc32.Checksum(value, crc32c))},
+			{Key: HeaderChecksum, Value: fmt.Appendf(nil, "crc32c:%08x", crc32.Checksum(value, crc32c()))},
 		},
 	}
 }
@@ -118,7 +136,7 @@ func messageSize(m kafka.Message) int {
 	return size
 }
 
-func encodeValue(rows []shards.Row) (value []byte, err error) {
+func (e *Encoder) encodeValue(rows []shards.Row) (value []byte, err error) {
 	if len(rows) == 0 {
 		return nil, errors.New("no rows")
 	}
@@ -138,7 +156,7 @@ func encodeValue(rows []shards.Row) (value []byte, err error) {
 	}()
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[shards.Row](&buf,
-		parquet.Compression(messageCodec),
+		parquet.Compression(e.codec),
 		parquet.MaxRowsPerRowGroup(int64(len(rows))),
 		parquet.KeyValueMetadata(shards.MetadataSchemaVersion, strconv.Itoa(shards.SchemaVersion)),
 	)
@@ -200,7 +218,7 @@ func DecodeHeader(m kafka.Message) (BatchHeader, error) {
 		return h, fmt.Errorf("%w: %s is %q, want crc32c: and 8 hex digits", ErrHeader, HeaderChecksum, seen[HeaderChecksum])
 	}
 	h.Checksum = uint32(c)
-	if got := crc32.Checksum(m.Value, crc32c); got != h.Checksum {
+	if got := crc32.Checksum(m.Value, crc32c()); got != h.Checksum {
 		return h, fmt.Errorf("%w: the value's crc32c is %08x, the header says %08x", ErrChecksum, got, h.Checksum)
 	}
 	return h, nil
@@ -285,7 +303,7 @@ func decodeValue(value []byte, h BatchHeader, columns []string) (rows []shards.R
 	if v, ok := pf.Lookup(shards.MetadataSchemaVersion); ok && v != strconv.Itoa(h.SchemaVersion) {
 		return nil, fmt.Errorf("the Parquet metadata says schema version %q, the header %d", v, h.SchemaVersion)
 	}
-	if !parquet.EqualNodes(pf.Schema(), rowSchema) {
+	if !parquet.EqualNodes(pf.Schema(), rowSchema()) {
 		return nil, errors.New("the columns are not those of the shard schema")
 	}
 	if n := pf.NumRows(); n != h.Rows() {
@@ -342,7 +360,7 @@ func decodeValue(value []byte, h BatchHeader, columns []string) (rows []shards.R
 // Columns are the columns of a row message, by their Parquet names, in
 // schema order: what DecodeColumns and ConsumerConfig.Columns take.
 func Columns() []string {
-	fields := rowSchema.Fields()
+	fields := rowSchema().Fields()
 	names := make([]string, len(fields))
 	for i, f := range fields {
 		names[i] = f.Name()

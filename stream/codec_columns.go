@@ -70,8 +70,9 @@ func readColumn(chunks []parquet.ColumnChunk, rows []shards.Row, name string) er
 // readField is readColumn but for the error of a string that is not
 // UTF-8, an invalidRow.
 func readField(chunks []parquet.ColumnChunk, rows []shards.Row, name string) error {
+	schema := rowSchema()
 	leaf := func(path ...string) (parquet.ColumnChunk, int) {
-		l, ok := rowSchema.Lookup(path...)
+		l, ok := schema.Lookup(path...)
 		if !ok || l.ColumnIndex >= len(chunks) {
 			panic("stream: no leaf column " + strings.Join(path, "."))
 		}
@@ -81,9 +82,9 @@ func readField(chunks []parquet.ColumnChunk, rows []shards.Row, name string) err
 	// list.element (meta, a map, has two leaves: see below).
 	var cc parquet.ColumnChunk
 	var maxDef int
-	if _, ok := rowSchema.Lookup(name); ok {
+	if _, ok := schema.Lookup(name); ok {
 		cc, maxDef = leaf(name)
-	} else if _, ok := rowSchema.Lookup(name, "list", "element"); ok {
+	} else if _, ok := schema.Lookup(name, "list", "element"); ok {
 		cc, maxDef = leaf(name, "list", "element")
 	}
 	str := func(set func(*shards.Row, string)) error {

@@ -168,7 +168,7 @@ func Publish(ctx context.Context, root string, cfg PublishConfig) ([]TopicSummar
 	if err := cfg.Client.check(ctx); err != nil {
 		return nil, fmt.Errorf("publishing %s: %w", root, err)
 	}
-	p := &publisher{cfg: cfg, root: root, log: cfg.Logger}
+	p := &publisher{cfg: cfg, root: root, enc: NewEncoder(), log: cfg.Logger}
 	if p.client, err = cfg.Client.client(); err != nil {
 		return nil, err
 	}
@@ -243,6 +243,7 @@ type publisher struct {
 	root   string
 	client *kafka.Client
 	w      *kafka.Writer
+	enc    *Encoder
 	log    *slog.Logger
 }
 
@@ -603,7 +604,7 @@ func (p *publisher) cutShard(ctx context.Context, f shards.ShardInfo, missing []
 			rows = &rowCutter{r: shards.NewSplitReader(p.root, []shards.ShardInfo{f}), shard: f.Path}
 		}
 		if err := rows.cut(ctx, s.Range, s.batchRows, func(b Batch) bool {
-			return emit(func() []encoded { return encodeFitting(b, limit) })
+			return emit(func() []encoded { return p.encodeFitting(b, limit) })
 		}); err != nil {
 			return err
 		}
@@ -701,8 +702,8 @@ func (c *rowCutter) cut(ctx context.Context, g Range, batchRows int, emit func(B
 
 // encodeFitting encodes a batch as one message, or cuts it in halves
 // until each message fits under limit bytes.
-func encodeFitting(b Batch, limit int) []encoded {
-	m, err := Encode(b)
+func (p *publisher) encodeFitting(b Batch, limit int) []encoded {
+	m, err := p.enc.Encode(b)
 	if err != nil {
 		return []encoded{{err: err}}
 	}
@@ -714,6 +715,6 @@ func encodeFitting(b Batch, limit int) []encoded {
 		return []encoded{{err: fmt.Errorf("%w: row %d of %s makes a message of %d bytes, the topic takes %d", ErrTooLarge, b.First, b.Shard, size, limit)}}
 	}
 	half := len(b.Rows) / 2
-	out := encodeFitting(Batch{Shard: b.Shard, First: b.First, Rows: b.Rows[:half]}, limit)
-	return append(out, encodeFitting(Batch{Shard: b.Shard, First: b.First + int64(half), Rows: b.Rows[half:]}, limit)...)
+	out := p.encodeFitting(Batch{Shard: b.Shard, First: b.First, Rows: b.Rows[:half]}, limit)
+	return append(out, p.encodeFitting(Batch{Shard: b.Shard, First: b.First + int64(half), Rows: b.Rows[half:]}, limit)...)
 }

@@ -95,7 +95,7 @@ func readCopySource(f *os.File, info shards.ShardInfo) (s *copySource, err error
 // that Decode accepts: the shard schema exactly, a schema version this
 // program reads, codecs that messages use, and nothing encrypted.
 func copyableFile(pf *parquet.File) bool {
-	if !parquet.EqualNodes(pf.Schema(), rowSchema) {
+	if !parquet.EqualNodes(pf.Schema(), rowSchema()) {
 		return false
 	}
 	if v, ok := pf.Lookup(shards.MetadataSchemaVersion); ok {

@@ -88,31 +88,55 @@ type NormalizeOptions struct {
 // Normalize a Reddit body once.
 //
 // Text that needs no change is returned as is, without allocating.
-func Normalize(s string, o NormalizeOptions) string {
+func Normalize(s string, o NormalizeOptions) string { return normPool.Normalize(s, o) }
+
+// AppendNormalized appends Normalize(s, o) to dst and returns the extended
+// buffer. It allocates only to grow dst.
+func AppendNormalized(dst []byte, s string, o NormalizeOptions) []byte {
+	return normPool.Append(dst, s, o)
+}
+
+// A Normalizer normalises texts as Normalize does, with scratch buffers it
+// keeps between calls, so that only the result allocates: a value that
+// normalises many texts (a DoFn, a filter) holds one. The zero value is
+// ready to use; a Normalizer is safe for concurrent use and must not be
+// copied after first use.
+type Normalizer struct {
+	scratch sync.Pool // of *normScratch
+}
+
+// Normalize returns Normalize(s, o).
+func (n *Normalizer) Normalize(s string, o NormalizeOptions) string {
 	if isClean(s, o.Reddit) {
 		return s
 	}
-	sc := normPool.Get().(*normScratch)
+	sc := n.get()
 	sc.out = appendNormalized(sc, sc.out[:0], s, o)
 	r := s
 	if string(sc.out) != s {
 		r = string(sc.out)
 	}
-	sc.release()
+	n.put(sc)
 	return r
 }
 
-// AppendNormalized appends Normalize(s, o) to dst and returns the extended
-// buffer. It allocates only to grow dst.
-func AppendNormalized(dst []byte, s string, o NormalizeOptions) []byte {
+// Append returns AppendNormalized(dst, s, o); it allocates only to grow
+// dst.
+func (n *Normalizer) Append(dst []byte, s string, o NormalizeOptions) []byte {
 	if isClean(s, o.Reddit) {
 		return append(dst, s...)
 	}
-	sc := normPool.Get().(*normScratch)
+	sc := n.get()
 	dst = appendNormalized(sc, dst, s, o)
-	sc.release()
+	n.put(sc)
 	return dst
 }
+
+// normPool is the Normalizer of the package functions Normalize and
+// AppendNormalized. It stays a package variable until their callers in
+// the pipeline (transforms.PrepareConfig.Apply) hold a Normalizer of
+// their own; archlint reports it until then.
+var normPool Normalizer
 
 // normScratch holds the intermediate buffers of one normalisation.
 type normScratch struct {
@@ -127,15 +151,21 @@ type normScratch struct {
 // text does not pin its memory in the pool.
 const normScratchMax = 64 << 10
 
-var normPool = sync.Pool{New: func() any { return new(normScratch) }}
+func (n *Normalizer) get() *normScratch {
+	if sc, ok := n.scratch.Get().(*normScratch); ok {
+		return sc
+	}
+	return new(normScratch)
+}
 
-func (sc *normScratch) release() {
+// put gives sc back to n's pool, less its buffers above normScratchMax.
+func (n *Normalizer) put(sc *normScratch) {
 	for _, b := range []*[]byte{&sc.out, &sc.ent, &sc.md, &sc.nfkc} {
 		if cap(*b) > normScratchMax {
 			*b = nil
 		}
 	}
-	normPool.Put(sc)
+	n.scratch.Put(sc)
 }
 
 // bytesString reads b as a string without copying. The string must not
@@ -164,7 +194,7 @@ func isClean(s string, reddit bool) bool {
 	if s[0] == ' ' || s[len(s)-1] == ' ' {
 		return false
 	}
-	if reddit && redditLineMarkup[s[0]] {
+	if reddit && redditLineMarkup[s[0]] != 0 {
 		return false
 	}
 	prevSpace := false
@@ -181,20 +211,53 @@ func isClean(s string, reddit bool) bool {
 			continue
 		}
 		prevSpace = false
-		if reddit && redditMarkup[c] {
+		if reddit && redditMarkup[c] != 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// redditMarkup marks the bytes that may start an entity or inline markup;
-// redditLineMarkup the further bytes that are markup at the start of a line.
-var (
-	redditMarkup = [256]bool{'&': true, '\\': true, '*': true, '~': true, '^': true,
-		'[': true, ']': true, '<': true, '>': true, '`': true}
-	redditLineMarkup = [256]bool{'#': true, '-': true, '+': true, '_': true, ':': true, '|': true,
-		'*': true, '>': true}
+// redditMarkup is 1 for the bytes that may start an entity or inline
+// markup (& \ * ~ ^ [ ] < > `), redditLineMarkup for the further bytes that
+// are markup at the start of a line (# - + _ : | * >), 0 for the others:
+// constants, indexed by a byte as an array would be. TestASCIITables checks
+// them against these lists.
+const (
+	redditMarkup = "" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x01\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x01\x01\x01\x00" +
+		"\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+	redditLineMarkup = "" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x01\x01\x00\x01\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+		"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
 )
 
 // appendPlain applies the plain rules to s.
@@ -563,9 +626,26 @@ const (
 	mdMaxURL   = 4096
 )
 
-// mdSpecial marks the bytes the inline markdown rules look at.
-var mdSpecial = [256]bool{'\n': true, '\\': true, '*': true, '~': true, '^': true,
-	'(': true, ')': true, '`': true, '[': true, ']': true, '<': true, '>': true, '!': true}
+// mdSpecial is 1 for the bytes the inline markdown rules look at (\n \ *
+// ~ ^ ( ) ` [ ] < > !), 0 for the others: a constant, indexed by a byte as
+// an array would be. TestASCIITables checks it against this list.
+const mdSpecial = "" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x01\x00\x00\x00\x00\x00\x00\x01\x01\x01\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x01\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x01\x01\x01\x00" +
+	"\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
 
 // appendMarkdown applies the Reddit markdown rules 2 and 3 (line prefixes,
 // inline markup) to s; see Normalize.
@@ -581,9 +661,9 @@ func (sc *normScratch) appendMarkdown(dst []byte, s string) []byte {
 			continue
 		}
 		c := s[i]
-		if !mdSpecial[c] {
+		if mdSpecial[c] == 0 {
 			j := i + 1
-			for j < len(s) && !mdSpecial[s[j]] {
+			for j < len(s) && mdSpecial[s[j]] == 0 {
 				j++
 			}
 			dst = append(dst, s[i:j]...)

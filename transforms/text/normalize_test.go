@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -273,6 +274,42 @@ func TestNormalizeAllocs(t *testing.T) {
 			if n := testing.AllocsPerRun(100, func() { text.Normalize(s, o) }); n > 1 {
 				t.Errorf("Normalize(%.20q, %+v): %v allocations, want at most 1", s, o, n)
 			}
+		}
+	}
+}
+
+// TestNormalizer checks that a Normalizer (its zero value) gives what the
+// package functions give, and allocates as little, from several
+// goroutines at once.
+func TestNormalizer(t *testing.T) {
+	var n text.Normalizer
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for _, s := range benchComments {
+				for _, o := range []text.NormalizeOptions{{}, {Reddit: true}} {
+					want := text.Normalize(s, o)
+					if got := n.Normalize(s, o); got != want {
+						t.Errorf("Normalizer.Normalize(%.20q, %+v) = %q, want %q", s, o, got, want)
+					}
+					if buf = n.Append(buf[:0], s, o); string(buf) != want {
+						t.Errorf("Normalizer.Append(%.20q, %+v) = %q, want %q", s, o, buf, want)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	skipAllocsUnderRace(t)
+	buf := make([]byte, 0, 4096)
+	for _, s := range benchComments {
+		o := text.NormalizeOptions{Reddit: true}
+		n.Append(buf[:0], s, o) // warm the pool
+		if a := testing.AllocsPerRun(100, func() { n.Append(buf[:0], s, o) }); a != 0 {
+			t.Errorf("Normalizer.Append(%.20q): %v allocations, want 0", s, a)
 		}
 	}
 }

@@ -101,7 +101,7 @@ func AppendTokens(dst []string, s string, o TokenizeOptions) []string {
 		// Skip whitespace.
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if asciiSpace[c] {
+			if asciiSpace[c] != 0 {
 				i++
 				continue
 			}
@@ -114,7 +114,7 @@ func AppendTokens(dst []string, s string, o TokenizeOptions) []string {
 		for j < len(s) {
 			c := s[j]
 			if c < utf8.RuneSelf {
-				if asciiSpace[c] {
+				if asciiSpace[c] != 0 {
 					break
 				}
 				j++
@@ -135,7 +135,18 @@ func AppendTokens(dst []string, s string, o TokenizeOptions) []string {
 	return dst
 }
 
-var asciiSpace = [utf8.RuneSelf]bool{' ': true, '\t': true, '\n': true, '\v': true, '\f': true, '\r': true}
+// asciiSpace, indexed by an ASCII byte, is 1 for whitespace (space, \t,
+// \n, \v, \f, \r) and 0 for the others: a constant, which the hot loops
+// index as they would an array.
+const asciiSpace = "" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x01\x01\x01\x01\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
 
 // ASCII character classes of the tokenizer.
 const (
@@ -144,17 +155,19 @@ const (
 	clDigit        // digits (also words)
 )
 
-var asciiClass = func() (t [utf8.RuneSelf]uint8) {
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = clWord
-		t[c-'a'+'A'] = clWord
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = clDigit
-	}
-	t['_'] = clWord
-	return t
-}()
+// asciiClass, indexed by an ASCII byte, is its class: clWord for the
+// letters a-z, A-Z and "_", clDigit for 0-9, clPunct for the others. A
+// constant, which the hot loops index as they would an array;
+// TestASCIITables checks it against that definition.
+const asciiClass = "" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x02\x02\x02\x02\x02\x02\x02\x02\x02\x02\x00\x00\x00\x00\x00\x00" +
+	"\x00\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x00\x00\x00\x01" +
+	"\x00\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01" +
+	"\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x00\x00\x00\x00"
 
 // runeAt returns the rune at s[i] and its width; s[i:] is not empty.
 func runeAt(s string, i int) (rune, int) {
