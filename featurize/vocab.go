@@ -33,7 +33,10 @@ const (
 	NumSpecial = 4
 )
 
-var specials = [NumSpecial]string{PadToken, UnkToken, StartToken, EndToken}
+// specials are the special tokens in id order.
+func specials() [NumSpecial]string {
+	return [NumSpecial]string{PadToken, UnkToken, StartToken, EndToken}
+}
 
 // ErrBadVocabulary is wrapped by every error of ReadVocabulary about the
 // content of the file (lexicon's: the file format is read there).
@@ -85,12 +88,13 @@ func BuildVocabulary(counts []TokenCount, texts int64, cfg VocabConfig) (*Vocabu
 		return nil, err
 	}
 	v := &Vocabulary{entries: make([]TokenCount, NumSpecial), Texts: texts}
-	for i, s := range specials {
+	special := specials()
+	for i, s := range special {
 		v.entries[i].Token = s
 	}
 	words := make([]TokenCount, 0, len(counts))
 	for _, c := range counts {
-		if i := slices.Index(specials[:], c.Token); i >= 0 {
+		if i := slices.Index(special[:], c.Token); i >= 0 {
 			v.entries[i].Count += c.Count
 			v.entries[i].Docs += c.Docs
 			continue
@@ -207,8 +211,8 @@ const MaxVocabularyLine = lexicon.MaxVocabularyLine
 func ReadVocabulary(r io.Reader) (*Vocabulary, error) {
 	v := &Vocabulary{}
 	texts, err := lexicon.ReadVocabFile(r, func(id int, tok string, count, docs int64) error {
-		if id < NumSpecial && tok != specials[id] {
-			return fmt.Errorf("entry %d is %q, want the special token %q", id, tok, specials[id])
+		if want := specials(); id < NumSpecial && tok != want[id] {
+			return fmt.Errorf("entry %d is %q, want the special token %q", id, tok, want[id])
 		}
 		v.entries = append(v.entries, TokenCount{Token: tok, Count: count, Docs: docs})
 		return nil
