@@ -151,21 +151,7 @@ func addKernels(ks *kernelTable) {
 			}
 			out[tid] = s * (1 / float32(lens[r]))
 		}}
-	ks[kMaskedMeanBwd] = &kernel{name: "masked_mean_bwd",
-		params:  []string{"n rows", "n T", "n d", "i lens", "f dout", "f dv"},
-		threads: func(a []arg) int { return a[0].int() * a[1].int() * a[2].int() },
-		body: func(tid, _ int, a []hostArg) {
-			rows, T, d, lens, dout, dv := a[0].n, a[1].n, a[2].n, a[3].i, a[4].f, a[5].f
-			if tid >= T*rows*d {
-				return
-			}
-			u, r, t := tid%d, (tid/d)%rows, tid/(d*rows)
-			if t < int(lens[r]) {
-				dv[tid] = dout[r*d+u] * (1 / float32(lens[r]))
-			} else {
-				dv[tid] = 0
-			}
-		}}
+	ks[kMaskedMeanBwd] = spreadBwd("masked_mean_bwd", func(n float32) float32 { return 1 / n })
 	ks[kFillRows] = &kernel{name: "fill_rows",
 		params:  []string{"n rows", "n cols", "f b", "f out"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },
@@ -680,4 +666,26 @@ func cSignatures(src string) (map[string][]string, error) {
 		out[m[1]] = ps
 	}
 	return out, nil
+}
+
+// spreadBwd is the twin of a kernel that spreads a sentence's output
+// gradient over its own steps, each scaled by the same factor of the
+// sentence's length n (masked_mean_bwd: 1/n; dan_sum_bwd: 1/√n), and zeroes
+// the padded steps: one thread per (step, row, unit).
+func spreadBwd(name string, scale func(n float32) float32) *kernel {
+	return &kernel{name: name,
+		params:  []string{"n rows", "n T", "n d", "i lens", "f dout", "f dv"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() * a[2].int() },
+		body: func(tid, _ int, a []hostArg) {
+			rows, T, d, lens, dout, dv := a[0].n, a[1].n, a[2].n, a[3].i, a[4].f, a[5].f
+			if tid >= T*rows*d {
+				return
+			}
+			u, r, t := tid%d, (tid/d)%rows, tid/(d*rows)
+			if t < int(lens[r]) {
+				dv[tid] = dout[r*d+u] * scale(float32(lens[r]))
+			} else {
+				dv[tid] = 0
+			}
+		}}
 }

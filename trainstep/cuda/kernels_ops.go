@@ -89,21 +89,7 @@ func addOpKernels(ks *kernelTable) {
 			}
 			out[tid] = s * (1 / sqrt32(float32(lens[r])))
 		}}
-	ks[kDANSumBwd] = &kernel{name: "dan_sum_bwd",
-		params:  []string{"n rows", "n T", "n d", "i lens", "f dout", "f dv"},
-		threads: func(a []arg) int { return a[0].int() * a[1].int() * a[2].int() },
-		body: func(tid, _ int, a []hostArg) {
-			rows, T, d, lens, dout, dv := a[0].n, a[1].n, a[2].n, a[3].i, a[4].f, a[5].f
-			if tid >= T*rows*d {
-				return
-			}
-			u, r, t := tid%d, (tid/d)%rows, tid/(d*rows)
-			if t < int(lens[r]) {
-				dv[tid] = dout[r*d+u] * (1 / sqrt32(float32(lens[r])))
-			} else {
-				dv[tid] = 0
-			}
-		}}
+	ks[kDANSumBwd] = spreadBwd("dan_sum_bwd", func(n float32) float32 { return 1 / sqrt32(n) })
 
 	// gran3.cu
 	ks[kGRAN3Fwd] = &kernel{name: "gran3_step_fwd",
