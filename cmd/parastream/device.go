@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/internal/sysmem"
 	"github.com/parastream/parastream/trainstep/compute"
 	"github.com/parastream/parastream/trainstep/cpu"
@@ -53,7 +54,7 @@ func (d deviceFlags) config() device.Config {
 func usage(err error) error {
 	var bad *device.InvalidError
 	if errors.As(err, &bad) {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	return err
 }

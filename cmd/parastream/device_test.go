@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/trainstep/compute"
 	"github.com/parastream/parastream/trainstep/cpu"
 	"github.com/parastream/parastream/trainstep/cpu/cblas"
@@ -126,7 +127,7 @@ func TestMaxGraphsFlag(t *testing.T) {
 	if err := fs.Parse([]string{"--max-graphs", "-1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := d.backend(io.Discard, nil); !errors.Is(err, errUsage) {
+	if _, _, err := d.backend(io.Discard, nil); !errors.Is(err, cli.ErrUsage) {
 		t.Errorf("--max-graphs -1: %v, want a usage error", err)
 	}
 }
@@ -233,7 +234,7 @@ func TestMemoryBudgetFlag(t *testing.T) {
 		if err := fs.Parse([]string{"--memory-budget", arg}); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := d.backend(io.Discard, nil); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--memory-budget") {
+		if _, _, err := d.backend(io.Discard, nil); !errors.Is(err, cli.ErrUsage) || !strings.Contains(err.Error(), "--memory-budget") {
 			t.Errorf("--memory-budget %s: %v, want a usage error naming the flag", arg, err)
 		}
 	}

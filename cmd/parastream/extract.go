@@ -3,16 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
-
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/internal/outdir"
 	"github.com/parastream/parastream/internal/report"
-	"github.com/parastream/parastream/internal/runlog"
 	"github.com/parastream/parastream/pipelines"
 	"github.com/parastream/parastream/transforms/text"
 )
@@ -56,9 +52,7 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&cfg.Reader.Limits.MaxLineBytes, "max-line-bytes", corpora.DefaultMaxLineBytes, "longest line or record accepted")
 	fs.Int64Var(&cfg.Shards.MaxRows, "shard-rows", 0, "most rows per shard (0: 1,000,000)")
 	fs.Int64Var(&cfg.Shards.MaxBytes, "shard-bytes", 0, "about the most bytes per shard (0: 256 MiB)")
-	gcPercent := fs.Int("gc-percent", pipelines.DefaultGCPercent, "the Go collector's target during the run (0 or GOGC set: the process's own setting)")
-	quiet := fs.Bool("quiet", false, "no progress lines")
-	verbose := fs.Bool("verbose", false, "let Beam and the runner log at info level")
+	run := addPipelineFlags(fs)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	cli.AddBeamFlags(fs, e.stdout)
 	cli.Describe(fs, e.stdout, extractUsage, extractExample,
@@ -98,20 +92,12 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	if err := cfg.ResolveInputs(); err != nil {
 		return err
 	}
-	if err := cli.CheckRunner(*runners.Runner, withDataflow); err != nil {
-		return err
-	}
-	log, err := runlog.Start("extract", *verbose)
+	opts, log, err := run.start(e, "extract")
 	if err != nil {
 		return err
 	}
 	defer log.Close()
-	opts := pipelines.RunOptions{Runner: *runners.Runner}
-	if os.Getenv("GOGC") == "" {
-		opts.GCPercent = *gcPercent
-	}
-	if !*quiet {
-		opts.Progress = e.stderr
+	if opts.Progress != nil {
 		fmt.Fprintf(e.stderr, "extracting %s from %s into %s (runner %s)\n", cfg.Corpus, cfg.Input, cfg.Out, cli.RunnerName(opts.Runner))
 	}
 	if *cpuProfile != "" {

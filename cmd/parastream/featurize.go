@@ -3,16 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
-
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
 	"github.com/parastream/parastream/featurize"
 	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/internal/outdir"
 	"github.com/parastream/parastream/internal/report"
-	"github.com/parastream/parastream/internal/runlog"
 	"github.com/parastream/parastream/pipelines"
 )
 
@@ -42,9 +38,7 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	fs.Uint64Var(&cfg.Seed, "seed", def.Seed, "seed of the sample and of the NMF initialisation")
 	fs.IntVar(&cfg.MaxIter, "max-iter", def.MaxIter, "most NMF iterations")
 	fs.Float64Var(&cfg.Tol, "tol", def.Tol, "stop the fit once an iteration lowers the objective by less than this fraction")
-	gcPercent := fs.Int("gc-percent", pipelines.DefaultGCPercent, "the Go collector's target during the run (0 or GOGC set: the process's own setting)")
-	quiet := fs.Bool("quiet", false, "no progress lines")
-	verbose := fs.Bool("verbose", false, "let Beam and the runner log at info level")
+	run := addPipelineFlags(fs)
 	cli.AddBeamFlags(fs, e.stdout)
 	cli.Describe(fs, e.stdout, featurizeUsage, featurizeExample,
 		cli.FlagGroup{Title: "input", Names: []string{"in", "corpora"}},
@@ -77,21 +71,11 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	if err := outdir.Check(cfg.Out); err != nil {
 		return fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
 	}
-	if err := cli.CheckRunner(*runners.Runner, withDataflow); err != nil {
-		return err
-	}
-	log, err := runlog.Start("featurize", *verbose)
+	opts, log, err := run.start(e, "featurize")
 	if err != nil {
 		return err
 	}
 	defer log.Close()
-	opts := pipelines.RunOptions{Runner: *runners.Runner}
-	if os.Getenv("GOGC") == "" {
-		opts.GCPercent = *gcPercent
-	}
-	if !*quiet {
-		opts.Progress = e.stderr
-	}
 	sum, err := pipelines.RunFeaturize(ctx, cfg, opts)
 	if err != nil {
 		return log.Failed(err)

@@ -37,10 +37,6 @@ type env struct {
 	stdout, stderr io.Writer
 }
 
-// errUsage is cli.ErrUsage under the name device.go uses: device.go moves
-// to trainstep (issue 15), and this line goes with it.
-var errUsage = cli.ErrUsage
-
 func commands() []command {
 	return []command{
 		{name: "read", summary: "read raw corpus files with one reader and report counts, rejects and examples",

@@ -2,6 +2,5 @@
 
 package main
 
-// withDataflow says that this build has the Dataflow runner: built only
-// with -tags dataflow (runners_dataflow.go).
+// withDataflow: this build has no Dataflow runner (-tags dataflow adds it).
 const withDataflow = false
