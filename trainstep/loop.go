@@ -31,7 +31,7 @@ const (
 
 // ErrNotFeaturized reports rows without token ids: the dataset was
 // published before `parastream featurize` gave it a vocabulary.
-var ErrNotFeaturized = errors.New("dataset not featurized")
+var ErrNotFeaturized = stream.ErrNotFeaturized // one sentinel for the trainer and the stream
 
 // RunConfig configures Run. Zero fields take the documented defaults.
 type RunConfig struct {
