@@ -59,10 +59,6 @@ func usage(err error) error {
 	return err
 }
 
-func (d deviceFlags) cudaOptions(ordinal int, log *slog.Logger) cuda.Options {
-	return d.config().CUDAOptions(ordinal, log)
-}
-
 func (d deviceFlags) budget() (int64, string, error) {
 	b, why, err := d.config().Budget()
 	return b, why, usage(err)

@@ -149,7 +149,7 @@ func TestCUDAFlags(t *testing.T) {
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
-		o := d.cudaOptions(1, nil)
+		o := d.config().CUDAOptions(1, nil)
 		if o.NoGraphs != c.noGraphs || o.TF32 != c.tf32 || o.Device != 1 {
 			t.Errorf("%v: options %+v, want NoGraphs %v, TF32 %v on cuda:1", c.args, o, c.noGraphs, c.tf32)
 		}

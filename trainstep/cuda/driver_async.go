@@ -12,7 +12,6 @@ import (
 // fills without staging and the host reads in place.
 type gpuCopier struct {
 	g             *gpu
-	a             *driver // the driver API, streams and events included (driver_graph.go)
 	stream        uintptr
 	ready, copied uintptr
 	pinned        []unsafe.Pointer
@@ -21,7 +20,7 @@ type gpuCopier struct {
 // newGPUCopier creates the copy stream and its events; the context must be
 // current (the model's enter).
 func newGPUCopier(g *gpu) (*gpuCopier, error) {
-	c := &gpuCopier{g: g, a: g.drv}
+	c := &gpuCopier{g: g}
 	if err := g.drv.check("cuStreamCreate", g.drv.cuStreamCreate(&c.stream, streamNonBlocking)); err != nil {
 		return nil, fmt.Errorf("creating the snapshot's copy stream on %s: %w", g.info, err)
 	}
@@ -37,7 +36,7 @@ func newGPUCopier(g *gpu) (*gpuCopier, error) {
 // which the copy engine writes by DMA: the asynchronous copy needs it.
 func (c *gpuCopier) hostAlloc(words int) ([]float32, error) {
 	var p unsafe.Pointer
-	if err := c.g.drv.check("cuMemHostAlloc", c.a.cuMemHostAlloc(&p, uintptr(4*max(words, 1)), 0)); err != nil {
+	if err := c.g.drv.check("cuMemHostAlloc", c.g.drv.cuMemHostAlloc(&p, uintptr(4*max(words, 1)), 0)); err != nil {
 		return nil, fmt.Errorf("allocating %d MiB of pinned host memory for a snapshot: %w", 4*words>>20, err)
 	}
 	c.pinned = append(c.pinned, p)
@@ -47,10 +46,10 @@ func (c *gpuCopier) hostAlloc(words int) ([]float32, error) {
 // begin makes the copy stream wait for the work issued so far on the
 // model's compute stream (gpu.stream): the copies see the finished step.
 func (c *gpuCopier) begin() error {
-	if err := c.g.drv.check("cuEventRecord", c.a.cuEventRecord(c.ready, c.g.stream)); err != nil {
+	if err := c.g.drv.check("cuEventRecord", c.g.drv.cuEventRecord(c.ready, c.g.stream)); err != nil {
 		return err
 	}
-	return c.g.drv.check("cuStreamWaitEvent", c.a.cuStreamWaitEvent(c.stream, c.ready, 0))
+	return c.g.drv.check("cuStreamWaitEvent", c.g.drv.cuStreamWaitEvent(c.stream, c.ready, 0))
 }
 
 // copyOut issues the copy of words words at src into dst, pinned memory of
@@ -60,7 +59,7 @@ func (c *gpuCopier) copyOut(dst []float32, src ptr, words int) error {
 	if err != nil || words == 0 {
 		return err
 	}
-	return c.g.drv.check("cuMemcpyDtoHAsync_v2", c.a.cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), s, uintptr(4*words), c.stream))
+	return c.g.drv.check("cuMemcpyDtoHAsync_v2", c.g.drv.cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), s, uintptr(4*words), c.stream))
 }
 
 // end makes the model's later work (on its compute stream) wait for the
@@ -69,10 +68,10 @@ func (c *gpuCopier) copyOut(dst []float32, src ptr, words int) error {
 // the next step's kernels when the copies are done (the parameters and
 // state over PCIe: milliseconds).
 func (c *gpuCopier) end() error {
-	if err := c.g.drv.check("cuEventRecord", c.a.cuEventRecord(c.copied, c.stream)); err != nil {
+	if err := c.g.drv.check("cuEventRecord", c.g.drv.cuEventRecord(c.copied, c.stream)); err != nil {
 		return err
 	}
-	return c.g.drv.check("cuStreamWaitEvent", c.a.cuStreamWaitEvent(c.g.stream, c.copied, 0))
+	return c.g.drv.check("cuStreamWaitEvent", c.g.drv.cuStreamWaitEvent(c.g.stream, c.copied, 0))
 }
 
 // wait blocks until the copy stream's work is done, on any goroutine: it
@@ -80,10 +79,10 @@ func (c *gpuCopier) end() error {
 func (c *gpuCopier) wait() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := c.g.drv.check("cuCtxSetCurrent", c.a.cuCtxSetCurrent(c.g.ctx)); err != nil {
+	if err := c.g.drv.check("cuCtxSetCurrent", c.g.drv.cuCtxSetCurrent(c.g.ctx)); err != nil {
 		return err
 	}
-	return c.g.drv.check("cuStreamSynchronize", c.a.cuStreamSynchronize(c.stream))
+	return c.g.drv.check("cuStreamSynchronize", c.g.drv.cuStreamSynchronize(c.stream))
 }
 
 // close waits for the copies and frees the pinned memory, the events and
@@ -91,20 +90,20 @@ func (c *gpuCopier) wait() error {
 func (c *gpuCopier) close() error {
 	var errs []error
 	if c.stream != 0 {
-		errs = append(errs, c.g.drv.check("cuStreamSynchronize", c.a.cuStreamSynchronize(c.stream)))
+		errs = append(errs, c.g.drv.check("cuStreamSynchronize", c.g.drv.cuStreamSynchronize(c.stream)))
 	}
 	for _, p := range c.pinned {
-		errs = append(errs, c.g.drv.check("cuMemFreeHost", c.a.cuMemFreeHost(p)))
+		errs = append(errs, c.g.drv.check("cuMemFreeHost", c.g.drv.cuMemFreeHost(p)))
 	}
 	c.pinned = nil
 	for _, ev := range []*uintptr{&c.ready, &c.copied} {
 		if *ev != 0 {
-			errs = append(errs, c.g.drv.check("cuEventDestroy_v2", c.a.cuEventDestroy(*ev)))
+			errs = append(errs, c.g.drv.check("cuEventDestroy_v2", c.g.drv.cuEventDestroy(*ev)))
 			*ev = 0
 		}
 	}
 	if c.stream != 0 {
-		errs = append(errs, c.g.drv.check("cuStreamDestroy_v2", c.a.cuStreamDestroy(c.stream)))
+		errs = append(errs, c.g.drv.check("cuStreamDestroy_v2", c.g.drv.cuStreamDestroy(c.stream)))
 		c.stream = 0
 	}
 	for _, e := range errs {
