@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parastream/parastream/trainstep/compute"
@@ -102,5 +103,27 @@ func TestSimTarget(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+func TestTransformerConfig(t *testing.T) {
+	c := compute.Config{Encoder: compute.EncTransformer, Vocab: 10}.Defaults()
+	if c.Dim != 512 || c.TFLayers != 6 || c.TFHeads != 8 || c.TFFilter != 2048 || c.EmbedDim() != 512 {
+		t.Fatalf("defaults: dim %d layers %d heads %d filter %d embed %d, want the paper's 512, 6, 8, 2048", c.Dim, c.TFLayers, c.TFHeads, c.TFFilter, c.EmbedDim())
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(compute.Layout(c)); n != 1+6*12+2 {
+		t.Fatalf("layout has %d parameters, want %d", n, 1+6*12+2)
+	}
+	bad := compute.Config{Encoder: compute.EncTransformer, Vocab: 10, Dim: 30, TFHeads: 8}.Defaults()
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "multiple of tf_heads") {
+		t.Fatalf("dim 30 with 8 heads: %v, want a multiple-of-heads error", err)
+	}
+	pe := compute.TimingSignal(3, 4)
+	// t = 2, i = 1: ω = 10000^(-1/2) = 0.01.
+	if math.Abs(pe[2*4+1]-math.Sin(0.02)) > 1e-12 || math.Abs(pe[2*4+3]-math.Cos(0.02)) > 1e-12 || pe[0] != 0 || pe[2] != 1 {
+		t.Fatalf("timing signal %v", pe)
 	}
 }

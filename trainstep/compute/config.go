@@ -24,6 +24,11 @@ const (
 	EncGRAN5     = "gran5"     // a_t = x_t ⊙ g1 + h_t ⊙ g2, averaged
 	EncBiGRAN    = "bigran"    // forward and backward gran, added
 	EncDAN       = "dan"       // (Σ words + Σ bigrams)/sqrt(n), feed-forward tanh stack (Yang et al. 2018)
+	// EncTransformer is the transformer encoder of Yang et al. (2018,
+	// §2.3.2): pre-norm self-attention blocks over sqrt(Dim)·e_t + PE(t),
+	// a final layer norm, the outputs averaged over the sentence's words
+	// (layout.go, TransformerLayout, has the formulas).
+	EncTransformer = "transformer"
 )
 
 // Context kinds (Config.Context).
@@ -91,6 +96,13 @@ type Config struct {
 	// DANLayers are the sizes of the DAN's tanh layers; default [300 300 500]
 	// (Yang et al. 2018 §4.1). The last is the embedding size.
 	DANLayers []int `json:"dan_layers,omitempty"`
+	// TFLayers, TFHeads and TFFilter are the transformer's blocks, its
+	// attention heads (Dim must be a multiple) and the inner size of its
+	// position-wise feed-forward layer; defaults 6, 8 and 4·Dim, with Dim
+	// 512 (Yang et al. 2018: 6 layers, 8 heads, hidden 512, filter 2048).
+	TFLayers int `json:"tf_layers,omitempty"`
+	TFHeads  int `json:"tf_heads,omitempty"`
+	TFFilter int `json:"tf_filter,omitempty"`
 	// TrainCellBias trains the LSTMs' cell-input bias (the third quarter
 	// of lstm.b, under g = tanh(zg)). By default it is held at its initial
 	// 0: from random embeddings, a trained b_g is one shared vector that
@@ -191,6 +203,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.Dim == 0 {
 		c.Dim = 300
+		if c.Encoder == EncTransformer {
+			c.Dim = 512
+		}
 	}
 	if c.Hidden == 0 {
 		c.Hidden = c.Dim
@@ -202,6 +217,11 @@ func (c Config) Defaults() Config {
 		if c.BigramBuckets == 0 {
 			c.BigramBuckets = 100003
 		}
+	}
+	if c.Encoder == EncTransformer {
+		c.TFLayers = cmp.Or(c.TFLayers, 6)
+		c.TFHeads = cmp.Or(c.TFHeads, 8)
+		c.TFFilter = cmp.Or(c.TFFilter, 4*c.Dim)
 	}
 	if c.EmbedInit == "" {
 		c.EmbedInit = DefaultEmbedInit
@@ -276,8 +296,11 @@ func (c Config) Defaults() Config {
 	return c
 }
 
-// hasLSTM reports whether the encoder has an LSTM (every one but avg and dan).
-func (c Config) hasLSTM() bool { return c.Encoder != EncAvg && c.Encoder != EncDAN }
+// hasLSTM reports whether the encoder has an LSTM (every one but avg, dan
+// and transformer).
+func (c Config) hasLSTM() bool {
+	return c.Encoder != EncAvg && c.Encoder != EncDAN && c.Encoder != EncTransformer
+}
 
 // EmbedDim is the size of the sentence embedding g(s).
 func (c Config) EmbedDim() int {
@@ -295,7 +318,7 @@ func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	switch c.Encoder {
-	case EncAvg, EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN, EncGRAN2, EncGRAN3, EncGRAN4, EncGRAN5, EncBiGRAN, EncDAN:
+	case EncAvg, EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN, EncGRAN2, EncGRAN3, EncGRAN4, EncGRAN5, EncBiGRAN, EncDAN, EncTransformer:
 	default:
 		bad("encoder %q: use one of %s", c.Encoder, strings.Join(Encoders(), ", "))
 	}
@@ -317,6 +340,13 @@ func (c Config) Validate() error {
 		}
 		if c.BigramBuckets <= 0 {
 			bad("bigram_buckets %d: must be positive for dan", c.BigramBuckets)
+		}
+	}
+	if c.Encoder == EncTransformer {
+		if c.TFLayers <= 0 || c.TFHeads <= 0 || c.TFFilter <= 0 {
+			bad("tf_layers %d, tf_heads %d, tf_filter %d: all must be positive for transformer", c.TFLayers, c.TFHeads, c.TFFilter)
+		} else if c.Dim%c.TFHeads != 0 || c.Dim%2 != 0 {
+			bad("transformer: dim %d must be even (the timing signal's sines and cosines) and a multiple of tf_heads %d", c.Dim, c.TFHeads)
 		}
 	}
 	if c.Vocab <= 0 {
@@ -433,7 +463,7 @@ func ParseEmbedInit(s string) (kind string, scale float64, err error) {
 
 // Encoders lists the encoder names.
 func Encoders() []string {
-	return []string{EncAvg, EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN, EncGRAN2, EncGRAN3, EncGRAN4, EncGRAN5, EncBiGRAN, EncDAN}
+	return []string{EncAvg, EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN, EncGRAN2, EncGRAN3, EncGRAN4, EncGRAN5, EncBiGRAN, EncDAN, EncTransformer}
 }
 
 // Losses lists the loss names.

@@ -11,7 +11,7 @@ import (
 // checks of trainstep/cpu) then check it.
 func ExampleEncoders() {
 	fmt.Println(compute.Encoders())
-	// Output: [avg lstm lstmavg bilstmavg gran gran2 gran3 gran4 gran5 bigran dan]
+	// Output: [avg lstm lstmavg bilstmavg gran gran2 gran3 gran4 gran5 bigran dan transformer]
 }
 
 // The losses a Config may name: docs/architecture.md's recipe "Add a

@@ -83,6 +83,10 @@ func Layout(cfg Config) []ParamSpec {
 			lstm(p)
 			gate(p, "", d, false)
 		}
+	case EncTransformer:
+		for _, s := range TransformerLayout(cfg) {
+			add(s.Name, s.Init, s.Shape...)
+		}
 	case EncDAN:
 		ps = append(ps, ParamSpec{Name: ParamBigrams, Shape: []int{cfg.BigramBuckets, d}, Init: InitEmbedding})
 		in := d
@@ -140,7 +144,11 @@ func InitParams(cfg Config, rng *rand.Rand) []Tensor {
 				}
 			}
 		case InitGlorot:
-			a := math.Sqrt(6 / float64(s.Shape[0]+s.Shape[1]))
+			fanOut := s.Shape[1]
+			if strings.HasSuffix(s.Name, ".wqkv") {
+				fanOut /= 3 // three (D, D) matrices side by side
+			}
+			a := math.Sqrt(6 / float64(s.Shape[0]+fanOut))
 			for j := range t.Data {
 				t.Data[j] = float32(a * (2*rng.Float64() - 1))
 			}
