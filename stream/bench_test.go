@@ -80,7 +80,6 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 	br := startBroker(b, "")
 	ctx := context.Background()
 	cc := stream.ClientConfig{Brokers: []string{br.Addr()}}
-	client := &kafka.Client{Addr: kafka.TCP(br.Addr()), Timeout: time.Minute}
 
 	var pub, pubRe, pubWire, kprod, cons, consTrain, consWire, kcons, kconsNoWait time.Duration
 	var messages int
@@ -135,6 +134,9 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 		if len(resums) != 1 || resums[0].Published != rows {
 			b.Fatalf("published %+v, want %d rows in one topic", resums, rows)
 		}
+		// A client for this iteration's topics, which Publish created
+		// through its own (newClient).
+		client := newClient(b, br.Addr())
 		msgs, err := topicMessages(ctx, client, topic, stream.DefaultPartitions)
 		if err != nil {
 			b.Fatal(err)

@@ -5,6 +5,9 @@ import (
 	"log/slog"
 	"os"
 	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
 
 	"github.com/parastream/parastream/stream"
 )
@@ -32,6 +35,17 @@ func startBroker(t testing.TB, dataDir string) *stream.Broker {
 	}
 	t.Cleanup(func() { b.Close() })
 	return b
+}
+
+// newClient is a kafka.Client with a transport of its own, closed when the
+// test ends. kafka-go's shared DefaultTransport caches the topics it has
+// seen, refreshing them on its first use, after its own CreateTopics or on
+// a 0-6 s timer, so a client on it may not see a topic that another client
+// (stream.Publish's) created: "topic not found" on a later iteration.
+func newClient(t testing.TB, addr string) *kafka.Client {
+	tr := &kafka.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &kafka.Client{Addr: kafka.TCP(addr), Timeout: time.Minute, Transport: tr}
 }
 
 func TestBrokerConfigValidate(t *testing.T) {

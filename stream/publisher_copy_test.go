@@ -92,7 +92,7 @@ func TestPublishCopiesRowGroups(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cc := stream.ClientConfig{Brokers: []string{br.Addr()}}
-	client := &kafka.Client{Addr: kafka.TCP(br.Addr()), Timeout: time.Minute}
+	client := newClient(t, br.Addr())
 	topic := stream.RowTopic(stream.DefaultPrefix, "sts", "train")
 
 	// The topic already holds rows 2100-2600 (an earlier run): the middle
@@ -183,8 +183,7 @@ func TestPublishCopyFallsBack(t *testing.T) {
 			if sums[0].Published != 5000 {
 				t.Fatalf("published %+v", sums)
 			}
-			// A transport of its own: the default one caches the topics it saw.
-			client := &kafka.Client{Addr: kafka.TCP(br.Addr()), Timeout: time.Minute, Transport: &kafka.Transport{}}
+			client := newClient(t, br.Addr())
 			msgs, err := topicMessages(ctx, client, stream.RowTopic(cfg.Prefix, "sts", "train"), stream.DefaultPartitions)
 			if err != nil {
 				t.Fatal(err)
@@ -233,7 +232,7 @@ func TestCopiedMessageDuckDB(t *testing.T) {
 	if _, err := stream.Publish(ctx, root, cfg); err != nil {
 		t.Fatal(err)
 	}
-	client := &kafka.Client{Addr: kafka.TCP(br.Addr()), Timeout: time.Minute}
+	client := newClient(t, br.Addr())
 	msgs, err := topicMessages(ctx, client, stream.RowTopic(stream.DefaultPrefix, "sts", "train"), stream.DefaultPartitions)
 	if err != nil {
 		t.Fatal(err)

@@ -72,7 +72,7 @@ func TestPublishRefusesCorruptedShard(t *testing.T) {
 	if !errors.Is(err, shards.ErrChecksum) || !strings.Contains(err.Error(), last.Path) {
 		t.Fatalf("error %v, want a checksum error naming %s", err, last.Path)
 	}
-	meta, err := (&kafka.Client{Addr: kafka.TCP(br.Addr()), Transport: &kafka.Transport{}}).Metadata(ctx, &kafka.MetadataRequest{})
+	meta, err := newClient(t, br.Addr()).Metadata(ctx, &kafka.MetadataRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,9 @@ func committedOffsets(t *testing.T, cc stream.ClientConfig, group string) []int6
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	topic := stream.RowTopic(stream.DefaultPrefix, "para", stream.DefaultSplit)
-	c := &kafka.Client{Addr: kafka.TCP(cc.Brokers...)}
+	tr := &kafka.Transport{} // its own: the shared one caches the topics it saw
+	defer tr.CloseIdleConnections()
+	c := &kafka.Client{Addr: kafka.TCP(cc.Brokers...), Transport: tr}
 	resp, err := c.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: {0, 1}}})
 	if err == nil {
 		err = resp.Error
