@@ -149,7 +149,7 @@ func TestCUDAFlags(t *testing.T) {
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
-		o := d.config().CUDAOptions(1, nil)
+		o := d.CUDAOptions(1, nil)
 		if o.NoGraphs != c.noGraphs || o.TF32 != c.tf32 || o.Device != 1 {
 			t.Errorf("%v: options %+v, want NoGraphs %v, TF32 %v on cuda:1", c.args, o, c.noGraphs, c.tf32)
 		}
@@ -211,7 +211,7 @@ func TestMemoryBudgetFlag(t *testing.T) {
 	}{{"0", (24 << 30) / 8}, {"4GiB", 4 << 30}, {"3000MB", 3e9}} {
 		fs := flag.NewFlagSet("x", flag.ContinueOnError)
 		d := addDeviceFlags(fs)
-		d.limit = func() (int64, error) { return 24 << 30, nil }
+		d.Limit = func() (int64, error) { return 24 << 30, nil }
 		if err := fs.Parse([]string{"--memory-budget", tc.arg, "--max-graphs", "2"}); err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +240,7 @@ func TestMemoryBudgetFlag(t *testing.T) {
 	}
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	d := addDeviceFlags(fs)
-	d.limit = func() (int64, error) { return 0, errors.New("no /proc") }
+	d.Limit = func() (int64, error) { return 0, errors.New("no /proc") }
 	if _, _, err := d.backend(io.Discard, nil); err == nil || !strings.Contains(err.Error(), "give --memory-budget") {
 		t.Errorf("no memory figure: %v", err)
 	}

@@ -3,6 +3,7 @@ package device_test
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -65,5 +66,20 @@ func TestDeviceAutoModels(t *testing.T) {
 		if c.onGPU != (note.Len() == 0) || (!c.onGPU && !strings.Contains(note.String(), "topics context is not on the GPU backend; training on the CPU")) {
 			t.Errorf("%s/%s context %q: note %q", cfg.Encoder, cfg.Loss, cfg.Context, note.String())
 		}
+	}
+}
+
+func TestRegisterFlags(t *testing.T) {
+	var c device.Config
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	c.RegisterFlags(fs)
+	if c.Device != "cpu" || c.BLAS != cpu.BLASAuto || c.MemoryBudget != "0" || !c.CUDAGraphs || c.TF32 {
+		t.Fatalf("defaults %+v", c)
+	}
+	if err := fs.Parse([]string{"--device", "cuda:1", "--max-graphs", "2", "--memory-budget", "4GiB", "--cuda-graphs=false", "--tf32"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Device != "cuda:1" || c.MaxGraphs != 2 || c.MemoryBudget != "4GiB" || c.CUDAGraphs || !c.TF32 {
+		t.Fatalf("parsed %+v", c)
 	}
 }
