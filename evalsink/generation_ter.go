@@ -43,7 +43,7 @@ func TER(hyps [][]string, refs [][][]string) (float64, error) {
 	}
 	switch {
 	case refLen > 0:
-		return 100 * edits / refLen, nil
+		return 100 * (edits / refLen), nil // sacrebleu's order of operations
 	case edits > 0:
 		return 100, nil
 	}

@@ -76,31 +76,57 @@ func WriteCSV(w io.Writer, rows []Result) error {
 }
 
 // column is one column of the report: a run at its latest evaluated step.
+// A run's embedding evaluations (similarity, retrieval) and its generation
+// evaluations (KindGeneration rows, evaluated apart) are picked apart:
+// each family's evaluation of the highest step; evalID is "" where the run
+// has none of a family.
 type column struct {
-	run, model string
-	step       int64
-	evalID     string
+	run      string
+	embed    columnEval
+	generate columnEval
+}
+
+// columnEval is the evaluation a column shows for one family of tables.
+type columnEval struct {
+	model  string
+	step   int64
+	evalID string
 }
 
 // reportColumns picks, for each run, its evaluation of the highest step
-// (the latest evaluated of those).
+// (the latest evaluated of those), one among its embedding evaluations and
+// one among its generation evaluations.
 func reportColumns(rows []Result) []column {
-	best := map[string]Result{}
+	type pick struct {
+		r  Result
+		ok bool
+	}
+	best := map[string]*[2]pick{}
 	var runs []string
 	for _, r := range rows {
 		b, ok := best[r.Run]
 		if !ok {
+			b = &[2]pick{}
+			best[r.Run] = b
 			runs = append(runs, r.Run)
 		}
-		if !ok || r.Step > b.Step || (r.Step == b.Step && r.EvaluatedAt.After(b.EvaluatedAt)) {
-			best[r.Run] = r
+		f := &b[0]
+		if r.Kind == KindGeneration {
+			f = &b[1]
+		}
+		if !f.ok || r.Step > f.r.Step || (r.Step == f.r.Step && r.EvaluatedAt.After(f.r.EvaluatedAt)) {
+			*f = pick{r, true}
 		}
 	}
 	slices.Sort(runs)
 	cols := make([]column, len(runs))
 	for i, run := range runs {
-		b := best[run]
-		cols[i] = column{run: run, model: b.Model, step: b.Step, evalID: b.EvalID}
+		cols[i].run = run
+		for f, c := range []*columnEval{&cols[i].embed, &cols[i].generate} {
+			if p := best[run][f]; p.ok {
+				*c = columnEval{model: p.r.Model, step: p.r.Step, evalID: p.r.EvalID}
+			}
+		}
 	}
 	return cols
 }
@@ -241,7 +267,11 @@ func WriteReport(w io.Writer, rows []Result) error {
 	cols := reportColumns(rows)
 	in := map[string]int{}
 	for i, c := range cols {
-		in[c.evalID] = i
+		for _, e := range []columnEval{c.embed, c.generate} {
+			if e.evalID != "" {
+				in[e.evalID] = i
+			}
+		}
 	}
 	cells := map[lineKey][]*Result{}
 	var lines []Result
@@ -325,10 +355,18 @@ func WriteReport(w io.Writer, rows []Result) error {
 		}
 		return n
 	}
-	header := func(first string) {
+	header := func(first string, generation bool) {
 		b.WriteString("| " + first + " | n |")
 		for _, c := range cols {
-			fmt.Fprintf(&b, " %s (%s, step %d) |", c.run, c.model, c.step)
+			e := c.embed
+			if generation {
+				e = c.generate
+			}
+			if e.evalID == "" {
+				fmt.Fprintf(&b, " %s |", c.run)
+				continue
+			}
+			fmt.Fprintf(&b, " %s (%s, step %d) |", c.run, e.model, e.step)
 		}
 		b.WriteString("\n|---|---:|" + strings.Repeat("---:|", len(cols)) + "\n")
 	}
@@ -352,7 +390,7 @@ func WriteReport(w io.Writer, rows []Result) error {
 			return
 		}
 		fmt.Fprintf(&b, "## %s\n\n", title)
-		header("Dataset")
+		header("Dataset", sel[0].Kind == KindGeneration)
 		for _, l := range sel {
 			for _, m := range metrics {
 				name := label(l)
