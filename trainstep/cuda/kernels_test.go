@@ -18,7 +18,7 @@ import (
 // has no kernel without one.
 func TestSourcesEmbedded(t *testing.T) {
 	src := cuda.Source()
-	for _, f := range []string{"dan.cu", "dense.cu", "embed.cu", "gran.cu", "gran3.cu", "losses.cu", "lstm.cu", "margin.cu", "optim.cu", "reduce.cu"} {
+	for _, f := range []string{"dan.cu", "dense.cu", "embed.cu", "gran.cu", "gran3.cu", "losses.cu", "lstm.cu", "margin.cu", "optim.cu", "reduce.cu", "transformer.cu"} {
 		if !strings.Contains(src, `#line 1 "kernels/`+f+`"`) {
 			t.Errorf("kernels/%s not embedded", f)
 		}

@@ -1,0 +1,154 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/parastream/parastream/trainstep/compute"
+)
+
+// The transformer encoder (compute/transformer.go has the formulas): the
+// input sqrt(D)·e_t + PE(t) (tf_input), pre-norm blocks of masked
+// multi-head self-attention and a relu feed-forward layer, a final layer
+// norm and the mean over each sentence's words (masked_mean). Every
+// position-wise product is one GEMM over all T·R positions (rows (t, r),
+// time-major as x); the attention of each sentence and head is
+// attn_scores, attn_softmax and attn_pv over the columns of its head.
+// Padded positions are computed as any other query and never attended to,
+// so their rows carry no gradient.
+
+// tfBlock is what one block keeps for its backward pass: its input x, the
+// attention's input a (LN1) with LN1's statistics, qkv, the attention
+// probabilities, the heads' outputs o, the stream after the attention xm,
+// the feed-forward layer's input a2 (LN2) with its statistics and its
+// relu output h.
+type tfBlock struct {
+	x, a, mean1, rstd1, qkv, prob, o ptr
+	xm, a2, mean2, rstd2, h          ptr
+}
+
+// tfState is what the transformer keeps for its backward pass: the
+// blocks, then the final norm's input (the last block's output), its
+// output and statistics.
+type tfState struct {
+	blocks            []tfBlock
+	x, y, mean, rstd  ptr
+	heads, dk, filter int
+}
+
+// tfName is the name of block l's parameter (or workspace) s.
+func tfName(l int, s string) string { return fmt.Sprintf("tf.%d.%s", l, s) }
+
+// attnScale is 1/sqrt(d_k).
+func (st *tfState) attnScale() float32 { return float32(1 / math.Sqrt(float64(st.dk))) }
+
+// tfForward runs the transformer over p.x, leaving p.emb (R, Dim).
+func (m *model) tfForward(s *seq, p *pass) {
+	c := m.cfg
+	R, T, d := p.R, p.T, c.Dim
+	N := T * R
+	st := &p.enc.tf
+	*st = tfState{heads: c.TFHeads, dk: d / c.TFHeads, filter: c.TFFilter}
+	F := st.filter
+	eps := float32(compute.LayerNormEps)
+	x := s.work("tf.0.x", N*d)
+	s.launch(kTFInput, argN(R), argN(T), argN(d), argS(float32(math.Sqrt(float64(d)))), argP(p.x), argP(x))
+	for l := range c.TFLayers {
+		w := func(n string) ptr { return m.w[tfName(l, n)] }
+		b := tfBlock{x: x,
+			a: s.work(tfName(l, "a"), N*d), mean1: s.work(tfName(l, "mean1"), N), rstd1: s.work(tfName(l, "rstd1"), N),
+			qkv: s.work(tfName(l, "qkv"), N*3*d), prob: s.work(tfName(l, "prob"), R*st.heads*T*T), o: s.work(tfName(l, "o"), N*d),
+			xm: s.work(tfName(l, "xm"), N*d), a2: s.work(tfName(l, "a2"), N*d), mean2: s.work(tfName(l, "mean2"), N),
+			rstd2: s.work(tfName(l, "rstd2"), N), h: s.work(tfName(l, "h"), N*F)}
+		// Attention: x + [o_0 … o_{H−1}]·wo + bo.
+		s.launch(kLayerNorm, argN(N), argN(d), argS(eps), argP(x), argP(w("ln1.g")), argP(w("ln1.b")), argP(b.a), argP(b.mean1), argP(b.rstd1))
+		s.launch(kFillRows, argN(N), argN(3*d), argP(w("bqkv")), argP(b.qkv))
+		s.mm(mmDims{false, false, N, 3 * d, d}, matrix{b.a, d}, matrix{w("wqkv"), 3 * d}, 1, matrix{b.qkv, 3 * d})
+		s.launch(kAttnScores, argN(R), argN(T), argN(d), argN(st.heads), argI(p.lens), argS(st.attnScale()), argP(b.qkv), argP(b.prob))
+		s.launch(kAttnSoftmax, argN(R), argN(T), argN(st.heads), argI(p.lens), argP(b.prob))
+		s.launch(kAttnPV, argN(R), argN(T), argN(d), argN(st.heads), argI(p.lens), argP(b.prob), argP(b.qkv), argP(b.o))
+		s.launch(kBiasResidual, argN(N), argN(d), argP(x), argP(w("bo")), argP(b.xm))
+		s.mm(mmDims{false, false, N, d, d}, matrix{b.o, d}, matrix{w("wo"), d}, 1, matrix{b.xm, d})
+		// Feed-forward: xm + relu(a2·w1 + b1)·w2 + b2.
+		s.launch(kLayerNorm, argN(N), argN(d), argS(eps), argP(b.xm), argP(w("ln2.g")), argP(w("ln2.b")), argP(b.a2), argP(b.mean2), argP(b.rstd2))
+		s.launch(kFillRows, argN(N), argN(F), argP(w("b1")), argP(b.h))
+		s.mm(mmDims{false, false, N, F, d}, matrix{b.a2, d}, matrix{w("w1"), F}, 1, matrix{b.h, F})
+		s.launch(kReluFwd, argN(N*F), argP(b.h))
+		x = s.work(tfName(l+1, "x"), N*d)
+		s.launch(kBiasResidual, argN(N), argN(d), argP(b.xm), argP(w("b2")), argP(x))
+		s.mm(mmDims{false, false, N, d, F}, matrix{b.h, F}, matrix{w("w2"), d}, 1, matrix{x, d})
+		st.blocks = append(st.blocks, b)
+	}
+	st.x, st.y = x, s.work("tf.y", N*d)
+	st.mean, st.rstd = s.work("tf.mean", N), s.work("tf.rstd", N)
+	s.launch(kLayerNorm, argN(N), argN(d), argS(eps), argP(x), argP(m.w["tf.lnf.g"]), argP(m.w["tf.lnf.b"]), argP(st.y), argP(st.mean), argP(st.rstd))
+	p.emb = s.work("emb", R*d)
+	s.launch(kMaskedMean, argN(R), argN(T), argN(d), argI(p.lens), argP(st.y), argP(p.emb))
+}
+
+// tfBackward turns dEmb (R, Dim) into the transformer's parameter
+// gradients and p.dx. The gradient of the residual stream is one buffer,
+// dX, taken back through the blocks in place: each layer norm's input
+// gradient is added to it (the residual's own term).
+func (m *model) tfBackward(s *seq, p *pass, dEmb ptr) {
+	c := m.cfg
+	R, T, d := p.R, p.T, c.Dim
+	N := T * R
+	st := &p.enc.tf
+	F, H := st.filter, st.heads
+	dy := s.work("tf.dy", N*d)
+	dX := s.work("tf.dX", N*d)
+	da := s.work("tf.da", N*d)
+	dh := s.work("tf.dh", N*F)
+	dqkv := s.work("tf.dqkv", N*3*d)
+	ds := s.work("tf.ds", R*H*T*T)
+	g := m.g
+	// The mean over the words, then the final norm: dX written.
+	s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(d), argI(p.lens), argP(dEmb), argP(dy))
+	m.lnBackward(s, lnRun{rows: N, x: st.x, mean: st.mean, rstd: st.rstd, param: "tf.lnf."}, dy, sink{dX, 0})
+	for l := len(st.blocks) - 1; l >= 0; l-- {
+		b := st.blocks[l]
+		w := func(n string) ptr { return m.w[tfName(l, n)] }
+		gr := func(n string) ptr { return g[tfName(l, n)] }
+		// Feed-forward: dX is the gradient of the block's output.
+		s.launch(kColSum, argN(N), argN(d), argP(dX), argP(gr("b2")))
+		s.mm(mmDims{true, false, F, d, N}, matrix{b.h, F}, matrix{dX, d}, 0, matrix{gr("w2"), d})
+		s.mm(mmDims{false, true, N, F, d}, matrix{dX, d}, matrix{w("w2"), d}, 0, matrix{dh, F})
+		s.launch(kReluBwd, argN(N*F), argP(b.h), argP(dh), argP(dh))
+		s.launch(kColSum, argN(N), argN(F), argP(dh), argP(gr("b1")))
+		s.mm(mmDims{true, false, d, F, N}, matrix{b.a2, d}, matrix{dh, F}, 0, matrix{gr("w1"), F})
+		s.mm(mmDims{false, true, N, d, F}, matrix{dh, F}, matrix{w("w1"), F}, 0, matrix{da, d})
+		m.lnBackward(s, lnRun{rows: N, x: b.xm, mean: b.mean2, rstd: b.rstd2, param: tfName(l, "ln2.")}, da, sink{dX, 1})
+		// Attention: dX is now the gradient of xm.
+		s.launch(kColSum, argN(N), argN(d), argP(dX), argP(gr("bo")))
+		s.mm(mmDims{true, false, d, d, N}, matrix{b.o, d}, matrix{dX, d}, 0, matrix{gr("wo"), d})
+		do := dy // free again: the gradient of the heads' outputs
+		s.mm(mmDims{false, true, N, d, d}, matrix{dX, d}, matrix{w("wo"), d}, 0, matrix{do, d})
+		s.launch(kAttnScoresBwd, argN(R), argN(T), argN(d), argN(H), argI(p.lens), argS(st.attnScale()), argP(b.prob), argP(b.qkv), argP(do), argP(ds))
+		s.launch(kAttnQKVBwd, argN(R), argN(T), argN(d), argN(H), argI(p.lens), argP(b.prob), argP(ds), argP(b.qkv), argP(do), argP(dqkv))
+		s.launch(kColSum, argN(N), argN(3*d), argP(dqkv), argP(gr("bqkv")))
+		s.mm(mmDims{true, false, d, 3 * d, N}, matrix{b.a, d}, matrix{dqkv, 3 * d}, 0, matrix{gr("wqkv"), 3 * d})
+		s.mm(mmDims{false, true, N, d, 3 * d}, matrix{dqkv, 3 * d}, matrix{w("wqkv"), 3 * d}, 0, matrix{da, d})
+		m.lnBackward(s, lnRun{rows: N, x: b.x, mean: b.mean1, rstd: b.rstd1, param: tfName(l, "ln1.")}, da, sink{dX, 1})
+	}
+	// x = sqrt(D)·e + PE: the gathered words' gradient (zero at padding).
+	s.launch(kScaleTo, argN(N*d), argS(float32(math.Sqrt(float64(d)))), argP(dX), argP(p.dx))
+}
+
+// lnRun is a layer norm's forward run: its rows, input and statistics,
+// and the prefix of its gain and bias ("<prefix>g", "<prefix>b").
+type lnRun struct {
+	rows          int
+	x, mean, rstd ptr
+	param         string
+}
+
+// lnBackward writes the gain and bias gradients of the layer norm ln from
+// dy, the gradient of its output, and adds its input gradient to dx.
+func (m *model) lnBackward(s *seq, ln lnRun, dy ptr, dx sink) {
+	d := m.cfg.Dim
+	s.launch(kLayerNormParamsBwd, argN(ln.rows), argN(d), argP(ln.x), argP(ln.mean), argP(ln.rstd), argP(dy),
+		argP(m.g[ln.param+"g"]), argP(m.g[ln.param+"b"]))
+	s.launch(kLayerNormBwd, argN(ln.rows), argN(d), argP(ln.x), argP(ln.mean), argP(ln.rstd), argP(m.w[ln.param+"g"]), argP(dy),
+		argS(dx.beta), argP(dx.p))
+}
