@@ -242,6 +242,8 @@ func (e *encoderGraph) encodeWords() *G.Node {
 			s = e.tanh(e.linear(s, e.p(fmt.Sprintf("dan.w%d", i)), e.p(fmt.Sprintf("dan.b%d", i))))
 		}
 		return s
+	case compute.EncTransformer:
+		return e.transformer() // transformer.go
 	}
 	panic("cpu: unknown encoder " + cfg.Encoder)
 }

@@ -12,7 +12,7 @@ import (
 func tinyConfig(enc, loss string) compute.Config {
 	cfg := compute.Config{Encoder: enc, Loss: loss, Dim: 4, Hidden: 3, Vocab: 12,
 		DANLayers: []int{5, 3}, BigramBuckets: 7, RespHidden: []int{3}, SimHidden: 4, SimK: 5, SimMin: 1,
-		HingeK: 2, BatchSize: 4, BucketWidth: 4, Seed: 7}
+		HingeK: 2, BatchSize: 4, BucketWidth: 4, Seed: 7, TFLayers: 2, TFHeads: 2, TFFilter: 6}
 	if enc == compute.EncGRAN5 {
 		cfg.Hidden = cfg.Dim
 	}
