@@ -14,7 +14,8 @@
 #           then trainstep's checkpoint tests (-test.run $TRAINSTEP_RUN:
 #           exactly once across a resume, SIGKILL during a background
 #           checkpoint where the binary has it; the list is printed)
-#   bench   BenchmarkGPUTrainStep: avg, lstmavg, gran at batch 100 and 1,000
+#   bench   BenchmarkGPUTrainStep: avg, lstmavg, gran (and the transformer,
+#           dimension 512) at batch 100 and 1,000
 #   torch   scripts/gpu_bench.py: every PyTorch variant beside it, ratios
 #   e2e     `parastream broker`, the PPDB lexical pairs (58k words)
 #           extracted, featurized and published, `parastream train
@@ -186,7 +187,7 @@ main() {
 		if [ "$rc" != 0 ] || ! grep -q 'pairs/s' "$RES/bench.txt"; then
 			fail "BenchmarkGPUTrainStep (exit $rc, no pairs/s: see bench.txt)"
 		else
-			for k in avg/batch100 lstmavg/batch100 gran/batch100 avg/batch1000 lstmavg/batch1000 gran/batch1000; do
+			for k in avg/batch100 lstmavg/batch100 gran/batch100 transformer/batch100 avg/batch1000 lstmavg/batch1000 gran/batch1000 transformer/batch1000; do
 				summary "bench $k: $(median_pairs "$k") pairs/s (median of $BENCH_COUNT)"
 			done
 		fi
@@ -203,7 +204,7 @@ main() {
 		(cd "$W/gopath" && PYTHONUNBUFFERED=1 "${TO[@]}" "$PY" "$W/repo/scripts/gpu_bench.py" \
 			--device "cuda:$DEV" --steps "$TORCH_STEPS" "${src[@]}") 2>&1 | tee "$RES/torch.txt"
 		rc=${PIPESTATUS[0]}
-		grep -E '^(avg|lstmavg|gran)/batch' "$RES/torch.txt" | sed 's/^/torch /' >>"$RES/summary.txt"
+		grep -E '^(avg|lstmavg|gran|transformer)/batch' "$RES/torch.txt" | sed 's/^/torch /' >>"$RES/summary.txt"
 		if [ "$rc" != 0 ]; then
 			fail "scripts/gpu_bench.py (exit $rc): see torch.txt"
 		elif grep -qE 'BELOW 1.0|NO RATIO' "$RES/torch.txt"; then

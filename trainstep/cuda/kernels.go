@@ -602,7 +602,8 @@ const (
 	kScaleTo
 	kLayerNorm
 	kLayerNormBwd
-	kLayerNormParamsBwd
+	kLayerNormDyXhat
+	kFillValue
 	kBiasResidual
 	kReluFwd
 	kReluBwd

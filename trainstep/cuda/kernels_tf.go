@@ -83,22 +83,20 @@ func addTransformerKernels(ks *kernelTable) {
 				}
 			}
 		}}
-	ks[kLayerNormParamsBwd] = &kernel{name: "layer_norm_params_bwd",
-		params:  []string{"n rows", "n d", "f x", "f mean", "f rstd", "f dy", "f dg", "f db"},
-		threads: func(a []arg) int { return a[1].int() },
-		body: func(j, _ int, a []hostArg) {
-			rows, d, x, mean, rstd, dy, dg, db := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f, a[5].f, a[6].f, a[7].f
-			if j >= d {
+	ks[kLayerNormDyXhat] = &kernel{name: "layer_norm_dy_xhat",
+		params:  []string{"n rows", "n d", "f x", "f mean", "f rstd", "f dy", "f out"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() },
+		body: func(tid, _ int, a []hostArg) {
+			rows, d, x, mean, rstd, dy, out := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f, a[5].f, a[6].f
+			if tid >= rows*d {
 				return
 			}
-			var sg, sb float32
-			for r := range rows {
-				k := r*d + j
-				sg += dy[k] * ((x[k] - mean[r]) * rstd[r])
-				sb += dy[k]
-			}
-			dg[j], db[j] = sg, sb
+			r := tid / d
+			out[tid] = dy[tid] * ((x[tid] - mean[r]) * rstd[r])
 		}}
+	ks[kFillValue] = elementwise("fill_value", []string{"n n", "s v", "f out"}, func(tid int, a []hostArg) {
+		a[2].f[tid] = a[1].s
+	})
 	ks[kBiasResidual] = &kernel{name: "bias_residual",
 		params:  []string{"n rows", "n cols", "f x", "f b", "f out"},
 		threads: func(a []arg) int { return a[0].int() * a[1].int() },

@@ -102,53 +102,70 @@ func (m *model) tfBackward(s *seq, p *pass, dEmb ptr) {
 	dh := s.work("tf.dh", N*F)
 	dqkv := s.work("tf.dqkv", N*3*d)
 	ds := s.work("tf.ds", R*H*T*T)
+	// Bias and gain gradients are sums over the N rows: GEMMs with a row
+	// of ones (a column-per-thread loop over N would leave the GPU idle).
+	sums := rowSums{ones: s.work("tf.ones", N), tmp: s.work("tf.lnterms", N*d), n: N}
+	s.launch(kFillValue, argN(N), argS(1), argP(sums.ones))
 	g := m.g
 	// The mean over the words, then the final norm: dX written.
 	s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(d), argI(p.lens), argP(dEmb), argP(dy))
-	m.lnBackward(s, lnRun{rows: N, x: st.x, mean: st.mean, rstd: st.rstd, param: "tf.lnf."}, dy, sink{dX, 0})
+	m.lnBackward(s, sums, lnRun{x: st.x, mean: st.mean, rstd: st.rstd, param: "tf.lnf."}, dy, sink{dX, 0})
 	for l := len(st.blocks) - 1; l >= 0; l-- {
 		b := st.blocks[l]
 		w := func(n string) ptr { return m.w[tfName(l, n)] }
 		gr := func(n string) ptr { return g[tfName(l, n)] }
 		// Feed-forward: dX is the gradient of the block's output.
-		s.launch(kColSum, argN(N), argN(d), argP(dX), argP(gr("b2")))
+		sums.into(s, dX, d, gr("b2"))
 		s.mm(mmDims{true, false, F, d, N}, matrix{b.h, F}, matrix{dX, d}, 0, matrix{gr("w2"), d})
 		s.mm(mmDims{false, true, N, F, d}, matrix{dX, d}, matrix{w("w2"), d}, 0, matrix{dh, F})
 		s.launch(kReluBwd, argN(N*F), argP(b.h), argP(dh), argP(dh))
-		s.launch(kColSum, argN(N), argN(F), argP(dh), argP(gr("b1")))
+		sums.into(s, dh, F, gr("b1"))
 		s.mm(mmDims{true, false, d, F, N}, matrix{b.a2, d}, matrix{dh, F}, 0, matrix{gr("w1"), F})
 		s.mm(mmDims{false, true, N, d, F}, matrix{dh, F}, matrix{w("w1"), F}, 0, matrix{da, d})
-		m.lnBackward(s, lnRun{rows: N, x: b.xm, mean: b.mean2, rstd: b.rstd2, param: tfName(l, "ln2.")}, da, sink{dX, 1})
+		m.lnBackward(s, sums, lnRun{x: b.xm, mean: b.mean2, rstd: b.rstd2, param: tfName(l, "ln2.")}, da, sink{dX, 1})
 		// Attention: dX is now the gradient of xm.
-		s.launch(kColSum, argN(N), argN(d), argP(dX), argP(gr("bo")))
+		sums.into(s, dX, d, gr("bo"))
 		s.mm(mmDims{true, false, d, d, N}, matrix{b.o, d}, matrix{dX, d}, 0, matrix{gr("wo"), d})
 		do := dy // free again: the gradient of the heads' outputs
 		s.mm(mmDims{false, true, N, d, d}, matrix{dX, d}, matrix{w("wo"), d}, 0, matrix{do, d})
 		s.launch(kAttnScoresBwd, argN(R), argN(T), argN(d), argN(H), argI(p.lens), argS(st.attnScale()), argP(b.prob), argP(b.qkv), argP(do), argP(ds))
 		s.launch(kAttnQKVBwd, argN(R), argN(T), argN(d), argN(H), argI(p.lens), argP(b.prob), argP(ds), argP(b.qkv), argP(do), argP(dqkv))
-		s.launch(kColSum, argN(N), argN(3*d), argP(dqkv), argP(gr("bqkv")))
+		sums.into(s, dqkv, 3*d, gr("bqkv"))
 		s.mm(mmDims{true, false, d, 3 * d, N}, matrix{b.a, d}, matrix{dqkv, 3 * d}, 0, matrix{gr("wqkv"), 3 * d})
 		s.mm(mmDims{false, true, N, d, 3 * d}, matrix{dqkv, 3 * d}, matrix{w("wqkv"), 3 * d}, 0, matrix{da, d})
-		m.lnBackward(s, lnRun{rows: N, x: b.x, mean: b.mean1, rstd: b.rstd1, param: tfName(l, "ln1.")}, da, sink{dX, 1})
+		m.lnBackward(s, sums, lnRun{x: b.x, mean: b.mean1, rstd: b.rstd1, param: tfName(l, "ln1.")}, da, sink{dX, 1})
 	}
 	// x = sqrt(D)·e + PE: the gathered words' gradient (zero at padding).
 	s.launch(kScaleTo, argN(N*d), argS(float32(math.Sqrt(float64(d)))), argP(dX), argP(p.dx))
 }
 
-// lnRun is a layer norm's forward run: its rows, input and statistics,
-// and the prefix of its gain and bias ("<prefix>g", "<prefix>b").
+// rowSums sums the n rows of a matrix by a GEMM with ones, a row of n
+// ones; tmp is a workspace of n·Dim values (the gain's terms).
+type rowSums struct {
+	ones, tmp ptr
+	n         int
+}
+
+// into writes the column sums of v (n, cols) to out (cols).
+func (r rowSums) into(s *seq, v ptr, cols int, out ptr) {
+	s.mm(mmDims{false, false, 1, cols, r.n}, matrix{r.ones, r.n}, matrix{v, cols}, 0, matrix{out, cols})
+}
+
+// lnRun is a layer norm's forward run: its input and statistics, and the
+// prefix of its gain and bias ("<prefix>g", "<prefix>b").
 type lnRun struct {
-	rows          int
 	x, mean, rstd ptr
 	param         string
 }
 
 // lnBackward writes the gain and bias gradients of the layer norm ln from
-// dy, the gradient of its output, and adds its input gradient to dx.
-func (m *model) lnBackward(s *seq, ln lnRun, dy ptr, dx sink) {
-	d := m.cfg.Dim
-	s.launch(kLayerNormParamsBwd, argN(ln.rows), argN(d), argP(ln.x), argP(ln.mean), argP(ln.rstd), argP(dy),
-		argP(m.g[ln.param+"g"]), argP(m.g[ln.param+"b"]))
-	s.launch(kLayerNormBwd, argN(ln.rows), argN(d), argP(ln.x), argP(ln.mean), argP(ln.rstd), argP(m.w[ln.param+"g"]), argP(dy),
+// dy, the gradient of its output (sums over sums.n rows), and adds its
+// input gradient to dx.
+func (m *model) lnBackward(s *seq, sums rowSums, ln lnRun, dy ptr, dx sink) {
+	d, n := m.cfg.Dim, sums.n
+	s.launch(kLayerNormDyXhat, argN(n), argN(d), argP(ln.x), argP(ln.mean), argP(ln.rstd), argP(dy), argP(sums.tmp))
+	sums.into(s, sums.tmp, d, m.g[ln.param+"g"])
+	sums.into(s, dy, d, m.g[ln.param+"b"])
+	s.launch(kLayerNormBwd, argN(n), argN(d), argP(ln.x), argP(ln.mean), argP(ln.rstd), argP(m.w[ln.param+"g"]), argP(dy),
 		argS(dx.beta), argP(dx.p))
 }

@@ -83,20 +83,22 @@ extern "C" __global__ void layer_norm_bwd(int rows, int d, const float* x, const
     }
 }
 
-// layer_norm_params_bwd: dg[j] = sum_r dy[r][j] * xh[r][j], db[j] =
-// sum_r dy[r][j]. One thread per column.
-extern "C" __global__ void layer_norm_params_bwd(int rows, int d, const float* x, const float* mean, const float* rstd,
-                                                const float* dy, float* dg, float* db) {
-    int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= d) return;
-    float sg = 0.0f, sb = 0.0f;
-    for (int r = 0; r < rows; r++) {
-        size_t k = (size_t)r * d + j;
-        sg += dy[k] * ((x[k] - mean[r]) * rstd[r]);
-        sb += dy[k];
-    }
-    dg[j] = sg;
-    db[j] = sb;
+// layer_norm_dy_xhat: out[r][j] = dy[r][j] * (x[r][j] - mu[r]) * rstd[r], the
+// terms of the gain's gradient, summed over the rows by a GEMM with a row
+// of ones (as the bias's, of dy). One thread per value.
+extern "C" __global__ void layer_norm_dy_xhat(int rows, int d, const float* x, const float* mean, const float* rstd,
+                                             const float* dy, float* out) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= rows * d) return;
+    int r = tid / d;
+    out[tid] = dy[tid] * ((x[tid] - mean[r]) * rstd[r]);
+}
+
+// fill_value: out[i] = v (the row of ones whose GEMM sums a matrix's rows).
+extern "C" __global__ void fill_value(int n, float v, float* out) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= n) return;
+    out[tid] = v;
 }
 
 // bias_residual: out[i][j] = x[i][j] + b[j] over (rows, cols): the
