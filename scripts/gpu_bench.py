@@ -152,10 +152,10 @@ class TransformerEncoder(torch.nn.Module):
     dropout, layer norms with eps 1e-6, a final LayerNorm, padded keys
     masked (src_key_padding_mask), the mean over each sentence's words."""
 
-    def __init__(self, dim, layers, heads, filter):
+    def __init__(self, dim, layers, heads, filter, vocab=tb.VOCAB):
         super().__init__()
         self.dim = dim
-        self.emb = torch.nn.Embedding(tb.VOCAB, dim)
+        self.emb = torch.nn.Embedding(vocab, dim)
         torch.nn.init.uniform_(self.emb.weight, -0.1, 0.1)
         layer = torch.nn.TransformerEncoderLayer(dim, heads, dim_feedforward=filter, dropout=0.0, activation="relu",
                                                  layer_norm_eps=1e-6, batch_first=True, norm_first=True)
@@ -170,6 +170,57 @@ class TransformerEncoder(torch.nn.Module):
         x = self.emb(ids) * (self.dim ** 0.5) + self.pe[:ids.shape[1]]
         y = self.enc(x, src_key_padding_mask=mask == 0)
         return (y * mask.unsqueeze(2)).sum(1) / mask.sum(1, keepdim=True)
+
+
+def check_transformer(path):
+    """Loads parastream's transformer parameters, sentences and their
+    embeddings (JSON written by trainstep/cuda's TestTransformerMatchesPyTorch)
+    into TransformerEncoder in float64 and compares its embeddings: the
+    PyTorch bar is the same model. wqkv (D, 3D) is in_proj_weight
+    transposed, its q, k and v blocks PyTorch's; wo, w1 and w2 likewise."""
+    with open(path, encoding="utf-8") as fh:
+        d = json.load(fh)
+    D = d["dim"]
+    model = TransformerEncoder(D, d["layers"], d["heads"], d["filter"], vocab=d["vocab"]).double()
+    model.train()  # the training path (PyTorch's inference fast path is another implementation); no dropout
+    p = {k: torch.tensor(v, dtype=torch.float64) for k, v in d["params"].items()}
+
+    def mat(name, rows, cols):
+        return p[name].reshape(rows, cols).t().contiguous()
+    with torch.no_grad():
+        model.emb.weight.copy_(p["embeddings"].reshape(d["vocab"], D))
+        for l, layer in enumerate(model.enc.layers):
+            f = f"tf.{l}."
+            F = d["filter"]
+            layer.norm1.weight.copy_(p[f + "ln1.g"])
+            layer.norm1.bias.copy_(p[f + "ln1.b"])
+            layer.self_attn.in_proj_weight.copy_(mat(f + "wqkv", D, 3 * D))
+            layer.self_attn.in_proj_bias.copy_(p[f + "bqkv"])
+            layer.self_attn.out_proj.weight.copy_(mat(f + "wo", D, D))
+            layer.self_attn.out_proj.bias.copy_(p[f + "bo"])
+            layer.norm2.weight.copy_(p[f + "ln2.g"])
+            layer.norm2.bias.copy_(p[f + "ln2.b"])
+            layer.linear1.weight.copy_(mat(f + "w1", D, F))
+            layer.linear1.bias.copy_(p[f + "b1"])
+            layer.linear2.weight.copy_(mat(f + "w2", F, D))
+            layer.linear2.bias.copy_(p[f + "b2"])
+        model.enc.norm.weight.copy_(p["tf.lnf.g"])
+        model.enc.norm.bias.copy_(p["tf.lnf.b"])
+        seqs = d["seqs"]
+        T = max(len(q) for q in seqs)
+        ids = torch.zeros(len(seqs), T, dtype=torch.long)
+        mask = torch.zeros(len(seqs), T, dtype=torch.float64)
+        for r, q in enumerate(seqs):
+            ids[r, :len(q)] = torch.tensor(q)
+            mask[r, :len(q)] = 1
+        got = model(ids, mask)
+    want = torch.tensor(d["emb"], dtype=torch.float64)
+    diff = (got - want).abs().max().item()
+    tol = 1e-5 + 1e-3 * want.abs().max().item()
+    verdict = "ok" if diff <= tol else "DIFFERENT"
+    print(f"transformer check: {len(seqs)} sentences, max |PyTorch - parastream| {diff:.3g} (tolerance {tol:.3g}): {verdict}")
+    if diff > tol:
+        sys.exit(1)
 
 
 def make(kind, variant, device):
@@ -321,7 +372,12 @@ def main():
     ap.add_argument("--go-test-binary", help="trainstep/cuda's compiled test binary (go test -c) to run the benchmark with")
     ap.add_argument("--go-pairs", help="parastream pairs/s already measured, as avg/batch100=X,...")
     ap.add_argument("--json", help="also write the table here as JSON")
+    ap.add_argument("--check-transformer", metavar="FILE",
+                    help="compare TransformerEncoder's embeddings with parastream's in FILE (JSON), then exit")
     a = ap.parse_args()
+    if a.check_transformer:
+        check_transformer(a.check_transformer)
+        return
     device = torch.device(a.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         sys.exit(f"gpu_bench: PyTorch {torch.__version__} sees no GPU (torch.cuda.is_available() is false): "
