@@ -27,7 +27,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	split := fs.String("split", stream.DefaultSplit, "split to train on")
 	run := fs.String("run", "", "name of the run: its consumer group and the name in checkpoint events (default: <dataset>-<model>-<UTC time>; when resuming, the checkpoint's)")
 	var cfg trainstep.Config
-	fs.StringVar(&cfg.Encoder, "model", "avg", "encoder: avg, lstm, lstmavg, bilstmavg, gran, gran2, gran3, gran4, gran5, bigran, dan")
+	fs.StringVar(&cfg.Encoder, "model", "avg", "encoder: avg, lstm, lstmavg, bilstmavg, gran, gran2, gran3, gran4, gran5, bigran, dan, transformer")
 	fs.StringVar(&cfg.Loss, "loss", "margin", "loss: margin, hinge, softmax, sim")
 	fs.StringVar(&cfg.Negatives, "negatives", "max", "margin loss negatives: max, mix, rand")
 	fs.Float64Var(&cfg.Margin, "margin", 0, "δ of the margin or hinge loss (0: 0.4 margin, 1 hinge)")
@@ -38,6 +38,9 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&cfg.RecurrentInit, "recurrent-init", "", "how the recurrent encoders start: avg (as the averaging model they generalise, the default) or glorot (Glorot-uniform matrices, forget-gate bias 1)")
 	fs.StringVar(&cfg.EmbedInit, "embed-init", "", "distribution of the initial embeddings: uniform:A (±A) or normal:S (default "+compute.DefaultEmbedInit+")")
 	fs.IntVar(&cfg.Hidden, "hidden", 0, "LSTM state size (0: --dim)")
+	fs.IntVar(&cfg.TFLayers, "tf-layers", 0, "transformer blocks (0: 6)")
+	fs.IntVar(&cfg.TFHeads, "tf-heads", 0, "transformer attention heads, dividing --dim (0: 8)")
+	fs.IntVar(&cfg.TFFilter, "tf-filter", 0, "transformer feed-forward inner size (0: 4·--dim)")
 	fs.IntVar(&cfg.BatchSize, "batch", 100, "pairs per batch")
 	fs.IntVar(&cfg.MaxLen, "max-len", 0, "longer sentences are truncated (0: 64)")
 	fs.IntVar(&cfg.BucketWidth, "bucket-width", 0, "padded lengths are multiples of this (0: 8)")
@@ -72,7 +75,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	cli.Describe(fs, e.stdout, trainUsage, "parastream train --brokers 127.0.0.1:9092 --dataset quora --model lstmavg --epochs 2 --run quora-lstmavg\n"+
 		"parastream train --resume checkpoints/quora-lstmavg --epochs 4   # go on where it stopped",
 		cli.FlagGroup{Title: "input", Names: []string{"dataset", "split", "mix", "min-label", "topic-prefix", "vectors", "context", "max-len", "shuffle-buffer", "window", "bucket-width", "feed-ahead"}},
-		cli.FlagGroup{Title: "model", Names: []string{"model", "loss", "dim", "hidden", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias",
+		cli.FlagGroup{Title: "model", Names: []string{"model", "loss", "dim", "hidden", "tf-layers", "tf-heads", "tf-filter", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias",
 			"dropout", "word-dropout", "scramble", "lambda-c", "lambda-w"}},
 		cli.FlagGroup{Title: "optimisation", Names: []string{"optimizer", "lr", "decay", "batch", "epochs", "embedding-update", "seed"}},
 		cli.FlagGroup{Title: "output", Names: []string{"run", "checkpoint-dir", "checkpoint-every", "keep-checkpoints", "checkpoint-async", "save-initial", "resume"}},
