@@ -600,7 +600,9 @@ const (
 	kSimFeatsBwd
 	kTFInput
 	kScaleTo
-	kLayerNorm
+	kLayerNormStats
+	kLayerNormApply
+	kLayerNormBwdStats
 	kLayerNormBwd
 	kLayerNormDyXhat
 	kFillValue

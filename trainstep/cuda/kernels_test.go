@@ -95,8 +95,10 @@ func TestLaunchLimits(t *testing.T) {
 			{"sim_feats", map[int]int{0: n, 1: sz.d}, n * sz.d},
 			// The transformer: 8 heads, positions T·R.
 			{"tf_input", map[int]int{0: sz.R, 1: sz.T, 2: sz.d}, sz.R * sz.T * sz.d},
-			{"layer_norm", map[int]int{0: sz.T * sz.R, 1: sz.d}, sz.T * sz.R},
-			{"layer_norm_bwd", map[int]int{0: sz.T * sz.R, 1: sz.d}, sz.T * sz.R},
+			{"layer_norm_stats", map[int]int{0: sz.T * sz.R, 1: sz.d}, sz.T * sz.R},
+			{"layer_norm_apply", map[int]int{0: sz.T * sz.R, 1: sz.d}, sz.T * sz.R * sz.d},
+			{"layer_norm_bwd_stats", map[int]int{0: sz.T * sz.R, 1: sz.d}, sz.T * sz.R},
+			{"layer_norm_bwd", map[int]int{0: sz.T * sz.R, 1: sz.d}, sz.T * sz.R * sz.d},
 			{"layer_norm_dy_xhat", map[int]int{0: sz.T * sz.R, 1: sz.d}, sz.T * sz.R * sz.d},
 			{"bias_residual", map[int]int{0: sz.T * sz.R, 1: 4 * sz.d}, sz.T * sz.R * 4 * sz.d},
 			{"attn_scores", map[int]int{0: sz.R, 1: sz.T, 2: sz.d, 3: 8}, sz.R * 8 * sz.T * sz.T},

@@ -30,11 +30,11 @@ func addTransformerKernels(ks *kernelTable) {
 	ks[kScaleTo] = elementwise("scale_to", []string{"n n", "s s", "f v", "f out"}, func(tid int, a []hostArg) {
 		a[3].f[tid] = a[1].s * a[2].f[tid]
 	})
-	ks[kLayerNorm] = &kernel{name: "layer_norm",
-		params:  []string{"n rows", "n d", "s eps", "f x", "f g", "f b", "f y", "f mean", "f rstd"},
+	ks[kLayerNormStats] = &kernel{name: "layer_norm_stats",
+		params:  []string{"n rows", "n d", "s eps", "f x", "f mean", "f rstd"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(r, _ int, a []hostArg) {
-			rows, d, eps, x, g, b, y, mean, rstd := a[0].n, a[1].n, a[2].s, a[3].f, a[4].f, a[5].f, a[6].f, a[7].f, a[8].f
+			rows, d, eps, x, mean, rstd := a[0].n, a[1].n, a[2].s, a[3].f, a[4].f, a[5].f
 			if r >= rows {
 				return
 			}
@@ -49,38 +49,53 @@ func addTransformerKernels(ks *kernelTable) {
 				c := xv - mu
 				v += c * c
 			}
-			rs := 1 / sqrt32(v/float32(d)+eps)
-			mean[r], rstd[r] = mu, rs
-			for j, xv := range xr {
-				y[r*d+j] = g[j]*((xv-mu)*rs) + b[j]
-			}
+			mean[r], rstd[r] = mu, 1/sqrt32(v/float32(d)+eps)
 		}}
-	ks[kLayerNormBwd] = &kernel{name: "layer_norm_bwd",
-		params:  []string{"n rows", "n d", "f x", "f mean", "f rstd", "f g", "f dy", "s beta", "f dx"},
+	ks[kLayerNormApply] = &kernel{name: "layer_norm_apply",
+		params:  []string{"n rows", "n d", "f x", "f mean", "f rstd", "f g", "f b", "f y"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() },
+		body: func(tid, _ int, a []hostArg) {
+			rows, d, x, mean, rstd, g, b, y := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f, a[5].f, a[6].f, a[7].f
+			if tid >= rows*d {
+				return
+			}
+			r, j := tid/d, tid%d
+			y[tid] = g[j]*((x[tid]-mean[r])*rstd[r]) + b[j]
+		}}
+	ks[kLayerNormBwdStats] = &kernel{name: "layer_norm_bwd_stats",
+		params:  []string{"n rows", "n d", "f x", "f mean", "f rstd", "f g", "f dy", "f se", "f sex"},
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(r, _ int, a []hostArg) {
-			rows, d, x, mean, rstd, g, dy, beta, dx := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f, a[5].f, a[6].f, a[7].s, a[8].f
+			rows, d, x, mean, rstd, g, dy, se, sex := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f, a[5].f, a[6].f, a[7].f, a[8].f
 			if r >= rows {
 				return
 			}
 			xr, dr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d]
 			mu, rs := mean[r], rstd[r]
-			var se, sex float32
+			var sa, sc float32
 			for j := range d {
 				e := dr[j] * g[j]
-				se += e
-				sex += e * ((xr[j] - mu) * rs)
+				sa += e
+				sc += e * ((xr[j] - mu) * rs)
 			}
-			se /= float32(d)
-			sex /= float32(d)
-			for j := range d {
-				v := rs * (dr[j]*g[j] - se - ((xr[j]-mu)*rs)*sex)
-				k := r*d + j
-				if beta != 0 {
-					dx[k] = beta*dx[k] + v
-				} else {
-					dx[k] = v
-				}
+			se[r], sex[r] = sa/float32(d), sc/float32(d)
+		}}
+	ks[kLayerNormBwd] = &kernel{name: "layer_norm_bwd",
+		params:  []string{"n rows", "n d", "f x", "f mean", "f rstd", "f g", "f dy", "f se", "f sex", "s beta", "f dx"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() },
+		body: func(tid, _ int, a []hostArg) {
+			rows, d, x, mean, rstd, g, dy := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f, a[5].f, a[6].f
+			se, sex, beta, dx := a[7].f, a[8].f, a[9].s, a[10].f
+			if tid >= rows*d {
+				return
+			}
+			r, j := tid/d, tid%d
+			rs := rstd[r]
+			v := rs * (dy[tid]*g[j] - se[r] - ((x[tid]-mean[r])*rs)*sex[r])
+			if beta != 0 {
+				dx[tid] = beta*dx[tid] + v
+			} else {
+				dx[tid] = v
 			}
 		}}
 	ks[kLayerNormDyXhat] = &kernel{name: "layer_norm_dy_xhat",

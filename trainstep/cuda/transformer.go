@@ -50,7 +50,6 @@ func (m *model) tfForward(s *seq, p *pass) {
 	st := &p.enc.tf
 	*st = tfState{heads: c.TFHeads, dk: d / c.TFHeads, filter: c.TFFilter}
 	F := st.filter
-	eps := float32(compute.LayerNormEps)
 	x := s.work("tf.0.x", N*d)
 	s.launch(kTFInput, argN(R), argN(T), argN(d), argS(float32(math.Sqrt(float64(d)))), argP(p.x), argP(x))
 	for l := range c.TFLayers {
@@ -61,7 +60,7 @@ func (m *model) tfForward(s *seq, p *pass) {
 			xm: s.work(tfName(l, "xm"), N*d), a2: s.work(tfName(l, "a2"), N*d), mean2: s.work(tfName(l, "mean2"), N),
 			rstd2: s.work(tfName(l, "rstd2"), N), h: s.work(tfName(l, "h"), N*F)}
 		// Attention: x + [o_0 … o_{H−1}]·wo + bo.
-		s.launch(kLayerNorm, argN(N), argN(d), argS(eps), argP(x), argP(w("ln1.g")), argP(w("ln1.b")), argP(b.a), argP(b.mean1), argP(b.rstd1))
+		m.layerNorm(s, lnRun{x: x, mean: b.mean1, rstd: b.rstd1, param: tfName(l, "ln1.")}, N, b.a)
 		s.launch(kFillRows, argN(N), argN(3*d), argP(w("bqkv")), argP(b.qkv))
 		s.mm(mmDims{false, false, N, 3 * d, d}, matrix{b.a, d}, matrix{w("wqkv"), 3 * d}, 1, matrix{b.qkv, 3 * d})
 		s.launch(kAttnScores, argN(R), argN(T), argN(d), argN(st.heads), argI(p.lens), argS(st.attnScale()), argP(b.qkv), argP(b.prob))
@@ -70,7 +69,7 @@ func (m *model) tfForward(s *seq, p *pass) {
 		s.launch(kBiasResidual, argN(N), argN(d), argP(x), argP(w("bo")), argP(b.xm))
 		s.mm(mmDims{false, false, N, d, d}, matrix{b.o, d}, matrix{w("wo"), d}, 1, matrix{b.xm, d})
 		// Feed-forward: xm + relu(a2·w1 + b1)·w2 + b2.
-		s.launch(kLayerNorm, argN(N), argN(d), argS(eps), argP(b.xm), argP(w("ln2.g")), argP(w("ln2.b")), argP(b.a2), argP(b.mean2), argP(b.rstd2))
+		m.layerNorm(s, lnRun{x: b.xm, mean: b.mean2, rstd: b.rstd2, param: tfName(l, "ln2.")}, N, b.a2)
 		s.launch(kFillRows, argN(N), argN(F), argP(w("b1")), argP(b.h))
 		s.mm(mmDims{false, false, N, F, d}, matrix{b.a2, d}, matrix{w("w1"), F}, 1, matrix{b.h, F})
 		s.launch(kReluFwd, argN(N*F), argP(b.h))
@@ -81,7 +80,7 @@ func (m *model) tfForward(s *seq, p *pass) {
 	}
 	st.x, st.y = x, s.work("tf.y", N*d)
 	st.mean, st.rstd = s.work("tf.mean", N), s.work("tf.rstd", N)
-	s.launch(kLayerNorm, argN(N), argN(d), argS(eps), argP(x), argP(m.w["tf.lnf.g"]), argP(m.w["tf.lnf.b"]), argP(st.y), argP(st.mean), argP(st.rstd))
+	m.layerNorm(s, lnRun{x: x, mean: st.mean, rstd: st.rstd, param: "tf.lnf."}, N, st.y)
 	p.emb = s.work("emb", R*d)
 	s.launch(kMaskedMean, argN(R), argN(T), argN(d), argI(p.lens), argP(st.y), argP(p.emb))
 }
@@ -104,7 +103,7 @@ func (m *model) tfBackward(s *seq, p *pass, dEmb ptr) {
 	ds := s.work("tf.ds", R*H*T*T)
 	// Bias and gain gradients are sums over the N rows: GEMMs with a row
 	// of ones (a column-per-thread loop over N would leave the GPU idle).
-	sums := rowSums{ones: s.work("tf.ones", N), tmp: s.work("tf.lnterms", N*d), n: N}
+	sums := rowSums{ones: s.work("tf.ones", N), tmp: s.work("tf.lnterms", N*d), se: s.work("tf.lnse", N), sex: s.work("tf.lnsex", N), n: N}
 	s.launch(kFillValue, argN(N), argS(1), argP(sums.ones))
 	g := m.g
 	// The mean over the words, then the final norm: dX written.
@@ -140,10 +139,11 @@ func (m *model) tfBackward(s *seq, p *pass, dEmb ptr) {
 }
 
 // rowSums sums the n rows of a matrix by a GEMM with ones, a row of n
-// ones; tmp is a workspace of n·Dim values (the gain's terms).
+// ones; tmp (n·Dim values: the gain's terms), se and sex (n: the rows'
+// means of layer_norm_bwd_stats) are the layer norms' backward workspace.
 type rowSums struct {
-	ones, tmp ptr
-	n         int
+	ones, tmp, se, sex ptr
+	n                  int
 }
 
 // into writes the column sums of v (n, cols) to out (cols).
@@ -166,6 +166,16 @@ func (m *model) lnBackward(s *seq, sums rowSums, ln lnRun, dy ptr, dx sink) {
 	s.launch(kLayerNormDyXhat, argN(n), argN(d), argP(ln.x), argP(ln.mean), argP(ln.rstd), argP(dy), argP(sums.tmp))
 	sums.into(s, sums.tmp, d, m.g[ln.param+"g"])
 	sums.into(s, dy, d, m.g[ln.param+"b"])
-	s.launch(kLayerNormBwd, argN(n), argN(d), argP(ln.x), argP(ln.mean), argP(ln.rstd), argP(m.w[ln.param+"g"]), argP(dy),
+	gain := m.w[ln.param+"g"]
+	s.launch(kLayerNormBwdStats, argN(n), argN(d), argP(ln.x), argP(ln.mean), argP(ln.rstd), argP(gain), argP(dy), argP(sums.se), argP(sums.sex))
+	s.launch(kLayerNormBwd, argN(n), argN(d), argP(ln.x), argP(ln.mean), argP(ln.rstd), argP(gain), argP(dy), argP(sums.se), argP(sums.sex),
 		argS(dx.beta), argP(dx.p))
+}
+
+// layerNorm computes y = LN(ln.x) over rows rows with ln's gain and bias,
+// leaving the rows' statistics in ln.mean and ln.rstd.
+func (m *model) layerNorm(s *seq, ln lnRun, rows int, y ptr) {
+	d := m.cfg.Dim
+	s.launch(kLayerNormStats, argN(rows), argN(d), argS(float32(compute.LayerNormEps)), argP(ln.x), argP(ln.mean), argP(ln.rstd))
+	s.launch(kLayerNormApply, argN(rows), argN(d), argP(ln.x), argP(ln.mean), argP(ln.rstd), argP(m.w[ln.param+"g"]), argP(m.w[ln.param+"b"]), argP(y))
 }

@@ -36,11 +36,11 @@ extern "C" __global__ void scale_to(int n, float s, const float* v, float* out) 
     out[tid] = s * v[tid];
 }
 
-// layer_norm: per row of x (rows, d): mean mu, biased variance var,
-// rstd = 1/sqrt(var + eps), y = g * (x - mu) * rstd + b; mu and rstd kept
-// for the backward pass. One thread per row.
-extern "C" __global__ void layer_norm(int rows, int d, float eps, const float* x, const float* g, const float* b, float* y,
-                                     float* mean, float* rstd) {
+// layer_norm_stats: per row of x (rows, d): the mean mu and rstd =
+// 1/sqrt(var + eps) with the biased variance var. One thread per row (its
+// values read serially; the outputs are written by layer_norm_apply, one
+// thread per value).
+extern "C" __global__ void layer_norm_stats(int rows, int d, float eps, const float* x, float* mean, float* rstd) {
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= rows) return;
     const float* xr = x + (size_t)r * d;
@@ -52,35 +52,52 @@ extern "C" __global__ void layer_norm(int rows, int d, float eps, const float* x
         float c = xr[j] - mu;
         v += c * c;
     }
-    float rs = 1.0f / sqrtf(v / (float)d + eps);
     mean[r] = mu;
-    rstd[r] = rs;
-    for (int j = 0; j < d; j++) y[(size_t)r * d + j] = g[j] * ((xr[j] - mu) * rs) + b[j];
+    rstd[r] = 1.0f / sqrtf(v / (float)d + eps);
 }
 
-// layer_norm_bwd: the input gradient of layer_norm from dy, added to dx
-// with beta (0: written): with xh = (x - mu)*rstd and e = dy*g,
-// dx = rstd * (e - mean(e) - xh * mean(e*xh)). One thread per row.
-extern "C" __global__ void layer_norm_bwd(int rows, int d, const float* x, const float* mean, const float* rstd, const float* g,
-                                         const float* dy, float beta, float* dx) {
+// layer_norm_apply: y = g * (x - mu) * rstd + b. One thread per value.
+extern "C" __global__ void layer_norm_apply(int rows, int d, const float* x, const float* mean, const float* rstd, const float* g,
+                                           const float* b, float* y) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= rows * d) return;
+    int r = tid / d;
+    int j = tid % d;
+    y[tid] = g[j] * ((x[tid] - mean[r]) * rstd[r]) + b[j];
+}
+
+// layer_norm_bwd_stats: per row, with xh = (x - mu)*rstd and e = dy*g, the
+// means se = mean(e) and sex = mean(e*xh) that the input gradient needs.
+// One thread per row.
+extern "C" __global__ void layer_norm_bwd_stats(int rows, int d, const float* x, const float* mean, const float* rstd,
+                                               const float* g, const float* dy, float* se, float* sex) {
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= rows) return;
     const float* xr = x + (size_t)r * d;
     const float* dr = dy + (size_t)r * d;
     float mu = mean[r], rs = rstd[r];
-    float se = 0.0f, sex = 0.0f;
+    float a = 0.0f, c = 0.0f;
     for (int j = 0; j < d; j++) {
         float e = dr[j] * g[j];
-        se += e;
-        sex += e * ((xr[j] - mu) * rs);
+        a += e;
+        c += e * ((xr[j] - mu) * rs);
     }
-    se /= (float)d;
-    sex /= (float)d;
-    for (int j = 0; j < d; j++) {
-        float v = rs * (dr[j] * g[j] - se - ((xr[j] - mu) * rs) * sex);
-        size_t k = (size_t)r * d + j;
-        dx[k] = beta != 0.0f ? beta * dx[k] + v : v;
-    }
+    se[r] = a / (float)d;
+    sex[r] = c / (float)d;
+}
+
+// layer_norm_bwd: the input gradient of the layer norm,
+// rstd * (e - se - xh * sex), added to dx with beta (0: written). One
+// thread per value.
+extern "C" __global__ void layer_norm_bwd(int rows, int d, const float* x, const float* mean, const float* rstd, const float* g,
+                                         const float* dy, const float* se, const float* sex, float beta, float* dx) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= rows * d) return;
+    int r = tid / d;
+    int j = tid % d;
+    float rs = rstd[r];
+    float v = rs * (dy[tid] * g[j] - se[r] - ((x[tid] - mean[r]) * rs) * sex[r]);
+    dx[tid] = beta != 0.0f ? beta * dx[tid] + v : v;
 }
 
 // layer_norm_dy_xhat: out[r][j] = dy[r][j] * (x[r][j] - mu[r]) * rstd[r], the
