@@ -7,8 +7,10 @@
     scripts/gpu_bench.py --device cpu --dry     # the CPU paths, a few steps
 
 It takes parastream's pairs/s from BenchmarkGPUTrainStep (trainstep/cuda:
-avg, lstmavg and gran, dimension 300, vocabulary 20,000, STS 2012 lengths,
-margin loss with MAX negatives, Adam, batch 100 and 1,000): from its output
+avg, lstmavg and gran, dimension 300, and the transformer of issue 19 at
+dimension 512 with 6 blocks of 8 heads and filter 2,048; vocabulary
+20,000, STS 2012 lengths, margin loss with MAX negatives, Adam, batch 100
+and 1,000): from its output
 saved in a file (--go-output), by running the compiled test binary
 (--go-test-binary, as the GPU bundle does), or by `go test` in the
 repository. Then it trains the same models on the same batches in PyTorch
@@ -20,13 +22,19 @@ issue 15's table:
   graph          forward, backward and Adam (capturable) captured as one
                  CUDA graph per batch shape (torch.cuda.CUDAGraph), replayed
                  after copying the batch into its static inputs
+  (transformer   the same three variants of PyTorch's nn.TransformerEncoder:
+                 norm_first=True, batch_first, relu, no dropout, eps 1e-6,
+                 a final LayerNorm, sqrt(D)·e_t + the timing signal in, the
+                 mean over each sentence's words out: compute/transformer.go's
+                 model; the padding as src_key_padding_mask)
   cudnn          lstmavg and gran only: cuDNN's nn.LSTM (no peepholes, state
                  not held at padded steps: a different model) eager,
   cudnn-graph    and captured as a CUDA graph. They stand as the speed bar
                  of a recurrent encoder, not as the same model.
 
 and prints pairs/s of each, the strongest PyTorch variant per row and the
-ratio parastream / strongest (issue 15's target: at least 1.0). No variant
+ratio parastream / strongest (issue 15's target: at least 1.0, for avg,
+lstmavg and gran; the transformer's ratio is printed with no target). No variant
 reads the loss back each step (parastream's Step does): PyTorch runs
 unsynchronised, the stronger bar; the clock stops after a synchronise.
 
@@ -57,7 +65,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_bench as tb  # noqa: E402  (the CPU benchmark's models and batches)
 
 ROOT = tb.ROOT
-MODELS = ["avg", "lstmavg", "gran"]
+MODELS = ["avg", "lstmavg", "gran", "transformer"]
+TARGETED = {"avg", "lstmavg", "gran"}  # issue 15's target (ratio >= 1.0); issue 19 asks for the transformer's figure
+# The transformer's sizes: Yang et al. 2018's (parastream's defaults for it,
+# and BenchmarkGPUTrainStep's benchConfig); --dry makes them small.
+TF = {"dim": 512, "layers": 6, "heads": 8, "filter": 2048}
+TF_DRY = {"dim": 32, "layers": 2, "heads": 4, "filter": 128}
 VARIANTS = ["eager", "fused-adam", "graph", "cudnn", "cudnn-graph"]
 CUDNN_NOTE = ("cudnn, cudnn-graph: cuDNN's nn.LSTM has no peepholes and does not hold the state at padded steps: "
               "a different model, standing as the speed bar of a recurrent encoder, not as parastream's model")
@@ -123,13 +136,102 @@ class CuDNNEncoder(torch.nn.Module):
         return (h * m).sum(1) / mask.sum(1, keepdim=True)
 
 
+def timing_signal(T, D):
+    """compute.TimingSignal: sin(t·w_i) in the first D/2 units, cos(t·w_i)
+    in the second, w_i = 10000^(-2i/D); (T, D)."""
+    i = torch.arange(D // 2, dtype=torch.float64)
+    w = torch.pow(10000.0, -2 * i / D)
+    a = torch.arange(T, dtype=torch.float64).unsqueeze(1) * w
+    return torch.cat([torch.sin(a), torch.cos(a)], 1).float()
+
+
+class TransformerEncoder(torch.nn.Module):
+    """parastream's transformer (trainstep/compute/transformer.go) as
+    nn.TransformerEncoder: x_t = sqrt(D)·e_t + PE(t), pre-norm blocks
+    (norm_first=True) of self-attention and a relu feed-forward layer, no
+    dropout, layer norms with eps 1e-6, a final LayerNorm, padded keys
+    masked (src_key_padding_mask), the mean over each sentence's words."""
+
+    def __init__(self, dim, layers, heads, filter, vocab=tb.VOCAB):
+        super().__init__()
+        self.dim = dim
+        self.emb = torch.nn.Embedding(vocab, dim)
+        torch.nn.init.uniform_(self.emb.weight, -0.1, 0.1)
+        layer = torch.nn.TransformerEncoderLayer(dim, heads, dim_feedforward=filter, dropout=0.0, activation="relu",
+                                                 layer_norm_eps=1e-6, batch_first=True, norm_first=True)
+        kw = {"norm": torch.nn.LayerNorm(dim, eps=1e-6)}
+        try:  # no nested tensors: they are an inference path, and a CUDA graph cannot hold their host work
+            self.enc = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False, **kw)
+        except TypeError:  # PyTorch before 1.12 has no such argument (and no nested tensors)
+            self.enc = torch.nn.TransformerEncoder(layer, layers, **kw)
+        self.register_buffer("pe", timing_signal(64, dim))
+
+    def forward(self, ids, mask):
+        x = self.emb(ids) * (self.dim ** 0.5) + self.pe[:ids.shape[1]]
+        y = self.enc(x, src_key_padding_mask=mask == 0)
+        return (y * mask.unsqueeze(2)).sum(1) / mask.sum(1, keepdim=True)
+
+
+def check_transformer(path):
+    """Loads parastream's transformer parameters, sentences and their
+    embeddings (JSON written by trainstep/cuda's TestTransformerMatchesPyTorch)
+    into TransformerEncoder in float64 and compares its embeddings: the
+    PyTorch bar is the same model. wqkv (D, 3D) is in_proj_weight
+    transposed, its q, k and v blocks PyTorch's; wo, w1 and w2 likewise."""
+    with open(path, encoding="utf-8") as fh:
+        d = json.load(fh)
+    D = d["dim"]
+    model = TransformerEncoder(D, d["layers"], d["heads"], d["filter"], vocab=d["vocab"]).double()
+    model.train()  # the training path (PyTorch's inference fast path is another implementation); no dropout
+    p = {k: torch.tensor(v, dtype=torch.float64) for k, v in d["params"].items()}
+
+    def mat(name, rows, cols):
+        return p[name].reshape(rows, cols).t().contiguous()
+    with torch.no_grad():
+        model.emb.weight.copy_(p["embeddings"].reshape(d["vocab"], D))
+        for l, layer in enumerate(model.enc.layers):
+            f = f"tf.{l}."
+            F = d["filter"]
+            layer.norm1.weight.copy_(p[f + "ln1.g"])
+            layer.norm1.bias.copy_(p[f + "ln1.b"])
+            layer.self_attn.in_proj_weight.copy_(mat(f + "wqkv", D, 3 * D))
+            layer.self_attn.in_proj_bias.copy_(p[f + "bqkv"])
+            layer.self_attn.out_proj.weight.copy_(mat(f + "wo", D, D))
+            layer.self_attn.out_proj.bias.copy_(p[f + "bo"])
+            layer.norm2.weight.copy_(p[f + "ln2.g"])
+            layer.norm2.bias.copy_(p[f + "ln2.b"])
+            layer.linear1.weight.copy_(mat(f + "w1", D, F))
+            layer.linear1.bias.copy_(p[f + "b1"])
+            layer.linear2.weight.copy_(mat(f + "w2", F, D))
+            layer.linear2.bias.copy_(p[f + "b2"])
+        model.enc.norm.weight.copy_(p["tf.lnf.g"])
+        model.enc.norm.bias.copy_(p["tf.lnf.b"])
+        seqs = d["seqs"]
+        T = max(len(q) for q in seqs)
+        ids = torch.zeros(len(seqs), T, dtype=torch.long)
+        mask = torch.zeros(len(seqs), T, dtype=torch.float64)
+        for r, q in enumerate(seqs):
+            ids[r, :len(q)] = torch.tensor(q)
+            mask[r, :len(q)] = 1
+        got = model(ids, mask)
+    want = torch.tensor(d["emb"], dtype=torch.float64)
+    diff = (got - want).abs().max().item()
+    tol = 1e-5 + 1e-3 * want.abs().max().item()
+    verdict = "ok" if diff <= tol else "DIFFERENT"
+    print(f"transformer check: {len(seqs)} sentences, max |PyTorch - parastream| {diff:.3g} (tolerance {tol:.3g}): {verdict}")
+    if diff > tol:
+        sys.exit(1)
+
+
 def make(kind, variant, device):
     """The model and optimiser of a variant (Skip where it cannot run)."""
     torch.manual_seed(1)
     if variant.startswith("cudnn"):
-        if kind == "avg":
-            raise Skip("no recurrence in avg")
+        if kind in ("avg", "transformer"):
+            raise Skip(f"no recurrence in {kind}")
         model = CuDNNEncoder(kind).to(device)
+    elif kind == "transformer":
+        model = TransformerEncoder(**TF).to(device)
     else:
         model = tb.Encoder(kind).to(device)
     graph = variant.endswith("graph")
@@ -270,7 +372,12 @@ def main():
     ap.add_argument("--go-test-binary", help="trainstep/cuda's compiled test binary (go test -c) to run the benchmark with")
     ap.add_argument("--go-pairs", help="parastream pairs/s already measured, as avg/batch100=X,...")
     ap.add_argument("--json", help="also write the table here as JSON")
+    ap.add_argument("--check-transformer", metavar="FILE",
+                    help="compare TransformerEncoder's embeddings with parastream's in FILE (JSON), then exit")
     a = ap.parse_args()
+    if a.check_transformer:
+        check_transformer(a.check_transformer)
+        return
     device = torch.device(a.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         sys.exit(f"gpu_bench: PyTorch {torch.__version__} sees no GPU (torch.cuda.is_available() is false): "
@@ -278,6 +385,7 @@ def main():
     sizes = [int(s) for s in a.batches.split(",")]
     if a.dry:
         a.steps, sizes, tb.DIM = 2, [8], 32
+        TF.update(TF_DRY)
     models, variants = a.models.split(","), a.variants.split(",")
     for v in variants:
         if v not in VARIANTS:
@@ -289,6 +397,9 @@ def main():
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     print(f"GPU training throughput on {name}: dim {tb.DIM}, vocab {tb.VOCAB}, {len(lens)} STS 2012 sentence lengths"
           f"{'' if len(lens) != 2000 else ' (absent: synthetic 4-24)'}, margin/max, Adam; PyTorch {torch.__version__}, {a.steps} steps each")
+    if "transformer" in models:
+        print(f"transformer: dim {TF['dim']}, {TF['layers']} blocks of {TF['heads']} heads, filter {TF['filter']} "
+              "(nn.TransformerEncoder, norm_first=True, no dropout)")
     print(f"parastream: {go_src}")
     print(CUDNN_NOTE)
     width = max(12, *(len(v) + 2 for v in variants))
@@ -316,7 +427,9 @@ def main():
             line = f"{key:18} {ps if ps else float('nan'):12.0f}" + "".join(
                 f" {got[v]:{width}.0f}" if v in got else f" {'-':>{width}}" for v in variants)
             line += f" {best or '-':>12} {ratio if ratio else float('nan'):6.2f}"
-            if ratio is not None:
+            if ratio is not None and kind not in TARGETED:
+                line += "  (no target)"
+            elif ratio is not None:
                 line += "  ok (>= 1.0)" if ratio >= 1.0 else "  BELOW 1.0"
             elif not a.dry:
                 line += "  NO RATIO"
@@ -325,7 +438,7 @@ def main():
             rows.append({"row": key, "parastream": ps, "torch": got, "strongest": best, "ratio": ratio})
     for why, what in skipped.items():
         print(f"skipped ({why}): {', '.join(what)}")
-    print("ratio: parastream / the strongest PyTorch variant of the row (issue 15's target: at least 1.0)")
+    print("ratio: parastream / the strongest PyTorch variant of the row (issue 15's target: at least 1.0; none for the transformer)")
     if a.json:
         with open(a.json, "w", encoding="utf-8") as fh:
             json.dump({"device": name, "torch": torch.__version__, "steps": a.steps, "parastream_source": go_src, "rows": rows,

@@ -14,7 +14,8 @@
 #           then trainstep's checkpoint tests (-test.run $TRAINSTEP_RUN:
 #           exactly once across a resume, SIGKILL during a background
 #           checkpoint where the binary has it; the list is printed)
-#   bench   BenchmarkGPUTrainStep: avg, lstmavg, gran at batch 100 and 1,000
+#   bench   BenchmarkGPUTrainStep: avg, lstmavg, gran (and the transformer,
+#           dimension 512) at batch 100 and 1,000
 #   torch   scripts/gpu_bench.py: every PyTorch variant beside it, ratios
 #   e2e     `parastream broker`, the PPDB lexical pairs (58k words)
 #           extracted, featurized and published, `parastream train
@@ -33,6 +34,9 @@
 #   BENCH_STEPS     -benchtime of the Go benchmark     (200, as Nx)
 #   BENCH_COUNT     -count of the Go benchmark         (3; the median is taken)
 #   TORCH_STEPS     timed steps of each PyTorch variant (100)
+#   BENCH_PATTERN   -test.bench of the Go benchmark    (BenchmarkGPUTrainStep;
+#                   BenchmarkGPUTrainStep/transformer: its rows alone)
+#   TORCH_MODELS    gpu_bench.py --models              (avg,lstmavg,gran,transformer)
 #   TRAINSTEP_RUN   trainstep tests run   (Checkpoint|Resume|Kill|ExactlyOnce|Background|Async|Durable)
 #   E2E_STEPS       steps of the end-to-end run        (20000)
 #   E2E_EVERY       its --checkpoint-every             (1000)
@@ -54,6 +58,8 @@ STAGES=${RUN_STAGES:-tests bench torch e2e}
 BENCH_STEPS=${BENCH_STEPS:-200}
 BENCH_COUNT=${BENCH_COUNT:-3}
 TORCH_STEPS=${TORCH_STEPS:-100}
+BENCH_PATTERN=${BENCH_PATTERN:-BenchmarkGPUTrainStep}
+TORCH_MODELS=${TORCH_MODELS:-avg,lstmavg,gran,transformer}
 TRAINSTEP_RUN=${TRAINSTEP_RUN:-Checkpoint|Resume|Kill|ExactlyOnce|Background|Async|Durable}
 E2E_STEPS=${E2E_STEPS:-20000}
 E2E_EVERY=${E2E_EVERY:-1000}
@@ -178,16 +184,17 @@ main() {
 			awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 	}
 	if has bench; then
-		say "BenchmarkGPUTrainStep: -benchtime ${BENCH_STEPS}x -count $BENCH_COUNT on cuda:$DEV"
+		say "$BENCH_PATTERN: -benchtime ${BENCH_STEPS}x -count $BENCH_COUNT on cuda:$DEV"
 		(cd "$W/gopath" && PARASTREAM_BENCH_DEVICE=cuda:$DEV "${TO[@]}" "$W/bin/cuda.test" \
-			-test.run '^$' -test.bench BenchmarkGPUTrainStep -test.benchtime "${BENCH_STEPS}x" -test.count "$BENCH_COUNT" -test.timeout 6m) >"$RES/bench.txt" 2>&1
+			-test.run '^$' -test.bench "$BENCH_PATTERN" -test.benchtime "${BENCH_STEPS}x" -test.count "$BENCH_COUNT" -test.timeout 6m) >"$RES/bench.txt" 2>&1
 		rc=$?
 		cat "$RES/bench.txt"
 		if [ "$rc" != 0 ] || ! grep -q 'pairs/s' "$RES/bench.txt"; then
 			fail "BenchmarkGPUTrainStep (exit $rc, no pairs/s: see bench.txt)"
 		else
-			for k in avg/batch100 lstmavg/batch100 gran/batch100 avg/batch1000 lstmavg/batch1000 gran/batch1000; do
-				summary "bench $k: $(median_pairs "$k") pairs/s (median of $BENCH_COUNT)"
+			for k in avg/batch100 lstmavg/batch100 gran/batch100 transformer/batch100 avg/batch1000 lstmavg/batch1000 gran/batch1000 transformer/batch1000; do
+				v=$(median_pairs "$k")
+				[ -n "$v" ] && summary "bench $k: $v pairs/s (median of $BENCH_COUNT)"
 			done
 		fi
 	fi
@@ -201,9 +208,9 @@ main() {
 		fi
 		say "scripts/gpu_bench.py: every PyTorch variant, $TORCH_STEPS steps each"
 		(cd "$W/gopath" && PYTHONUNBUFFERED=1 "${TO[@]}" "$PY" "$W/repo/scripts/gpu_bench.py" \
-			--device "cuda:$DEV" --steps "$TORCH_STEPS" "${src[@]}") 2>&1 | tee "$RES/torch.txt"
+			--device "cuda:$DEV" --steps "$TORCH_STEPS" --models "$TORCH_MODELS" "${src[@]}") 2>&1 | tee "$RES/torch.txt"
 		rc=${PIPESTATUS[0]}
-		grep -E '^(avg|lstmavg|gran)/batch' "$RES/torch.txt" | sed 's/^/torch /' >>"$RES/summary.txt"
+		grep -E '^(avg|lstmavg|gran|transformer)/batch' "$RES/torch.txt" | sed 's/^/torch /' >>"$RES/summary.txt"
 		if [ "$rc" != 0 ]; then
 			fail "scripts/gpu_bench.py (exit $rc): see torch.txt"
 		elif grep -qE 'BELOW 1.0|NO RATIO' "$RES/torch.txt"; then

@@ -46,7 +46,8 @@ type Backend struct {
 // supportedEncoders are the encoders the CUDA backend implements.
 func supportedEncoders() []string {
 	return []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncBiLSTMAvg, compute.EncGRAN,
-		compute.EncGRAN2, compute.EncGRAN3, compute.EncGRAN4, compute.EncGRAN5, compute.EncBiGRAN, compute.EncDAN}
+		compute.EncGRAN2, compute.EncGRAN3, compute.EncGRAN4, compute.EncGRAN5, compute.EncBiGRAN, compute.EncDAN,
+		compute.EncTransformer}
 }
 
 // supportedLosses are the losses the CUDA backend implements.

@@ -33,6 +33,7 @@ func (d *dirState) hs(R, H int) ptr { return d.h.at(R * H) }
 type encState struct {
 	dirs []*dirState
 	dan  danState // dan.go
+	tf   tfState  // transformer.go
 }
 
 // directions are the encoder's directions: the batch's words, then, for
@@ -139,6 +140,8 @@ func (m *model) encode(s *seq, p *pass) {
 		s.launch(kDivLen, argN(R), argN(d), argI(p.lens), argP(dir.run.at(T*RD)), argP(p.emb))
 	case compute.EncDAN:
 		m.danForward(s, p)
+	case compute.EncTransformer:
+		m.tfForward(s, p)
 	default:
 		panic("cuda: encoder " + c.Encoder + " passed Supports")
 	}
@@ -303,6 +306,8 @@ func (m *model) encodeBackward(s *seq, p *pass, dEmb ptr) {
 		m.lstmBackward(s, p, dir, dh, p.dx, 1)
 	case compute.EncDAN:
 		m.danBackward(s, p, dEmb)
+	case compute.EncTransformer:
+		m.tfBackward(s, p, dEmb)
 	}
 }
 

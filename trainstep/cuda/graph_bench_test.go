@@ -9,10 +9,10 @@ import (
 )
 
 // BenchmarkGPUGraphs measures what CUDA graphs and TF32 give: the training
-// step of BenchmarkGPUTrainStep for avg, lstmavg and gran at batch 100
-// and 1,000 with every launch eager (--cuda-graphs=false), with graphs
-// (the default), and with graphs and TF32 (--tf32). It needs a GPU (cuda:0)
-// and skips without one.
+// step of BenchmarkGPUTrainStep for avg, lstmavg, gran and the transformer
+// at batch 100 and 1,000 with every launch eager (--cuda-graphs=false),
+// with graphs (the default), and with graphs and TF32 (--tf32). It needs a
+// GPU (cuda:0) and skips without one.
 func BenchmarkGPUGraphs(b *testing.B) {
 	lens := trainbench.Lengths(b)
 	for _, v := range []struct {
@@ -29,8 +29,10 @@ func BenchmarkGPUGraphs(b *testing.B) {
 			b.Skipf("no GPU: %v", err)
 		}
 		for _, batch := range []int{100, 1000} {
-			for _, enc := range []string{"avg", "lstmavg", "gran"} {
-				b.Run(fmt.Sprintf("%s/%s/batch%d", v.name, enc, batch), func(b *testing.B) { trainbench.Run(b, enc, batch, gpu, lens) })
+			for _, enc := range benchEncoders() {
+				b.Run(fmt.Sprintf("%s/%s/batch%d", v.name, enc, batch), func(b *testing.B) {
+					trainbench.RunConfig(b, benchConfig(enc, batch), gpu, lens)
+				})
 			}
 		}
 		if err := gpu.Close(); err != nil {

@@ -104,6 +104,9 @@ func TestGraphReplayMatchesEager(t *testing.T) {
 		{compute.EncDAN, "", func(c *compute.Config) { c.Dropout, c.LambdaC = 0.1, 0.01 }, compute.LossHinge},
 		{compute.EncBiLSTMAvg, "", func(c *compute.Config) { c.WordDropout, c.Optimizer = 0.1, compute.OptRMSProp }, compute.LossSoftmax},
 		{compute.EncGRAN3, "", func(c *compute.Config) { c.LambdaW = 0.02 }, compute.LossSim},
+		{compute.EncTransformer, compute.NegMix, func(c *compute.Config) {
+			c.Dropout, c.WordDropout, c.LambdaC, c.Optimizer = 0.1, 0.1, 0.01, compute.OptSGD
+		}, ""},
 	} {
 		loss := cmp.Or(tc.loss, compute.LossMargin)
 		t.Run(strings.TrimSuffix(fmt.Sprintf("%s/%s/%s", tc.enc, loss, tc.neg), "/"), func(t *testing.T) {
@@ -209,7 +212,8 @@ func TestGraphCacheEvicts(t *testing.T) {
 // emulator).
 func TestEveryModelCaptures(t *testing.T) {
 	encs := []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncBiLSTMAvg, compute.EncGRAN,
-		compute.EncGRAN2, compute.EncGRAN3, compute.EncGRAN4, compute.EncGRAN5, compute.EncBiGRAN, compute.EncDAN}
+		compute.EncGRAN2, compute.EncGRAN3, compute.EncGRAN4, compute.EncGRAN5, compute.EncBiGRAN, compute.EncDAN,
+		compute.EncTransformer}
 	for _, enc := range encs {
 		for _, loss := range []string{compute.LossMargin, compute.LossHinge, compute.LossSoftmax, compute.LossSim} {
 			t.Run(enc+"/"+loss, func(t *testing.T) {

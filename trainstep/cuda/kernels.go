@@ -552,8 +552,8 @@ const sumsqThreads = 64 * BlockSize
 // launches kernels by ID; each device keeps the table it runs them from.
 type kernelID int
 
-// The kernels, in the order of their files (kernels.go, then
-// kernels_ops.go).
+// The kernels, in the order of their files (kernels.go, kernels_ops.go,
+// then kernels_tf.go).
 const (
 	kGather kernelID = iota
 	kScatter
@@ -598,6 +598,22 @@ const (
 	kSoftmaxXentBwd
 	kSimFeats
 	kSimFeatsBwd
+	kTFInput
+	kScaleTo
+	kLayerNormStats
+	kLayerNormApply
+	kLayerNormBwdStats
+	kLayerNormBwd
+	kLayerNormDyXhat
+	kFillValue
+	kBiasResidual
+	kReluFwd
+	kReluBwd
+	kAttnScores
+	kAttnSoftmax
+	kAttnPV
+	kAttnScoresBwd
+	kAttnQKVBwd
 
 	// numKernels is the number of kernels.
 	numKernels
@@ -614,6 +630,7 @@ func newKernels() *kernelTable {
 	addRowKernels(ks)
 	addCatchUpKernels(ks)
 	addOpKernels(ks)
+	addTransformerKernels(ks)
 	for id, k := range ks {
 		if k == nil {
 			panic(fmt.Sprintf("cuda: kernel %d has no twin", id))

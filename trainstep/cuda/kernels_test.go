@@ -18,7 +18,7 @@ import (
 // has no kernel without one.
 func TestSourcesEmbedded(t *testing.T) {
 	src := cuda.Source()
-	for _, f := range []string{"dan.cu", "dense.cu", "embed.cu", "gran.cu", "gran3.cu", "losses.cu", "lstm.cu", "margin.cu", "optim.cu", "reduce.cu"} {
+	for _, f := range []string{"dan.cu", "dense.cu", "embed.cu", "gran.cu", "gran3.cu", "losses.cu", "lstm.cu", "margin.cu", "optim.cu", "reduce.cu", "transformer.cu"} {
 		if !strings.Contains(src, `#line 1 "kernels/`+f+`"`) {
 			t.Errorf("kernels/%s not embedded", f)
 		}
@@ -93,6 +93,19 @@ func TestLaunchLimits(t *testing.T) {
 			{"softmax_xent_fwd", map[int]int{0: n, 1: n}, n},
 			{"softmax_xent_bwd", map[int]int{0: n, 1: n}, n * n},
 			{"sim_feats", map[int]int{0: n, 1: sz.d}, n * sz.d},
+			// The transformer: 8 heads, positions T·R.
+			{"tf_input", map[int]int{0: sz.R, 1: sz.T, 2: sz.d}, sz.R * sz.T * sz.d},
+			{"layer_norm_stats", map[int]int{0: sz.T * sz.R, 1: sz.d}, sz.T * sz.R},
+			{"layer_norm_apply", map[int]int{0: sz.T * sz.R, 1: sz.d}, sz.T * sz.R * sz.d},
+			{"layer_norm_bwd_stats", map[int]int{0: sz.T * sz.R, 1: sz.d}, sz.T * sz.R},
+			{"layer_norm_bwd", map[int]int{0: sz.T * sz.R, 1: sz.d}, sz.T * sz.R * sz.d},
+			{"layer_norm_dy_xhat", map[int]int{0: sz.T * sz.R, 1: sz.d}, sz.T * sz.R * sz.d},
+			{"bias_residual", map[int]int{0: sz.T * sz.R, 1: 4 * sz.d}, sz.T * sz.R * 4 * sz.d},
+			{"attn_scores", map[int]int{0: sz.R, 1: sz.T, 2: sz.d, 3: 8}, sz.R * 8 * sz.T * sz.T},
+			{"attn_softmax", map[int]int{0: sz.R, 1: sz.T, 2: 8}, sz.R * 8 * sz.T},
+			{"attn_pv", map[int]int{0: sz.R, 1: sz.T, 2: sz.d, 3: 8}, sz.R * sz.T * sz.d},
+			{"attn_scores_bwd", map[int]int{0: sz.R, 1: sz.T, 2: sz.d, 3: 8}, sz.R * 8 * sz.T},
+			{"attn_qkv_bwd", map[int]int{0: sz.R, 1: sz.T, 2: sz.d, 3: 8}, sz.R * sz.T * 3 * sz.d},
 		}
 		for _, c := range cases {
 			grid, block, err := cuda.LaunchBlocks(c.name, c.ints)
