@@ -46,6 +46,7 @@ func TestResumeBitIdentical(t *testing.T) {
 		{Encoder: compute.EncAvg, Dim: 8, BatchSize: 8, Negatives: compute.NegMix, Dropout: 0.2, WordDropout: 0.1, Scramble: 0.5, LambdaW: 1e-3, LambdaC: 1e-4, Decay: 0.5},
 		{Encoder: compute.EncLSTMAvg, Dim: 6, Hidden: 5, BatchSize: 8, Loss: compute.LossHinge, HingeK: 2, Optimizer: compute.OptRMSProp, Scramble: 0.5},
 		{Encoder: compute.EncDAN, Dim: 6, DANLayers: []int{7, 5}, BigramBuckets: 11, BatchSize: 8, Loss: compute.LossSoftmax, Optimizer: compute.OptSGD},
+		{Encoder: compute.EncCSAE, Dim: 6, CSAELayers: []int{5}, CSAETopK: 40, BatchSize: 8, Loss: compute.LossRecon, WordDropout: 0.2, Decay: 0.5},
 	} {
 		t.Run(cfg.Encoder, func(t *testing.T) {
 			data := paraphrases(rand.New(rand.NewPCG(5, 6)), 48)
