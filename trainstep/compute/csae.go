@@ -18,7 +18,7 @@ import (
 // and the sentence embedding is h_n. The reconstruction loss (LossRecon,
 // Eq. 5-7, and the DAE-0 term) decodes h_n:
 //
-//	x̂   = σ(h_n·W'_x + b'_x)    against 1[word k in the sentence], k < CSAETopK
+//	x̂   = h_n·W'_x + b'_x       against 1[word k in the sentence], k < CSAETopK
 //	ĥ_c = g(h_n·V' + b'_hc)     against h_c
 //	ĉ_x = h_c·W'_c + b'_c       against c_x
 //	l   = ‖x_K − x̂‖² + λ‖h_c − ĥ_c‖² + ‖c_x − ĉ_x‖²   averaged over the sentences

@@ -43,7 +43,7 @@ func (e *encoderGraph) csae() *G.Node {
 // recon is the reconstruction loss of the csae from its embedding h
 // (R, H_n), averaged over the R sentences:
 //
-//	‖x_K − σ(h·W'_x + b'_x)‖² + λ‖h_c − tanh(h·V' + b'_hc)‖² + ‖c_x − (h_c·W'_c + b'_c)‖²
+//	‖x_K − (h·W'_x + b'_x)‖² + λ‖h_c − tanh(h·V' + b'_hc)‖² + ‖c_x − (h_c·W'_c + b'_c)‖²
 //
 // with x_K the input bag's 0/1 target over the ids below CSAETopK; the
 // context terms only with a context.
@@ -51,7 +51,7 @@ func (e *encoderGraph) recon(h *G.Node) *G.Node {
 	cfg, n := e.cfg, e.csaeN
 	n.bag = e.input("bag", e.R, cfg.CSAETopK)
 	sq := func(target, pred *G.Node) *G.Node { return e.sum(must(G.Square(e.sub(target, pred)))) }
-	xh := e.sigm(e.linear(h, e.p(compute.ParamCSAEDecoderW), e.p(compute.ParamCSAEDecoderB)))
+	xh := e.linear(h, e.p(compute.ParamCSAEDecoderW), e.p(compute.ParamCSAEDecoderB))
 	loss := sq(n.bag, xh)
 	if n.hc != nil {
 		hch := e.tanh(e.linear(h, e.p(compute.ParamCSAEDecoderV), e.p(compute.ParamCSAEDecoderVB)))
