@@ -134,7 +134,7 @@ func csaeLayout(cfg Config) []ParamSpec {
 			add(CSAELayerW(i+1), InitGlorot, sizes[i-1], h)
 		}
 		if ctx {
-			add(CSAELayerV(i+1), InitGlorot, d, h)
+			add(CSAELayerV(i+1), InitZero, d, h) // the stack starts as the context-free autoencoder
 		}
 		add(CSAELayerB(i+1), InitZero, h)
 	}

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/parastream/parastream/trainstep/compute"
@@ -77,6 +78,14 @@ func TestCSAEZeroContext(t *testing.T) {
 		cfg := csaeConfig(compute.LossRecon, true)
 		cfg.CSAEZeroContext = zero
 		params := compute.InitParams(cfg, rand.New(rand.NewPCG(1, 2)))
+		// V_i starts at zero (the stack starts context-free): move it.
+		for i, p := range params {
+			if strings.HasPrefix(p.Name, "csae.v") {
+				for j := range p.Data {
+					params[i].Data[j] = float32(j%7)/7 - 0.4
+				}
+			}
+		}
 		m, err := New().Build(cfg, params)
 		if err != nil {
 			t.Fatal(err)
