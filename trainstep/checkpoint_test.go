@@ -47,6 +47,7 @@ func TestResumeBitIdentical(t *testing.T) {
 		{Encoder: compute.EncLSTMAvg, Dim: 6, Hidden: 5, BatchSize: 8, Loss: compute.LossHinge, HingeK: 2, Optimizer: compute.OptRMSProp, Scramble: 0.5},
 		{Encoder: compute.EncDAN, Dim: 6, DANLayers: []int{7, 5}, BigramBuckets: 11, BatchSize: 8, Loss: compute.LossSoftmax, Optimizer: compute.OptSGD},
 		{Encoder: compute.EncTransformer, Dim: 8, TFLayers: 2, TFHeads: 2, TFFilter: 12, BatchSize: 8, Loss: compute.LossSoftmax, Dropout: 0.1, WordDropout: 0.1},
+		{Encoder: compute.EncCSAE, Dim: 6, CSAELayers: []int{5}, CSAETopK: 40, BatchSize: 8, Loss: compute.LossRecon, WordDropout: 0.2, Decay: 0.5},
 	} {
 		t.Run(cfg.Encoder, func(t *testing.T) {
 			data := paraphrases(rand.New(rand.NewPCG(5, 6)), 48)

@@ -38,6 +38,9 @@ const (
 // trainFlagPolicy is the policy of the train flags that are not
 // flagOverride.
 func trainFlagPolicy(name string) (flagPolicy, bool) {
+	if slices.Contains(csaeFlagNames(), name) {
+		return flagRefused, true
+	}
 	switch name {
 	case "resume", "checkpoint-dir", "sasl-password":
 		return flagNotKept, true

@@ -27,8 +27,8 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	split := fs.String("split", stream.DefaultSplit, "split to train on")
 	run := fs.String("run", "", "name of the run: its consumer group and the name in checkpoint events (default: <dataset>-<model>-<UTC time>; when resuming, the checkpoint's)")
 	var cfg trainstep.Config
-	fs.StringVar(&cfg.Encoder, "model", "avg", "encoder: avg, lstm, lstmavg, bilstmavg, gran, gran2, gran3, gran4, gran5, bigran, dan, transformer")
-	fs.StringVar(&cfg.Loss, "loss", "margin", "loss: margin, hinge, softmax, sim")
+	fs.StringVar(&cfg.Encoder, "model", "avg", "encoder: avg, lstm, lstmavg, bilstmavg, gran, gran2, gran3, gran4, gran5, bigran, dan, transformer, csae")
+	fs.StringVar(&cfg.Loss, "loss", "margin", "loss: margin, hinge, softmax, sim, recon (csae)")
 	fs.StringVar(&cfg.Negatives, "negatives", "max", "margin loss negatives: max, mix, rand")
 	fs.Float64Var(&cfg.Margin, "margin", 0, "δ of the margin or hinge loss (0: 0.4 margin, 1 hinge)")
 	fs.IntVar(&cfg.HingeK, "hinge-k", 0, "hinge loss: random negatives per side (0: 1)")
@@ -54,6 +54,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	fs.Float64Var(&cfg.LambdaC, "lambda-c", 0, "L2 on the compositional parameters")
 	fs.Float64Var(&cfg.LambdaW, "lambda-w", 0, "L2 of the word embeddings back to their initial values")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the initialisation, the noise and the shuffle")
+	csaeFlags := trainstep.CSAEFlags(fs, &cfg)
 	epochs := fs.Int("epochs", 1, "passes over the data (0: follow new data for ever)")
 	ckDir := fs.String("checkpoint-dir", "", "directory of the checkpoints, step-N subdirectories (default: checkpoints/<run>; when resuming, the resumed checkpoint's directory)")
 	every := fs.Int64("checkpoint-every", trainstep.DefaultCheckpointEvery, "steps between checkpoints (one is also written at the end)")
@@ -77,6 +78,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		cli.FlagGroup{Title: "input", Names: []string{"dataset", "split", "mix", "min-label", "topic-prefix", "vectors", "context", "max-len", "shuffle-buffer", "window", "bucket-width", "feed-ahead"}},
 		cli.FlagGroup{Title: "model", Names: []string{"model", "loss", "dim", "hidden", "tf-layers", "tf-heads", "tf-filter", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias",
 			"dropout", "word-dropout", "scramble", "lambda-c", "lambda-w"}},
+		cli.FlagGroup{Title: "csae (--model csae)", Names: csaeFlags},
 		cli.FlagGroup{Title: "optimisation", Names: []string{"optimizer", "lr", "decay", "batch", "epochs", "embedding-update", "seed"}},
 		cli.FlagGroup{Title: "output", Names: []string{"run", "checkpoint-dir", "checkpoint-every", "keep-checkpoints", "checkpoint-async", "save-initial", "resume"}},
 		cli.FlagGroup{Title: "run", Names: []string{"max-steps", "duration", "progress-every", "quiet", "trace-ids"}},

@@ -103,6 +103,18 @@ type Config struct {
 	TFLayers int `json:"tf_layers,omitempty"`
 	TFHeads  int `json:"tf_heads,omitempty"`
 	TFFilter int `json:"tf_filter,omitempty"`
+	// CSAELayers are the sizes of the csae's layers h_2..h_n above h_1
+	// (whose size is Dim); default [Dim Dim] (n = 3, Amiri et al. 2016
+	// §4.2). CSAELambda is λ of Eq. 7 (default 0.5), CSAETopK the ids the
+	// reconstruction covers (default 5,000, at most Vocab),
+	// CSAEZeroContext feeds zero topic vectors (the same architecture, for
+	// the ablation) and CSAEReconWeight adds that multiple of the
+	// reconstruction loss to a pair loss (0: none). compute/csae.go.
+	CSAELayers      []int   `json:"csae_layers,omitempty"`
+	CSAELambda      float64 `json:"csae_lambda,omitempty"`
+	CSAETopK        int     `json:"csae_top_k,omitempty"`
+	CSAEZeroContext bool    `json:"csae_zero_context,omitempty"`
+	CSAEReconWeight float64 `json:"csae_recon_weight,omitempty"`
 	// TrainCellBias trains the LSTMs' cell-input bias (the third quarter
 	// of lstm.b, under g = tanh(zg)). By default it is held at its initial
 	// 0: from random embeddings, a trained b_g is one shared vector that
@@ -223,6 +235,7 @@ func (c Config) Defaults() Config {
 		c.TFHeads = cmp.Or(c.TFHeads, 8)
 		c.TFFilter = cmp.Or(c.TFFilter, 4*c.Dim)
 	}
+	c = c.csaeDefaults()
 	if c.EmbedInit == "" {
 		c.EmbedInit = DefaultEmbedInit
 	}
@@ -296,10 +309,10 @@ func (c Config) Defaults() Config {
 	return c
 }
 
-// hasLSTM reports whether the encoder has an LSTM (every one but avg, dan
-// and transformer).
+// hasLSTM reports whether the encoder has an LSTM (every one but avg, dan,
+// transformer and csae).
 func (c Config) hasLSTM() bool {
-	return c.Encoder != EncAvg && c.Encoder != EncDAN && c.Encoder != EncTransformer
+	return c.Encoder != EncAvg && c.Encoder != EncDAN && c.Encoder != EncTransformer && c.Encoder != EncCSAE
 }
 
 // EmbedDim is the size of the sentence embedding g(s).
@@ -309,6 +322,8 @@ func (c Config) EmbedDim() int {
 		return c.Hidden
 	case EncDAN:
 		return c.DANLayers[len(c.DANLayers)-1]
+	case EncCSAE:
+		return c.CSAESizes()[len(c.CSAELayers)]
 	}
 	return c.Dim
 }
@@ -318,7 +333,7 @@ func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	switch c.Encoder {
-	case EncAvg, EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN, EncGRAN2, EncGRAN3, EncGRAN4, EncGRAN5, EncBiGRAN, EncDAN, EncTransformer:
+	case EncAvg, EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN, EncGRAN2, EncGRAN3, EncGRAN4, EncGRAN5, EncBiGRAN, EncDAN, EncTransformer, EncCSAE:
 	default:
 		bad("encoder %q: use one of %s", c.Encoder, strings.Join(Encoders(), ", "))
 	}
@@ -405,9 +420,11 @@ func (c Config) Validate() error {
 		if c.SimK < 2 || c.SimHidden <= 0 {
 			bad("sim_k %d, sim_hidden %d: need K ≥ 2 and a positive hidden size", c.SimK, c.SimHidden)
 		}
+	case LossRecon:
 	default:
-		bad("loss %q: use margin, hinge, softmax or sim", c.Loss)
+		bad("loss %q: use margin, hinge, softmax, sim or recon", c.Loss)
 	}
+	c.csaeValidate(bad)
 	for _, p := range []struct {
 		name string
 		v    float64
@@ -463,8 +480,8 @@ func ParseEmbedInit(s string) (kind string, scale float64, err error) {
 
 // Encoders lists the encoder names.
 func Encoders() []string {
-	return []string{EncAvg, EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN, EncGRAN2, EncGRAN3, EncGRAN4, EncGRAN5, EncBiGRAN, EncDAN, EncTransformer}
+	return []string{EncAvg, EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN, EncGRAN2, EncGRAN3, EncGRAN4, EncGRAN5, EncBiGRAN, EncDAN, EncTransformer, EncCSAE}
 }
 
 // Losses lists the loss names.
-func Losses() []string { return []string{LossMargin, LossHinge, LossSoftmax, LossSim} }
+func Losses() []string { return []string{LossMargin, LossHinge, LossSoftmax, LossSim, LossRecon} }

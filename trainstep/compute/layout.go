@@ -95,8 +95,10 @@ func Layout(cfg Config) []ParamSpec {
 			add(fmt.Sprintf("dan.b%d", i), InitZero, n)
 			in = n
 		}
+	case EncCSAE:
+		ps = append(ps, csaeLayout(cfg)...)
 	}
-	if cfg.Context == ContextTopics {
+	if cfg.Context == ContextTopics && cfg.Encoder != EncCSAE { // the csae's context is its own layer
 		add(ParamContextW, InitZero, cfg.Topics, e)
 		add(ParamContextB, InitZero, e)
 	}

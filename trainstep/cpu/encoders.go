@@ -32,6 +32,7 @@ type encoderGraph struct {
 	masks  map[int][]*G.Node // per step, (R, dim): 1 where t < len
 	invs   map[int]*G.Node   // (R, dim): 1/len (DAN: 1/sqrt(len))
 	lens   *G.Node           // (R): len, made on first use
+	csaeN  *csaeNodes        // the csae's context layer and target (csae.go)
 }
 
 // lengths is the (R) input of the rows' lengths, made on first use.
@@ -182,7 +183,7 @@ func (e *encoderGraph) gran(prefix string, backward bool) *G.Node {
 // context added when the model has one: tanh(θ·W_θ + b_θ).
 func (e *encoderGraph) encode() *G.Node {
 	g := e.encodeWords()
-	if e.ctx == nil {
+	if e.ctx == nil || e.cfg.Encoder == compute.EncCSAE { // the csae's context is inside it
 		return g
 	}
 	return e.add(g, e.tanh(e.linear(e.ctx, e.p(compute.ParamContextW), e.p(compute.ParamContextB))))
@@ -235,6 +236,8 @@ func (e *encoderGraph) encodeWords() *G.Node {
 			return e.gateSumNode(v, zx, zh, e.p("gran.b"+i))
 		}
 		return e.prod(e.add(sum(e.x, "1"), sum(h, "2")), e.inv(d))
+	case compute.EncCSAE:
+		return e.csae()
 	case compute.EncDAN:
 		// (Σ words + Σ bigrams)/sqrt(len), then tanh layers.
 		s := e.prod(e.add(e.sum(e.x, 0), e.sum(e.xb, 0)), e.inv(d))

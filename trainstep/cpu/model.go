@@ -249,7 +249,10 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 			gr.loss = e.softmax(gr.emb, n, &gr.in)
 		case compute.LossSim:
 			gr.loss = e.sim(gr.emb, n, &gr.in)
+		case compute.LossRecon:
+			gr.loss = e.recon(gr.emb)
 		}
+		gr.loss = e.withRecon(gr.loss, gr.emb)
 		var names []string
 		var wrt G.Nodes
 		for name, node := range e.params {
@@ -330,6 +333,9 @@ func (m *model[T]) feed(gr *graph, seqs [][]int32, drop func(r int) []float32, c
 	if e.ctx != nil {
 		k := m.cfg.Topics
 		v := make([]T, e.R*k)
+		if m.cfg.CSAEZeroContext {
+			ctx = nil // the csae's ablation: c_x = 0
+		}
 		for r, c := range ctx {
 			if len(c) != 0 && len(c) != k {
 				return fmt.Errorf("row %d: a topic vector of %d values, the model takes %d", r, len(c), k)
@@ -430,6 +436,9 @@ func (m *model[T]) feedLoss(gr *graph, b *compute.Batch) (float64, error) {
 	n := b.N()
 	in := &gr.in
 	var konst float64
+	if err := m.feedRecon(gr, b); err != nil {
+		return 0, err
+	}
 	switch m.cfg.Loss {
 	case compute.LossMargin:
 		if in.penalty != nil {
