@@ -24,7 +24,10 @@ import (
 //	soft words s_t = q_t·E_K, t = 1..n_B (E_K the first K rows of
 //	           "embeddings"), f^p = h_{n_B} of the encoder LSTM over s
 //	f^g      = the encoder's embedding of B
-//	L_global = (1/N) Σ_i Σ_{j≠i} max(0, f^p_i·f^g_j − f^p_i·f^g_i + 1)  (Eq. 3)
+//	L_global = 1/(N(N−1)) Σ_i Σ_{j≠i} max(0, f^p_i·f^g_j − f^p_i·f^g_i + 1)
+//	           (Eq. 3 without its constant j = i terms, as a mean: the
+//	           paper's sum is N−1 times the local loss's scale, and under it
+//	           the decoder collapsed to empty sentences; docs/models/edd.md)
 //	loss     = L_local                       (LossLocal, the ED-L baseline)
 //	         = L_local + GlobalWeight·L_global (LossLocalGlobal, EDD-LG shared)
 

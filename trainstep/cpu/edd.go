@@ -22,7 +22,7 @@ type eddInputs struct {
 	declens  *G.Node // (n) n_B + 2: f's step, <s>, the words
 	softlens *G.Node // (n) n_B: the soft words fed to the encoder
 	target   *G.Node // ((T+1)·n, K) 1/N_tok at each target class
-	offdiag  *G.Node // (n, n) (1 − δ_ij)/n
+	offdiag  *G.Node // (n, n) (1 − δ_ij)/(n(n−1))
 	gxdec    *G.Node
 	geout    *G.Node
 }
@@ -156,7 +156,7 @@ func (m *model[T]) feedEDD(gr *graph, b *compute.Batch) error {
 	for i := range n {
 		for j := range n {
 			if i != j {
-				offdiag[i*n+j] = 1 / T(n)
+				offdiag[i*n+j] = 1 / T(n*(n-1))
 			}
 		}
 	}
