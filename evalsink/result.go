@@ -17,8 +17,10 @@ import (
 )
 
 // ResultSchemaVersion is the version of the Result schema, in each part's
-// footer under the key "parastream.results.schema_version".
-const ResultSchemaVersion = 1
+// footer under the key "parastream.results.schema_version". Version 2
+// added the generation columns (bleu_1 to bleu_4, meteor, ter); parts of
+// version 1 read with them NULL.
+const ResultSchemaVersion = 2
 
 // PartsDir is the directory of the Parquet parts under a results
 // directory.
@@ -57,6 +59,15 @@ type Result struct {
 	PAt10    *float64 `parquet:"p_at_10,optional" json:"p_at_10"`
 	MRR      *float64 `parquet:"mrr,optional" json:"mrr"`
 	MAP      *float64 `parquet:"map,optional" json:"map"`
+	// BLEU1 to BLEU4 (corpus BLEU with n-grams up to 1-4), METEOR and
+	// TER are the generation figures of a KindGeneration row (see BLEU,
+	// METEOR, TER), ×100; NULL for other kinds.
+	BLEU1  *float64 `parquet:"bleu_1,optional" json:"bleu_1"`
+	BLEU2  *float64 `parquet:"bleu_2,optional" json:"bleu_2"`
+	BLEU3  *float64 `parquet:"bleu_3,optional" json:"bleu_3"`
+	BLEU4  *float64 `parquet:"bleu_4,optional" json:"bleu_4"`
+	METEOR *float64 `parquet:"meteor,optional" json:"meteor"`
+	TER    *float64 `parquet:"ter,optional" json:"ter"`
 	// Candidates is the responses each retrieval query ranks; 0 for
 	// similarity.
 	Candidates int64 `parquet:"candidates" json:"candidates"`

@@ -172,7 +172,8 @@ func TestDuckDBReadsResults(t *testing.T) {
 		{"checkpoint", "VARCHAR"}, {"checkpoint_id", "VARCHAR"}, {"corpus", "VARCHAR"}, {"split", "VARCHAR"},
 		{"dataset", "VARCHAR"}, {"year", "VARCHAR"}, {"kind", "VARCHAR"}, {"pairs", "BIGINT"},
 		{"pearson", "DOUBLE"}, {"spearman", "DOUBLE"}, {"p_at_1", "DOUBLE"}, {"p_at_3", "DOUBLE"}, {"p_at_10", "DOUBLE"},
-		{"mrr", "DOUBLE"}, {"map", "DOUBLE"}, {"candidates", "BIGINT"}, {"scale", "VARCHAR"},
+		{"mrr", "DOUBLE"}, {"map", "DOUBLE"}, {"bleu_1", "DOUBLE"}, {"bleu_2", "DOUBLE"}, {"bleu_3", "DOUBLE"},
+		{"bleu_4", "DOUBLE"}, {"meteor", "DOUBLE"}, {"ter", "DOUBLE"}, {"candidates", "BIGINT"}, {"scale", "VARCHAR"},
 		{"evaluated_at", "TIMESTAMP WITH TIME ZONE"}, {"versions", "VARCHAR"}, {"data_hash", "VARCHAR"}, {"model_hash", "VARCHAR"},
 	}
 	var got [][2]string

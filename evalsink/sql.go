@@ -12,7 +12,8 @@ import (
 const SQLTable = "parastream_eval_results"
 
 // sqlSchema creates the results table when missing. Its primary key is
-// Result.Key's: an evaluation's figure is stored once.
+// Result.Key's: an evaluation's figure is stored once. sqlMigrate adds the
+// generation columns to a table created before them.
 const sqlSchema = `CREATE TABLE IF NOT EXISTS ` + SQLTable + ` (
 	eval_id        text NOT NULL,
 	run            text NOT NULL,
@@ -34,6 +35,12 @@ const sqlSchema = `CREATE TABLE IF NOT EXISTS ` + SQLTable + ` (
 	p_at_10        double precision,
 	mrr            double precision,
 	map            double precision,
+	bleu_1         double precision,
+	bleu_2         double precision,
+	bleu_3         double precision,
+	bleu_4         double precision,
+	meteor         double precision,
+	ter            double precision,
 	candidates     bigint NOT NULL,
 	scale          text NOT NULL,
 	evaluated_at   timestamptz NOT NULL,
@@ -43,10 +50,21 @@ const sqlSchema = `CREATE TABLE IF NOT EXISTS ` + SQLTable + ` (
 	PRIMARY KEY (eval_id, corpus, split, dataset, kind)
 )`
 
+// sqlMigrate adds the columns of ResultSchemaVersion 2 (generation
+// figures) to a table of version 1.
+const sqlMigrate = `ALTER TABLE ` + SQLTable + `
+	ADD COLUMN IF NOT EXISTS bleu_1 double precision,
+	ADD COLUMN IF NOT EXISTS bleu_2 double precision,
+	ADD COLUMN IF NOT EXISTS bleu_3 double precision,
+	ADD COLUMN IF NOT EXISTS bleu_4 double precision,
+	ADD COLUMN IF NOT EXISTS meteor double precision,
+	ADD COLUMN IF NOT EXISTS ter double precision`
+
 const sqlInsert = `INSERT INTO ` + SQLTable + ` (eval_id, run, model, step, epoch, checkpoint, checkpoint_id, corpus, split,
-	dataset, year, kind, pairs, pearson, spearman, p_at_1, p_at_3, p_at_10, mrr, map, candidates, scale, evaluated_at,
-	versions, data_hash, model_hash)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)
+	dataset, year, kind, pairs, pearson, spearman, p_at_1, p_at_3, p_at_10, mrr, map, bleu_1, bleu_2, bleu_3, bleu_4,
+	meteor, ter, candidates, scale, evaluated_at, versions, data_hash, model_hash)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
+	$25, $26, $27, $28, $29, $30, $31, $32)
 ON CONFLICT DO NOTHING`
 
 // SQLSink writes result rows to PostgreSQL.
@@ -69,6 +87,10 @@ func OpenSQL(ctx context.Context, dsn string, logger *slog.Logger) (*SQLSink, er
 		conn.Close(ctx)
 		return nil, fmt.Errorf("creating table %s: %w", SQLTable, err)
 	}
+	if _, err := conn.Exec(ctx, sqlMigrate); err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("adding the generation columns to table %s: %w", SQLTable, err)
+	}
 	return &SQLSink{conn: conn, log: logger}, nil
 }
 
@@ -83,7 +105,8 @@ func (s *SQLSink) Insert(ctx context.Context, rows []Result) (int64, error) {
 	var b pgx.Batch
 	for _, r := range rows {
 		b.Queue(sqlInsert, r.EvalID, r.Run, r.Model, r.Step, r.Epoch, r.Checkpoint, r.CheckpointID, r.Corpus, r.Split,
-			r.Dataset, r.Year, r.Kind, r.Pairs, r.Pearson, r.Spearman, r.PAt1, r.PAt3, r.PAt10, r.MRR, r.MAP, r.Candidates,
+			r.Dataset, r.Year, r.Kind, r.Pairs, r.Pearson, r.Spearman, r.PAt1, r.PAt3, r.PAt10, r.MRR, r.MAP,
+			r.BLEU1, r.BLEU2, r.BLEU3, r.BLEU4, r.METEOR, r.TER, r.Candidates,
 			r.Scale, r.EvaluatedAt, r.Versions, r.DataHash, r.ModelHash)
 	}
 	br := tx.SendBatch(ctx, &b)

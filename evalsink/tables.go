@@ -26,7 +26,7 @@ const (
 func csvHeader() []string {
 	return []string{"eval_id", "run", "model", "step", "epoch", "checkpoint", "checkpoint_id", "corpus", "split",
 		"dataset", "year", "kind", "pairs", "pearson", "spearman", "p_at_1", "p_at_3", "p_at_10", "mrr", "map",
-		"candidates", "scale", "evaluated_at", "versions", "data_hash", "model_hash"}
+		"bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "ter", "candidates", "scale", "evaluated_at", "versions", "data_hash", "model_hash"}
 }
 
 // WriteViews rewrites the views of every row of a results directory: the
@@ -66,7 +66,7 @@ func WriteCSV(w io.Writer, rows []Result) error {
 	for _, r := range rows {
 		rec := []string{r.EvalID, r.Run, r.Model, i(r.Step), i(r.Epoch), r.Checkpoint, r.CheckpointID, r.Corpus, r.Split,
 			r.Dataset, r.Year, r.Kind, i(r.Pairs), f(r.Pearson), f(r.Spearman), f(r.PAt1), f(r.PAt3), f(r.PAt10), f(r.MRR), f(r.MAP),
-			i(r.Candidates), r.Scale, r.EvaluatedAt.UTC().Format(time.RFC3339Nano), r.Versions, r.DataHash, r.ModelHash}
+			f(r.BLEU1), f(r.BLEU2), f(r.BLEU3), f(r.BLEU4), f(r.METEOR), f(r.TER), i(r.Candidates), r.Scale, r.EvaluatedAt.UTC().Format(time.RFC3339Nano), r.Versions, r.DataHash, r.ModelHash}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -76,31 +76,57 @@ func WriteCSV(w io.Writer, rows []Result) error {
 }
 
 // column is one column of the report: a run at its latest evaluated step.
+// A run's embedding evaluations (similarity, retrieval) and its generation
+// evaluations (KindGeneration rows, evaluated apart) are picked apart:
+// each family's evaluation of the highest step; evalID is "" where the run
+// has none of a family.
 type column struct {
-	run, model string
-	step       int64
-	evalID     string
+	run      string
+	embed    columnEval
+	generate columnEval
+}
+
+// columnEval is the evaluation a column shows for one family of tables.
+type columnEval struct {
+	model  string
+	step   int64
+	evalID string
 }
 
 // reportColumns picks, for each run, its evaluation of the highest step
-// (the latest evaluated of those).
+// (the latest evaluated of those), one among its embedding evaluations and
+// one among its generation evaluations.
 func reportColumns(rows []Result) []column {
-	best := map[string]Result{}
+	type pick struct {
+		r  Result
+		ok bool
+	}
+	best := map[string]*[2]pick{}
 	var runs []string
 	for _, r := range rows {
 		b, ok := best[r.Run]
 		if !ok {
+			b = &[2]pick{}
+			best[r.Run] = b
 			runs = append(runs, r.Run)
 		}
-		if !ok || r.Step > b.Step || (r.Step == b.Step && r.EvaluatedAt.After(b.EvaluatedAt)) {
-			best[r.Run] = r
+		f := &b[0]
+		if r.Kind == KindGeneration {
+			f = &b[1]
+		}
+		if !f.ok || r.Step > f.r.Step || (r.Step == f.r.Step && r.EvaluatedAt.After(f.r.EvaluatedAt)) {
+			*f = pick{r, true}
 		}
 	}
 	slices.Sort(runs)
 	cols := make([]column, len(runs))
 	for i, run := range runs {
-		b := best[run]
-		cols[i] = column{run: run, model: b.Model, step: b.Step, evalID: b.EvalID}
+		cols[i].run = run
+		for f, c := range []*columnEval{&cols[i].embed, &cols[i].generate} {
+			if p := best[run][f]; p.ok {
+				*c = columnEval{model: p.r.Model, step: p.r.Step, evalID: p.r.EvalID}
+			}
+		}
 	}
 	return cols
 }
@@ -113,13 +139,13 @@ func keyOf(r Result) lineKey { return lineKey{r.Corpus, r.Split, r.Dataset, r.Ki
 // kindOrder returns the kinds of rows in the order of the report.
 func kindOrder() []string {
 	return []string{KindDataset, KindMean, KindWeightedMean, KindPooled, KindAverage,
-		KindRetrieval, KindRetrievalChance, KindRanking, KindRankingChance}
+		KindRetrieval, KindRetrievalChance, KindRanking, KindRankingChance, KindGeneration}
 }
 
 // isSimilarity says whether a kind of row holds correlations.
 func isSimilarity(kind string) bool {
 	switch kind {
-	case KindRetrieval, KindRetrievalChance, KindRanking, KindRankingChance:
+	case KindRetrieval, KindRetrievalChance, KindRanking, KindRankingChance, KindGeneration:
 		return false
 	}
 	return true
@@ -145,7 +171,11 @@ func lineOrder(a, b Result) int {
 		case "sts+sick":
 			return 3
 		}
-		return 4 + slices.Index(retrievalCorpora(), r.Corpus)
+		if i := slices.Index(retrievalCorpora(), r.Corpus); i >= 0 {
+			return 4 + i
+		}
+		return 4 + len(retrievalCorpora()) // generation sets of other corpora
+
 	}
 	// The test split first (the research's tables), then the others.
 	split := func(r Result) string {
@@ -237,7 +267,11 @@ func WriteReport(w io.Writer, rows []Result) error {
 	cols := reportColumns(rows)
 	in := map[string]int{}
 	for i, c := range cols {
-		in[c.evalID] = i
+		for _, e := range []columnEval{c.embed, c.generate} {
+			if e.evalID != "" {
+				in[e.evalID] = i
+			}
+		}
 	}
 	cells := map[lineKey][]*Result{}
 	var lines []Result
@@ -321,10 +355,18 @@ func WriteReport(w io.Writer, rows []Result) error {
 		}
 		return n
 	}
-	header := func(first string) {
+	header := func(first string, generation bool) {
 		b.WriteString("| " + first + " | n |")
 		for _, c := range cols {
-			fmt.Fprintf(&b, " %s (%s, step %d) |", c.run, c.model, c.step)
+			e := c.embed
+			if generation {
+				e = c.generate
+			}
+			if e.evalID == "" {
+				fmt.Fprintf(&b, " %s |", c.run)
+				continue
+			}
+			fmt.Fprintf(&b, " %s (%s, step %d) |", c.run, e.model, e.step)
 		}
 		b.WriteString("\n|---|---:|" + strings.Repeat("---:|", len(cols)) + "\n")
 	}
@@ -348,7 +390,7 @@ func WriteReport(w io.Writer, rows []Result) error {
 			return
 		}
 		fmt.Fprintf(&b, "## %s\n\n", title)
-		header("Dataset")
+		header("Dataset", sel[0].Kind == KindGeneration)
 		for _, l := range sel {
 			for _, m := range metrics {
 				name := label(l)
@@ -382,10 +424,15 @@ func WriteReport(w io.Writer, rows []Result) error {
 	table("Rankings the data gives (a question with labelled candidates, at least one relevant and one not): MAP and MRR, × 100",
 		func(r Result) bool { return r.Kind == KindRanking || r.Kind == KindRankingChance }, []metric{
 			{"MAP", func(r *Result) *float64 { return r.MAP }}, {"MRR", func(r *Result) *float64 { return r.MRR }}})
+	table("Generation (the model's outputs against the set's references): corpus BLEU-1 to 4, mean sentence METEOR and corpus TER, × 100 (TER: edits per reference word, lower is better)",
+		func(r Result) bool { return r.Kind == KindGeneration }, []metric{
+			{"BLEU-1", func(r *Result) *float64 { return r.BLEU1 }}, {"BLEU-2", func(r *Result) *float64 { return r.BLEU2 }},
+			{"BLEU-3", func(r *Result) *float64 { return r.BLEU3 }}, {"BLEU-4", func(r *Result) *float64 { return r.BLEU4 }},
+			{"METEOR", func(r *Result) *float64 { return r.METEOR }}, {"TER", func(r *Result) *float64 { return r.TER }}})
 	scale := rows[0].Scale
 	fmt.Fprintf(&b, "Similarity is the cosine of the sentence embeddings (scale: %s); a year's mean is the research's \"STS <year> Average\"; "+
 		"the weighted mean weights sets by their pairs; pooled scores all the year's pairs as one set. "+
-		"n is the pairs scored (an aggregate: all its sets' pairs; retrieval and rankings: the queries). "+
+		"n is the pairs scored (an aggregate: all its sets' pairs; retrieval and rankings: the queries; generation: the sentences). "+
 		"Retrieval ranks each query's true response in a pool of candidates; a chance line is what ranking the same pools at random scores on average. "+
 		"Columns: each run's checkpoint of the highest evaluated step. See docs/evalsink.md.\n", scale)
 	if small {
