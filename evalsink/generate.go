@@ -25,6 +25,7 @@ type Paraphraser struct {
 	gen   compute.Generator
 	vocab []string
 	opts  text.TokenizeOptions
+	dir   string
 }
 
 // OpenParaphraser loads the edd checkpoint in dir (or the latest under
@@ -47,8 +48,11 @@ func OpenParaphraser(dir string) (*Paraphraser, *trainstep.Checkpoint, error) {
 	if ck.Run != nil {
 		opts = text.TokenizeOptions{Lower: ck.Run.Tokenize.Lower, StartEnd: ck.Run.Tokenize.StartEnd}
 	}
-	return &Paraphraser{emb: emb, gen: gen, vocab: ck.Vocab, opts: opts}, ck, nil
+	return &Paraphraser{emb: emb, gen: gen, vocab: ck.Vocab, opts: opts, dir: ckDir}, ck, nil
 }
+
+// Dir is the checkpoint directory the model was loaded from.
+func (p *Paraphraser) Dir() string { return p.dir }
 
 // Close releases the model.
 func (p *Paraphraser) Close() error { return p.emb.Close() }
