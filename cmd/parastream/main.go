@@ -57,6 +57,8 @@ func commands() []command {
 			usage: trainUsage, run: runTrain},
 		{name: "embed", summary: "embed sentences read on stdin with a checkpoint's model",
 			usage: embedUsage, run: runEmbed},
+		{name: "generate", summary: "generate paraphrases of sentences read on stdin with an edd checkpoint, or score them on held-out pairs",
+			usage: generateUsage, run: runGenerate},
 		{name: "export", summary: "export a checkpoint's embeddings as GloVe text, or its parameters as safetensors",
 			usage: exportUsage, run: runExport},
 		{name: "eval", summary: "evaluate checkpoints and write result tables",

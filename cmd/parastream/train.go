@@ -27,8 +27,10 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	split := fs.String("split", stream.DefaultSplit, "split to train on")
 	run := fs.String("run", "", "name of the run: its consumer group and the name in checkpoint events (default: <dataset>-<model>-<UTC time>; when resuming, the checkpoint's)")
 	var cfg trainstep.Config
-	fs.StringVar(&cfg.Encoder, "model", "avg", "encoder: avg, lstm, lstmavg, bilstmavg, gran, gran2, gran3, gran4, gran5, bigran, dan, transformer, csae")
-	fs.StringVar(&cfg.Loss, "loss", "margin", "loss: margin, hinge, softmax, sim, recon (csae)")
+	fs.StringVar(&cfg.Encoder, "model", "avg", "encoder: avg, lstm, lstmavg, bilstmavg, gran, gran2, gran3, gran4, gran5, bigran, dan, transformer, csae; edd (a paraphrase generator, docs/models/edd.md)")
+	fs.StringVar(&cfg.Loss, "loss", "margin", "loss: margin, hinge, softmax, sim; recon for csae; local or local-global for edd")
+	fs.IntVar(&cfg.OutVocab, "out-vocab", 0, "edd: the decoder's softmax covers the vocabulary's first N ids (0: 10000)")
+	fs.Float64Var(&cfg.GlobalWeight, "global-weight", 0, "edd, loss local-global: weight of the global loss (0: 1)")
 	fs.StringVar(&cfg.Negatives, "negatives", "max", "margin loss negatives: max, mix, rand")
 	fs.Float64Var(&cfg.Margin, "margin", 0, "δ of the margin or hinge loss (0: 0.4 margin, 1 hinge)")
 	fs.IntVar(&cfg.HingeK, "hinge-k", 0, "hinge loss: random negatives per side (0: 1)")
@@ -77,7 +79,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		"parastream train --resume checkpoints/quora-lstmavg --epochs 4   # go on where it stopped",
 		cli.FlagGroup{Title: "input", Names: []string{"dataset", "split", "mix", "min-label", "topic-prefix", "vectors", "context", "max-len", "shuffle-buffer", "window", "bucket-width", "feed-ahead"}},
 		cli.FlagGroup{Title: "model", Names: []string{"model", "loss", "dim", "hidden", "tf-layers", "tf-heads", "tf-filter", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias",
-			"dropout", "word-dropout", "scramble", "lambda-c", "lambda-w"}},
+			"dropout", "word-dropout", "scramble", "lambda-c", "lambda-w", "out-vocab", "global-weight"}},
 		cli.FlagGroup{Title: "csae (--model csae)", Names: csaeFlags},
 		cli.FlagGroup{Title: "optimisation", Names: []string{"optimizer", "lr", "decay", "batch", "epochs", "embedding-update", "seed"}},
 		cli.FlagGroup{Title: "output", Names: []string{"run", "checkpoint-dir", "checkpoint-every", "keep-checkpoints", "checkpoint-async", "save-initial", "resume"}},

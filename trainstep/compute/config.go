@@ -170,6 +170,12 @@ type Config struct {
 	// SimMin is the label that maps to class 1: y = 1 + label - SimMin.
 	// Default 0 (STS); use 1 with SimK 5 for SICK.
 	SimMin float64 `json:"sim_min"`
+	// OutVocab bounds the softmax of the edd decoder to the vocabulary's
+	// first OutVocab ids (the special tokens, then the most frequent
+	// words; the others are <unk>); 0: DefaultOutVocab. GlobalWeight
+	// weighs its global loss (LossLocalGlobal); 0: 1. (edd.go)
+	OutVocab     int     `json:"out_vocab,omitempty"`
+	GlobalWeight float64 `json:"global_weight,omitempty"`
 
 	// Regularisation.
 	Dropout     float64 `json:"dropout"`      // dropout on word embedding units
@@ -210,6 +216,7 @@ func (c Config) Defaults() Config {
 	if c.Encoder == "" {
 		c.Encoder = EncAvg
 	}
+	c = c.eddDefaults()
 	if c.OOVBuckets > 0 && c.OOVHash == "" {
 		c.OOVHash = lexicon.Hash
 	}
@@ -318,7 +325,7 @@ func (c Config) hasLSTM() bool {
 // EmbedDim is the size of the sentence embedding g(s).
 func (c Config) EmbedDim() int {
 	switch c.Encoder {
-	case EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN2:
+	case EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN2, EncEDD:
 		return c.Hidden
 	case EncDAN:
 		return c.DANLayers[len(c.DANLayers)-1]
@@ -333,9 +340,9 @@ func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	switch c.Encoder {
-	case EncAvg, EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN, EncGRAN2, EncGRAN3, EncGRAN4, EncGRAN5, EncBiGRAN, EncDAN, EncTransformer, EncCSAE:
+	case EncAvg, EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN, EncGRAN2, EncGRAN3, EncGRAN4, EncGRAN5, EncBiGRAN, EncDAN, EncTransformer, EncCSAE, EncEDD:
 	default:
-		bad("encoder %q: use one of %s", c.Encoder, strings.Join(Encoders(), ", "))
+		bad("encoder %q: use one of %s, or %s (a generator)", c.Encoder, strings.Join(Encoders(), ", "), EncEDD)
 	}
 	if c.Dim <= 0 || c.Hidden <= 0 {
 		bad("dim %d, hidden %d: both must be positive", c.Dim, c.Hidden)
@@ -420,11 +427,12 @@ func (c Config) Validate() error {
 		if c.SimK < 2 || c.SimHidden <= 0 {
 			bad("sim_k %d, sim_hidden %d: need K ≥ 2 and a positive hidden size", c.SimK, c.SimHidden)
 		}
-	case LossRecon:
+	case LossRecon, LossLocal, LossLocalGlobal:
 	default:
-		bad("loss %q: use margin, hinge, softmax, sim or recon", c.Loss)
+		bad("loss %q: use margin, hinge, softmax or sim (recon for csae; local, local-global for edd)", c.Loss)
 	}
 	c.csaeValidate(bad)
+	errs = append(errs, c.validateEDD()...)
 	for _, p := range []struct {
 		name string
 		v    float64

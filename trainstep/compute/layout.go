@@ -65,6 +65,9 @@ func Layout(cfg Config) []ParamSpec {
 	switch cfg.Encoder {
 	case EncLSTM, EncLSTMAvg:
 		lstm("")
+	case EncEDD:
+		lstm("")
+		ps = append(ps, eddLayout(cfg)...)
 	case EncBiLSTMAvg:
 		lstm("fwd.")
 		lstm("bwd.")

@@ -197,7 +197,7 @@ func (e *encoderGraph) encodeWords() *G.Node {
 	case compute.EncAvg:
 		// Padded and dropped words are zero rows of x.
 		return e.prod(e.sum(e.x, 0), e.inv(d))
-	case compute.EncLSTM:
+	case compute.EncLSTM, compute.EncEDD:
 		// The state carried through padding: the last word's h.
 		return e.at(e.lstmAll("", false, false), e.T-1)
 	case compute.EncLSTMAvg:

@@ -18,6 +18,10 @@ type lossInputs struct {
 	eye     *G.Node // softmax: (n, n) identity
 	target  *G.Node // sim: (n, K) sparse target distribution
 	sim     *G.Node // margin: (2n, 2n) cosine matrix, read back for inspection
+
+	// edd holds the decoder's inputs of losses local and local-global
+	// (edd.go).
+	edd *eddInputs
 }
 
 // margin is Eq. 2-4 of Wieting & Gimpel (2017) without the regularisers:

@@ -251,6 +251,8 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 			gr.loss = e.sim(gr.emb, n, &gr.in)
 		case compute.LossRecon:
 			gr.loss = e.recon(gr.emb)
+		case compute.LossLocal, compute.LossLocalGlobal:
+			gr.loss = e.edd(gr.emb, n, &gr.in)
 		}
 		gr.loss = e.withRecon(gr.loss, gr.emb)
 		var names []string
@@ -266,6 +268,8 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 		if e.xb != nil {
 			wrt = append(wrt, e.xb)
 		}
+		extra := gr.in.edd.wrt()
+		wrt = append(wrt, extra...)
 		gs, err := G.Grad(gr.loss, wrt...)
 		if err != nil {
 			return nil, fmt.Errorf("differentiating the %s loss: %w", m.cfg.Loss, err)
@@ -276,8 +280,9 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 		}
 		gr.gx = gs[len(names) : len(names)+len(xs)]
 		if e.xb != nil {
-			gr.gxb = gs[len(gs)-1]
+			gr.gxb = gs[len(names)+len(xs)]
 		}
+		gr.in.edd.setGrads(gs[len(gs)-len(extra):])
 	}
 	params := map[*G.Node]bool{}
 	for _, n := range e.params {
@@ -499,6 +504,8 @@ func (m *model[T]) feedLoss(gr *graph, b *compute.Batch) (float64, error) {
 		if err := m.let(in.eye, v, n, n); err != nil {
 			return 0, err
 		}
+	case compute.LossLocal, compute.LossLocalGlobal:
+		return 0, m.feedEDD(gr, b)
 	case compute.LossSim:
 		K := m.cfg.SimK
 		v := make([]T, n*K)
@@ -566,6 +573,9 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 			yield(id)
 		}
 	})
+	if m.cfg.IsEDD() {
+		embRows = m.eddRows(embRows)
+	}
 	var bigramRows []int32
 	if gr.gxb != nil {
 		bigramRows = distinctRows(seqs, func(s []int32, yield func(int32)) {
@@ -616,6 +626,11 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 				}
 				dst[u] += g
 			}
+		}
+	}
+	if gr.in.edd != nil {
+		if err := m.scatterEDD(gr, b, ge); err != nil {
+			return 0, err
 		}
 	}
 	if node := gr.gxb; node != nil {
