@@ -119,7 +119,8 @@ func TestAppendGenerationResults(t *testing.T) {
 	if _, err := evalsink.AppendResults(out, nil); err == nil {
 		t.Error("appending no rows: no error")
 	}
-	if evalsink.NewEvalID("a", "b") == evalsink.NewEvalID("a", "c") || evalsink.NewEvalID("a", "b") != evalsink.NewEvalID("a", "b") {
+	ab, again := evalsink.NewEvalID("a", "b"), evalsink.NewEvalID("a", "b")
+	if ab == evalsink.NewEvalID("a", "c") || ab != again || evalsink.NewEvalID("a\nb") == ab || len(ab) != 32 {
 		t.Error("NewEvalID: different parts give one id, or the same parts two")
 	}
 }
