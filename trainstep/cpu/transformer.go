@@ -407,7 +407,8 @@ func (e *encoderGraph) affine(x, w, b *G.Node, relu bool) *G.Node {
 }
 
 // newBiasAct is the node y = z + b (relu: max(0, z + b)) over N rows of
-// C; backwards dz = dy (relu: where y > 0), db = Σ_rows dz.
+// C; backwards dz = dy (relu: where y > 0), db = Σ_rows dz. Without the
+// relu, dz is the output's gradient node itself (no copy).
 func newBiasAct[T float](N, C int, relu bool) *diffKernel[T] {
 	db := make([]T, C)
 	grain := max(1, cellGrain/C)
@@ -447,6 +448,21 @@ func newBiasAct[T float](N, C int, relu bool) *diffKernel[T] {
 	}
 	return &diffKernel[T]{kernel: fwd, wrt: []bool{true, true},
 		grad: func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+			if !relu {
+				// dz = dy: the output's gradient itself, and db its column sums.
+				dbN, err := G.ApplyOp(&kernel[T]{name: "BiasGrad", in: []int{2}, shape: tensor.Shape{C}, run: func(db []T, in [][]T) {
+					clear(db)
+					for i := range N {
+						for j, v := range in[0][i*C : (i+1)*C] {
+							db[j] += v
+						}
+					}
+				}}, grad)
+				if err != nil {
+					return nil, err
+				}
+				return G.Nodes{grad, dbN}, nil
+			}
 			dz, err := G.ApplyOp(back, output, grad)
 			if err != nil {
 				return nil, err
