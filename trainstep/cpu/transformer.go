@@ -16,11 +16,13 @@ import (
 // The transformer encoder (compute.EncTransformer; the formulas are in
 // trainstep/compute/transformer.go). The words x (T, R, D) are flattened to
 // N = T·R positions, position (t, r) being row t·R+r; the projections and
-// the feed-forward layers are GEMMs over all N rows in the graph, and three
+// the feed-forward layers are GEMMs over all N rows in the graph, and four
 // fused nodes with hand-written backward passes do the rest: the layer
-// norm, the attention of every head of every sentence (its scores only
-// over the sentence's n real keys, so padding needs no −∞), and the mean
-// over the n real positions. None slices a (T, ...) tensor per step.
+// norm, the bias (with the filter layer's relu), the attention of every
+// head of every sentence (its scores only over the sentence's n real keys,
+// so padding needs no −∞), and the mean over the n real positions. None
+// slices a (T, ...) tensor per step. Padded positions hold PE(t) (x is 0
+// there) and are computed as queries, but nothing reads them.
 
 // transformer is g(s) for the R rows: (R, Dim).
 func (e *encoderGraph) transformer() *G.Node {
