@@ -51,9 +51,9 @@ func sameLength(t *testing.T, cfg compute.Config, n, L int, rng *rand.Rand) *com
 // the cached graph allocates (it binds new inputs, and every value stays
 // bound until the run ends, so its allocations are its peak).
 func TestGraphCostTracksHeap(t *testing.T) {
-	for _, enc := range []string{compute.EncAvg, compute.EncLSTMAvg, compute.EncGRAN} {
+	for _, enc := range []string{compute.EncAvg, compute.EncLSTMAvg, compute.EncGRAN, compute.EncTransformer} {
 		for _, L := range []int{8, 24} {
-			cfg := compute.Config{Encoder: enc, Dim: 64, Vocab: 500, BatchSize: 32, Margin: 0.4}.Defaults()
+			cfg := compute.Config{Encoder: enc, Dim: 64, Vocab: 500, BatchSize: 32, Margin: 0.4, TFLayers: 2, TFHeads: 4, TFFilter: 128}.Defaults()
 			params := compute.InitParams(cfg, rand.New(rand.NewPCG(1, 2)))
 			m := build(t, cfg, params)
 			rng := rand.New(rand.NewPCG(3, 4))

@@ -16,11 +16,13 @@ import (
 // The transformer encoder (compute.EncTransformer; the formulas are in
 // trainstep/compute/transformer.go). The words x (T, R, D) are flattened to
 // N = T·R positions, position (t, r) being row t·R+r; the projections and
-// the feed-forward layers are GEMMs over all N rows in the graph, and three
+// the feed-forward layers are GEMMs over all N rows in the graph, and four
 // fused nodes with hand-written backward passes do the rest: the layer
-// norm, the attention of every head of every sentence (its scores only
-// over the sentence's n real keys, so padding needs no −∞), and the mean
-// over the n real positions. None slices a (T, ...) tensor per step.
+// norm, the bias (with the filter layer's relu), the attention of every
+// head of every sentence (its scores only over the sentence's n real keys,
+// so padding needs no −∞), and the mean over the n real positions. None
+// slices a (T, ...) tensor per step. Padded positions hold PE(t) (x is 0
+// there) and are computed as queries, but nothing reads them.
 
 // transformer is g(s) for the R rows: (R, Dim).
 func (e *encoderGraph) transformer() *G.Node {
@@ -407,7 +409,8 @@ func (e *encoderGraph) affine(x, w, b *G.Node, relu bool) *G.Node {
 }
 
 // newBiasAct is the node y = z + b (relu: max(0, z + b)) over N rows of
-// C; backwards dz = dy (relu: where y > 0), db = Σ_rows dz.
+// C; backwards dz = dy (relu: where y > 0), db = Σ_rows dz. Without the
+// relu, dz is the output's gradient node itself (no copy).
 func newBiasAct[T float](N, C int, relu bool) *diffKernel[T] {
 	db := make([]T, C)
 	grain := max(1, cellGrain/C)
@@ -447,6 +450,21 @@ func newBiasAct[T float](N, C int, relu bool) *diffKernel[T] {
 	}
 	return &diffKernel[T]{kernel: fwd, wrt: []bool{true, true},
 		grad: func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+			if !relu {
+				// dz = dy: the output's gradient itself, and db its column sums.
+				dbN, err := G.ApplyOp(&kernel[T]{name: "BiasGrad", in: []int{2}, shape: tensor.Shape{C}, run: func(db []T, in [][]T) {
+					clear(db)
+					for i := range N {
+						for j, v := range in[0][i*C : (i+1)*C] {
+							db[j] += v
+						}
+					}
+				}}, grad)
+				if err != nil {
+					return nil, err
+				}
+				return G.Nodes{grad, dbN}, nil
+			}
 			dz, err := G.ApplyOp(back, output, grad)
 			if err != nil {
 				return nil, err
