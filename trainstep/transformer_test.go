@@ -10,6 +10,7 @@ import (
 
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
+	"github.com/parastream/parastream/trainstep/internal/trainbench"
 )
 
 // TestTransformerSoftmaxOverfits trains a small transformer with the
@@ -87,5 +88,24 @@ func TestTransformerSoftmaxOverfits(t *testing.T) {
 	}
 	if !strings.Contains(meta["config"], `"tf_layers":2`) || !strings.Contains(meta["config"], `"tf_heads":4`) {
 		t.Errorf("export's config %s lacks the transformer's sizes", meta["config"])
+	}
+}
+
+// BenchmarkTransformerStep measures training steps of the transformer at
+// the CPU sizes of docs/models/transformer.md (dimension 128, 2 blocks of 4
+// heads, filter 512) beside DAN of as many compositional parameters
+// (dimension 128, tanh layers 512, 512, 128: 393,216 weights each), both
+// with the batch-softmax loss, batch 100, STS sentence lengths.
+func BenchmarkTransformerStep(b *testing.B) {
+	lens := trainbench.Lengths(b)
+	for _, cfg := range []trainstep.Config{
+		{Encoder: compute.EncTransformer, Dim: 128, TFLayers: 2, TFHeads: 4, TFFilter: 512},
+		{Encoder: compute.EncDAN, Dim: 128, DANLayers: []int{512, 512, 128}},
+	} {
+		cfg.Loss, cfg.Vocab, cfg.BatchSize = compute.LossSoftmax, trainbench.Vocab, 100
+		b.Run(cfg.Encoder, func(b *testing.B) {
+			rate := trainbench.RunConfig(b, cfg, nil, lens)
+			b.ReportMetric(rate/100, "steps/s")
+		})
 	}
 }

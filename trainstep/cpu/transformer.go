@@ -32,10 +32,10 @@ func (e *encoderGraph) transformer() *G.Node {
 	for l := range cfg.TFLayers {
 		p := func(name string) *G.Node { return e.p(fmt.Sprintf("tf.%d.%s", l, name)) }
 		a := e.layerNorm(x, p("ln1.g"), p("ln1.b"))
-		qkv := e.linear(a, p("wqkv"), p("bqkv"))
-		x = e.add(x, e.linear(e.attention(qkv, lens), p("wo"), p("bo")))
+		qkv := e.affine(a, p("wqkv"), p("bqkv"), false)
+		x = e.add(x, e.affine(e.attention(qkv, lens), p("wo"), p("bo"), false))
 		a2 := e.layerNorm(x, p("ln2.g"), p("ln2.b"))
-		x = e.add(x, e.linear(e.relu(e.linear(a2, p("w1"), p("b1"))), p("w2"), p("b2")))
+		x = e.add(x, e.affine(e.affine(a2, p("w1"), p("b1"), true), p("w2"), p("b2"), false))
 	}
 	y := e.layerNorm(x, e.p("tf.lnf.g"), e.p("tf.lnf.b"))
 	return e.meanOver(y, lens)
@@ -43,25 +43,29 @@ func (e *encoderGraph) transformer() *G.Node {
 
 // timing is the (N, D) constant whose row t·R+r is PE(t).
 func (e *encoderGraph) timing() *G.Node {
-	D := e.cfg.Dim
+	D, R := e.cfg.Dim, e.R
 	pe := compute.TimingSignal(e.T, D)
-	v := e.zeroValue(e.T*e.R, D)
-	set := func(i int, f float64) {
-		switch d := v.Data().(type) {
-		case []float64:
-			d[i] = f
-		case []float32:
-			d[i] = float32(f)
-		}
+	var v *tensor.Dense
+	if e.dt == tensor.Float64 {
+		v = tensor.New(tensor.WithShape(e.T*R, D), tensor.WithBacking(repeatRows(pe, D, R, func(f float64) float64 { return f })))
+	} else {
+		v = tensor.New(tensor.WithShape(e.T*R, D), tensor.WithBacking(repeatRows(pe, D, R, func(f float64) float32 { return float32(f) })))
 	}
-	for t := range e.T {
-		for r := range e.R {
-			for u := range D {
-				set((t*e.R+r)*D+u, pe[t*D+u])
+	return G.NewMatrix(e.g, e.dt, G.WithShape(e.T*R, D), G.WithValue(v), G.WithName("timing"))
+}
+
+// repeatRows is every row of D values of src repeated R times in a row,
+// converted by conv.
+func repeatRows[T any](src []float64, D, R int, conv func(float64) T) []T {
+	out := make([]T, 0, len(src)*R)
+	for lo := 0; lo < len(src); lo += D {
+		for range R {
+			for _, f := range src[lo : lo+D] {
+				out = append(out, conv(f))
 			}
 		}
 	}
-	return G.NewMatrix(e.g, e.dt, G.WithShape(e.T*e.R, D), G.WithValue(v), G.WithName("timing"))
+	return out
 }
 
 // kernel is a graph node computing its output from its inputs' values by
@@ -110,17 +114,18 @@ func (k *kernel[T]) UsePreallocDo(prealloc G.Value, in ...G.Value) (G.Value, err
 	return prealloc, nil
 }
 
-// diffKernel is a kernel with its gradient: grad builds the gradient
-// nodes of the inputs (nil for those not differentiated, wrt false).
+// diffKernel is a kernel with its gradient: grad builds, from the node's
+// inputs, output and output gradient, the gradient nodes of the inputs
+// (nil for those not differentiated, wrt false).
 type diffKernel[T float] struct {
 	*kernel[T]
 	wrt  []bool
-	grad func(in G.Nodes, grad *G.Node) (G.Nodes, error)
+	grad func(in G.Nodes, output, grad *G.Node) (G.Nodes, error)
 }
 
 func (k *diffKernel[T]) DiffWRT(int) []bool { return k.wrt }
-func (k *diffKernel[T]) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-	return k.grad(in, grad)
+func (k *diffKernel[T]) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	return k.grad(in, output, grad)
 }
 
 // readOut is a node reading out the buffer src, which the node after
@@ -199,7 +204,7 @@ func newLayerNorm[T float](N, D int) *diffKernel[T] {
 		}
 	}
 	return &diffKernel[T]{kernel: fwd, wrt: []bool{true, true, true},
-		grad: func(in G.Nodes, grad *G.Node) (G.Nodes, error) {
+		grad: func(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 			dx, err := G.ApplyOp(back, in[1], grad)
 			if err != nil {
 				return nil, err
@@ -330,7 +335,7 @@ func newAttention[T float](a attnShape) *diffKernel[T] {
 		})
 	}
 	return &diffKernel[T]{kernel: fwd, wrt: []bool{true, false},
-		grad: func(in G.Nodes, grad *G.Node) (G.Nodes, error) {
+		grad: func(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 			d, err := G.ApplyOp(back, in[0], grad)
 			if err != nil {
 				return nil, err
@@ -380,11 +385,76 @@ func newMeanOver[T float](TT, R, D int) *diffKernel[T] {
 		}
 	}
 	return &diffKernel[T]{kernel: fwd, wrt: []bool{true, false},
-		grad: func(in G.Nodes, grad *G.Node) (G.Nodes, error) {
+		grad: func(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 			d, err := G.ApplyOp(back, in[1], grad)
 			if err != nil {
 				return nil, err
 			}
 			return G.Nodes{d, nil}, nil
+		}}
+}
+
+// affine is x·W + b over the rows of x (N, in), then relu if asked: the
+// product a GEMM of the graph, the bias (and relu) a fused node, which
+// needs no broadcast copy of b.
+func (e *encoderGraph) affine(x, w, b *G.Node, relu bool) *G.Node {
+	xw := e.mul(x, w)
+	s := xw.Shape()
+	if e.dt == tensor.Float64 {
+		return must(G.ApplyOp(newBiasAct[float64](s[0], s[1], relu), xw, b))
+	}
+	return must(G.ApplyOp(newBiasAct[float32](s[0], s[1], relu), xw, b))
+}
+
+// newBiasAct is the node y = z + b (relu: max(0, z + b)) over N rows of
+// C; backwards dz = dy (relu: where y > 0), db = Σ_rows dz.
+func newBiasAct[T float](N, C int, relu bool) *diffKernel[T] {
+	db := make([]T, C)
+	grain := max(1, cellGrain/C)
+	fwd := &kernel[T]{name: fmt.Sprintf("BiasAct(N=%d,C=%d,relu=%t)", N, C, relu), in: []int{2, 1}, shape: tensor.Shape{N, C},
+		work: int64(C) * int64(unsafe.Sizeof(T(0)))}
+	fwd.run = func(y []T, in [][]T) {
+		z, b := in[0], in[1]
+		parallel(N, grain, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				for j, v := range z[i*C : (i+1)*C] {
+					v += b[j]
+					if relu && v < 0 {
+						v = 0
+					}
+					y[i*C+j] = v
+				}
+			}
+		})
+	}
+	back := &kernel[T]{name: "BiasActGrad", in: []int{2, 2}, shape: tensor.Shape{N, C}}
+	back.run = func(dz []T, in [][]T) {
+		y, dy := in[0], in[1]
+		copy(dz, dy)
+		if relu {
+			for i, v := range y {
+				if v <= 0 {
+					dz[i] = 0
+				}
+			}
+		}
+		clear(db)
+		for i := range N {
+			for j, v := range dz[i*C : (i+1)*C] {
+				db[j] += v
+			}
+		}
+	}
+	return &diffKernel[T]{kernel: fwd, wrt: []bool{true, true},
+		grad: func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+			dz, err := G.ApplyOp(back, output, grad)
+			if err != nil {
+				return nil, err
+			}
+			dbN, err := readOut("BiasActGradB", dz, db, C)
+			if err != nil {
+				return nil, err
+			}
+			return G.Nodes{dz, dbN}, nil
 		}}
 }
