@@ -19,11 +19,16 @@ import (
 // must be the same set, and each trainer.json names its backend. The
 // embedding table has 13 words and 4 out-of-vocabulary buckets (17 rows),
 // and the batches use the buckets' ids too. lstmavg with the margin loss,
-// and the DAN (its bigram table and catch-up state) with the hinge loss.
+// the DAN (its bigram table and catch-up state) with the hinge loss, and
+// the transformer (SGD) with the margin loss.
 func TestCheckpointsAcrossBackends(t *testing.T) {
 	for _, cfg := range []compute.Config{
 		{Encoder: compute.EncLSTMAvg, Loss: compute.LossMargin, Dim: 6, Hidden: 5, BatchSize: 4, BucketWidth: 4, Dropout: 0.1, Seed: 5, OOVBuckets: 4},
 		{Encoder: compute.EncDAN, Loss: compute.LossHinge, HingeK: 2, DANLayers: []int{7, 4}, BigramBuckets: 11,
+			Dim: 6, BatchSize: 4, BucketWidth: 4, Dropout: 0.1, Seed: 5, OOVBuckets: 4},
+		// SGD: Adam would step the k block of bqkv on rounding noise
+		// (its gradient is 0: TestEmulatorUpdate).
+		{Encoder: compute.EncTransformer, Loss: compute.LossMargin, TFLayers: 2, TFHeads: 2, TFFilter: 7, Optimizer: compute.OptSGD,
 			Dim: 6, BatchSize: 4, BucketWidth: 4, Dropout: 0.1, Seed: 5, OOVBuckets: 4},
 	} {
 		t.Run(cfg.Encoder+"/"+cfg.Loss, func(t *testing.T) { checkpointsAcross(t, cfg) })
