@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +16,9 @@ import (
 // TestCSAEEndToEnd trains the context-sensitive autoencoder from a broker
 // (`train --model csae --loss recon --context topics`) on generated Quora
 // pairs featurized with 4 topics, stopped after 6 steps and resumed for the
-// rest of the epoch (a changed --csae-lambda refused), then embeds plain
-// text, exports the word vectors and evaluates the checkpoint.
+// rest of the epoch (a changed --csae-lambda refused), fine-tuned with a
+// margin loss in a new run that starts from it (--init-from), then embeds
+// plain text, exports the word vectors and evaluates the checkpoint.
 func TestCSAEEndToEnd(t *testing.T) {
 	bin := binary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -62,6 +64,16 @@ func TestCSAEEndToEnd(t *testing.T) {
 	c := ck.Config
 	if c.Encoder != compute.EncCSAE || c.Loss != compute.LossRecon || c.Topics != 4 || c.CSAETopK != 40 || len(c.CSAELayers) != 1 || ck.State.Step <= 6 {
 		t.Fatalf("final checkpoint %s: config %+v, step %d", last, c, ck.State.Step)
+	}
+	// Fine-tuning from the pretrained stack: a new run with a pair loss.
+	ftDir := filepath.Join(t.TempDir(), "ft")
+	ft := append(slices.Clone(train[:len(train)-5]), "--loss", "margin", "--csae-recon-weight", "0.1", "--init-from", last,
+		"--run", "csae-ft", "--checkpoint-dir", ftDir, "--max-steps", "3", "--quiet")
+	if out, err := exec.CommandContext(ctx, bin, ft...).CombinedOutput(); err != nil {
+		t.Fatalf("train --init-from: %v\n%s", err, out)
+	}
+	if _, err := trainstep.LatestCheckpoint(ftDir); err != nil {
+		t.Errorf("the fine-tuning run wrote no checkpoint: %v", err)
 	}
 	cmd := exec.CommandContext(ctx, bin, "embed", "--checkpoint", last)
 	cmd.Stdin = strings.NewReader("how do i learn go\n")
