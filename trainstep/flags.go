@@ -44,7 +44,7 @@ func trainFlagPolicy(name string) (flagPolicy, bool) {
 	switch name {
 	case "resume", "checkpoint-dir", "sasl-password":
 		return flagNotKept, true
-	case "vectors", "save-initial":
+	case "vectors", "save-initial", "init-from":
 		return flagNewRun, true
 	case "dataset", "mix", "split", "topic-prefix",
 		"model", "loss", "negatives", "margin",
@@ -75,7 +75,7 @@ func policyOf(name string) flagPolicy {
 // absolute paths, so that a resume from another directory finds them.
 func isPathFlag(name string) bool {
 	switch name {
-	case "trace-ids", "vectors", "tls-ca", "tls-cert", "tls-key", "cuda-lib-dir":
+	case "trace-ids", "vectors", "init-from", "tls-ca", "tls-cert", "tls-key", "cuda-lib-dir":
 		return true
 	}
 	return false

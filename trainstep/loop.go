@@ -59,6 +59,10 @@ type RunConfig struct {
 	Vocab []string
 	// Vectors, when set, initialise the embeddings of a new run.
 	Vectors *Vectors
+	// InitFrom, when set, is a checkpoint whose parameters of the same
+	// names and shapes start a new run (Trainer.WarmStart): a pretraining
+	// run's, such as the csae's reconstruction before a pair loss.
+	InitFrom string
 	// Backend computes; nil means the gorgonia CPU backend.
 	Backend compute.Backend
 	// Epochs is the number of passes; 0 follows new data for ever.
@@ -374,6 +378,12 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		tr, err := New(cfg.Model, Options{Backend: cfg.Backend, Vocab: cfg.Vocab, Vectors: cfg.Vectors})
 		if err != nil {
 			return RunSummary{}, err
+		}
+		if cfg.InitFrom != "" {
+			if _, err := tr.WarmStart(cfg.InitFrom); err != nil {
+				tr.Close()
+				return RunSummary{}, err
+			}
 		}
 		if tr.Config().Context != "" && len(cfg.Featurize) == 0 {
 			tr.Close()

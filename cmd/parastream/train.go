@@ -65,6 +65,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	feedAhead := fs.Int("feed-ahead", trainstep.DefaultFeedAhead, "windows of batches read, bucketed and paired ahead of the step in a goroutine of their own (0: read between steps); the batches and their order are the same")
 	resume := fs.String("resume", "", "continue from this checkpoint, or from the newest good one in this checkpoint directory (a corrupt newer one is passed over with a warning), exactly at its stream position and with the run's flags (run.json): a flag given again overrides the run's value with a line saying so (--epochs, --duration, --max-steps, --checkpoint-every, --brokers, ...) or is refused where it would change the model or its data (--model, --lr, --dim, --dataset, ...)")
 	vectors := fs.String("vectors", "", "GloVe or word2vec text file initialising the word embeddings (.gz read)")
+	initFrom := fs.String("init-from", "", "checkpoint whose parameters of the same names and shapes start this new run (a pretraining run's, as the csae's --loss recon before a pair loss); the same vocabulary")
 	buffer := fs.Int("shuffle-buffer", 0, "rows the consumer shuffles among (0: 10,000; 1: topic order)")
 	window := fs.Int("window", trainstep.DefaultWindow, "batches of rows read before sorting them into length buckets")
 	maxSteps := fs.Int64("max-steps", 0, "stop after this many steps of this run, with a checkpoint (0: none)")
@@ -77,7 +78,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	device := addDeviceFlags(fs)
 	cli.Describe(fs, e.stdout, trainUsage, "parastream train --brokers 127.0.0.1:9092 --dataset quora --model lstmavg --epochs 2 --run quora-lstmavg\n"+
 		"parastream train --resume checkpoints/quora-lstmavg --epochs 4   # go on where it stopped",
-		cli.FlagGroup{Title: "input", Names: []string{"dataset", "split", "mix", "min-label", "topic-prefix", "vectors", "context", "max-len", "shuffle-buffer", "window", "bucket-width", "feed-ahead"}},
+		cli.FlagGroup{Title: "input", Names: []string{"dataset", "split", "mix", "min-label", "topic-prefix", "vectors", "init-from", "context", "max-len", "shuffle-buffer", "window", "bucket-width", "feed-ahead"}},
 		cli.FlagGroup{Title: "model", Names: []string{"model", "loss", "dim", "hidden", "tf-layers", "tf-heads", "tf-filter", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias",
 			"dropout", "word-dropout", "scramble", "lambda-c", "lambda-w", "out-vocab", "global-weight"}},
 		cli.FlagGroup{Title: "csae (--model csae)", Names: csaeFlags},
@@ -125,7 +126,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		Backend: backend, Client: cc, Prefix: *prefix, Split: *split, Run: *run, Model: cfg,
 		Epochs: *epochs, ShuffleBuffer: *buffer, Window: *window, CheckpointDir: *ckDir, CheckpointEvery: *every, KeepCheckpoints: *keep,
 		Resume: *resume, MaxSteps: *maxSteps, Duration: *duration, ProgressEvery: *progressEvery, TraceIDs: *traceIDs,
-		SaveInitial: *saveInitial, Logger: logger, Flags: trainstep.KeptFlags(fs), CheckpointSync: !*async, FeedAhead: *feedAhead,
+		SaveInitial: *saveInitial, InitFrom: *initFrom, Logger: logger, Flags: trainstep.KeptFlags(fs), CheckpointSync: !*async, FeedAhead: *feedAhead,
 	}
 	if *feedAhead <= 0 {
 		rc.FeedAhead = -1 // the serial feed (RunConfig's 0 is the default)

@@ -320,6 +320,9 @@ func TestEmulatorUpdate(t *testing.T) {
 func TestEmulatorEmbed(t *testing.T) {
 	for _, enc := range compute.Encoders() {
 		t.Run(enc, func(t *testing.T) {
+			if enc == compute.EncCSAE {
+				t.Skip("the csae is the CPU backend's alone (TestUnsupported)")
+			}
 			cfg := smallConfig(enc, compute.NegMax)
 			cfg.MaxLen = 9
 			ps := params(cfg)
@@ -417,6 +420,9 @@ func TestUnsupported(t *testing.T) {
 	}
 	for _, enc := range compute.Encoders() {
 		for _, loss := range compute.Losses() {
+			if enc == compute.EncCSAE || loss == compute.LossRecon {
+				continue // the csae is the CPU backend's alone: refused below
+			}
 			cfg := smallModel(enc, loss, compute.NegMax)
 			if err := cuda.Supports(cfg); err != nil {
 				t.Errorf("%s/%s: %v", enc, loss, err)
@@ -428,5 +434,9 @@ func TestUnsupported(t *testing.T) {
 			}
 			m.Close()
 		}
+	}
+	csae := compute.Config{Encoder: compute.EncCSAE, Loss: compute.LossRecon, Dim: 4, Vocab: 10}.Defaults()
+	if _, err := testBackend(t).Build(csae, params(csae)); !errorsIs(err, cuda.ErrUnsupported) || !strings.Contains(err.Error(), "csae") {
+		t.Errorf("csae/recon: error %v, want ErrUnsupported naming csae", err)
 	}
 }
