@@ -125,13 +125,13 @@ func TestEDDQuoraAblation(t *testing.T) {
 	for _, p := range test {
 		copyHyp, refs = append(copyHyp, p[0]), append(refs, p[1])
 	}
-	t.Logf("%d training pairs (both directions: %d), %d held out, vocabulary %d (decoder: the first %d ids); dim %d, batch %d, %d epochs, adam lr %g, seed 1",
-		len(trainP), len(data), len(test), len(vocab), envInt(t, "EDD_OUTVOCAB", 2000), dim, batch, epochs, lr)
+	t.Logf("%d training pairs (both directions: %d), %d held out, vocabulary %d (decoder: the first %d ids); dim %d, batch %d, %d epochs, adam lr %g, seed 1, recurrent init %q",
+		len(trainP), len(data), len(test), len(vocab), envInt(t, "EDD_OUTVOCAB", 2000), dim, batch, epochs, lr, os.Getenv("EDD_INIT"))
 	t.Logf("copy the input: %s", fmtScores(genScores(t, copyHyp, refs)))
 	scores := map[string]float64{}
 	for _, loss := range []string{compute.LossLocal, compute.LossLocalGlobal} {
 		cfg := trainstep.Config{Encoder: compute.EncEDD, Loss: loss, Dim: dim, Hidden: dim, BatchSize: batch,
-			LR: lr, MaxLen: 30, Seed: 1, OutVocab: envInt(t, "EDD_OUTVOCAB", 2000)}
+			LR: lr, MaxLen: 30, Seed: 1, OutVocab: envInt(t, "EDD_OUTVOCAB", 2000), RecurrentInit: os.Getenv("EDD_INIT")}
 		tr, err := trainstep.New(cfg, trainstep.Options{Vocab: vocab})
 		if err != nil {
 			t.Fatal(err)
