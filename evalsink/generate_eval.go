@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/parastream/parastream/corpora"
@@ -182,4 +184,23 @@ func RunGenerate(ctx context.Context, cfg GenerationEval, in io.Reader, out, log
 	fmt.Fprintf(log, "generate: %d sentences with %s (%s, beam %d), %d tokens not in its vocabulary\n",
 		n, p.Dir(), ck.Config.Encoder, max(cfg.Options.Beam, 1), p.emb.Unknown)
 	return nil
+}
+
+// RegisterFlags declares the flags of `parastream generate` on fs, bound
+// to g's fields.
+func (g *GenerationEval) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&g.Checkpoint, "checkpoint", "", "edd checkpoint directory, or a checkpoint directory's parent for its latest (required)")
+	fs.IntVar(&g.Options.Beam, "beam", 1, "beam width (1: greedy search)")
+	fs.IntVar(&g.Options.MaxLen, "max-len", 0, "most words generated (0: the model's max_len)")
+	fs.Func("eval", "held-out pairs (comma-separated files): generate from each A, score against its B with BLEU-1 to 4, METEOR and TER beside copying the input, instead of reading stdin", func(v string) error {
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				g.Pairs = append(g.Pairs, f)
+			}
+		}
+		return nil
+	})
+	fs.StringVar(&g.Format, "format", "quora", "corpus format of the --eval files (pairs labelled below 1 are left out)")
+	fs.IntVar(&g.Limit, "limit", 0, "score only the first N --eval pairs (0: all)")
+	fs.StringVar(&g.Out, "out", "", "results directory the --eval rows are appended to (as parastream eval's)")
 }

@@ -2,7 +2,7 @@ package trainstep_test
 
 import (
 	"cmp"
-	"math"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parastream/parastream/corpora"
+	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
@@ -68,33 +69,24 @@ func eddVocab(texts [][]string, minCount int) ([]string, func([]string) []int32)
 	}
 }
 
-// bleu1 is corpus BLEU-1 ×100 (clipped unigram precision times the
-// brevity penalty), the experiment's own figure until evalsink's metrics
-// are merged.
-func bleu1(hyps, refs [][]string) float64 {
-	var match, hl, rl int
-	for i, h := range hyps {
-		rc := map[string]int{}
-		for _, w := range refs[i] {
-			rc[w]++
-		}
-		for _, w := range h {
-			if rc[w] > 0 {
-				rc[w]--
-				match++
-			}
-		}
-		hl += len(h)
-		rl += len(refs[i])
+// genScores scores hypotheses against one reference each with evalsink's
+// BLEU, METEOR and TER.
+func genScores(t *testing.T, hyps, refs [][]string) evalsink.GenerationScores {
+	t.Helper()
+	many := make([][][]string, len(refs))
+	for i, r := range refs {
+		many[i] = [][]string{r}
 	}
-	if hl == 0 {
-		return 0
+	g, err := evalsink.ScoreGeneration(hyps, many)
+	if err != nil {
+		t.Fatal(err)
 	}
-	bp := 1.0
-	if hl < rl {
-		bp = math.Exp(1 - float64(rl)/float64(hl))
-	}
-	return 100 * bp * float64(match) / float64(hl)
+	return g
+}
+
+// fmtScores is one line of generation figures.
+func fmtScores(g evalsink.GenerationScores) string {
+	return fmt.Sprintf("BLEU-1 %.1f, BLEU-2 %.1f, BLEU-3 %.1f, BLEU-4 %.1f, METEOR %.1f, TER %.1f", g.BLEU.B1, g.BLEU.B2, g.BLEU.B3, g.BLEU.B4, g.METEOR, g.TER)
 }
 
 // TestEDDQuoraAblation trains the plain encoder-decoder (local loss) and
@@ -133,13 +125,13 @@ func TestEDDQuoraAblation(t *testing.T) {
 	for _, p := range test {
 		copyHyp, refs = append(copyHyp, p[0]), append(refs, p[1])
 	}
-	t.Logf("%d training pairs (both directions: %d), %d held out, vocabulary %d (decoder: the first %d ids); dim %d, batch %d, %d epochs, adam lr %g, seed 1",
-		len(trainP), len(data), len(test), len(vocab), envInt(t, "EDD_OUTVOCAB", 2000), dim, batch, epochs, lr)
-	t.Logf("copy the input: BLEU-1 %.1f", bleu1(copyHyp, refs))
+	t.Logf("%d training pairs (both directions: %d), %d held out, vocabulary %d (decoder: the first %d ids); dim %d, batch %d, %d epochs, adam lr %g, seed 1, recurrent init %q",
+		len(trainP), len(data), len(test), len(vocab), envInt(t, "EDD_OUTVOCAB", 2000), dim, batch, epochs, lr, os.Getenv("EDD_INIT"))
+	t.Logf("copy the input: %s", fmtScores(genScores(t, copyHyp, refs)))
 	scores := map[string]float64{}
 	for _, loss := range []string{compute.LossLocal, compute.LossLocalGlobal} {
 		cfg := trainstep.Config{Encoder: compute.EncEDD, Loss: loss, Dim: dim, Hidden: dim, BatchSize: batch,
-			LR: lr, MaxLen: 30, Seed: 1, OutVocab: envInt(t, "EDD_OUTVOCAB", 2000)}
+			LR: lr, MaxLen: 30, Seed: 1, OutVocab: envInt(t, "EDD_OUTVOCAB", 2000), RecurrentInit: os.Getenv("EDD_INIT")}
 		tr, err := trainstep.New(cfg, trainstep.Options{Vocab: vocab})
 		if err != nil {
 			t.Fatal(err)
@@ -179,8 +171,9 @@ func TestEDDQuoraAblation(t *testing.T) {
 			t.Logf("%s: %q -> %q (ref %q)", loss, strings.Join(test[i][0], " "), strings.Join(hyps[i], " "), strings.Join(test[i][1], " "))
 		}
 		r, _ := meanPearson(t, tr.Model(), sts, ids)
-		scores[loss] = bleu1(hyps, refs)
-		t.Logf("%s: BLEU-1 %.1f on %d held-out pairs; STS 2012-2015 mean Pearson r %.3f; %s", loss, scores[loss], len(test), r, time.Since(start).Round(time.Second))
+		g := genScores(t, hyps, refs)
+		scores[loss] = g.BLEU.B1
+		t.Logf("%s: %s on %d held-out pairs; STS 2012-2015 mean Pearson r %.3f; %s", loss, fmtScores(g), len(test), r, time.Since(start).Round(time.Second))
 		tr.Close()
 	}
 	if scores[compute.LossLocalGlobal] <= scores[compute.LossLocal] {

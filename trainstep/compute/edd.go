@@ -86,8 +86,9 @@ func EDDClass(id int32, k int) int32 {
 // generates sentences) rather than a similarity model.
 func (c Config) IsEDD() bool { return c.Encoder == EncEDD }
 
-// eddDefaults fills EncEDD's defaults: the Glorot start (the averaging
-// start is for similarity encoders), OutVocab and GlobalWeight.
+// eddDefaults fills EncEDD's defaults: the Glorot start
+// (RecurrentInitAvg starts the encoder alone, as lstm's), OutVocab,
+// GlobalWeight and the loss LossLocalGlobal.
 func (c Config) eddDefaults() Config {
 	if c.Encoder != EncEDD {
 		return c

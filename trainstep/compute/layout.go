@@ -192,7 +192,12 @@ const avgGateBias = 3
 //     or 0.95·h_t (gran2), and gran3 and gran4 carry a running sum
 //     (a_t ≈ 0.95·(x_t + a_{t−1})); gran5's gate on h_t is −avgGateBias,
 //     the reduction to word averaging of W&G 2017 §3.1.
+//
+// edd's encoder starts as lstm's; its decoder ("dec.") stays Glorot.
 func startAsAverage(encoder, name string, t Tensor) {
+	if encoder == EncEDD && strings.HasPrefix(name, "dec.") {
+		return
+	}
 	switch {
 	case strings.HasSuffix(name, "lstm.wx"):
 		in, h := t.Shape[0], t.Shape[1]/4
@@ -208,7 +213,7 @@ func startAsAverage(encoder, name string, t Tensor) {
 	case strings.HasSuffix(name, "lstm.b"):
 		h := t.Shape[0] / 4
 		forget := float32(-avgGateBias)
-		if encoder == EncLSTM {
+		if encoder == EncLSTM || encoder == EncEDD {
 			forget = avgGateBias
 		}
 		for j := range h {
