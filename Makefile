@@ -12,7 +12,7 @@ PKGS        := ./...
 # Benchmarks to run; override with `make bench BENCH=Reddit`.
 BENCH       ?= .
 
-.PHONY: all build build-dataflow vet-dataflow test test-long demo bench bench-mem fmt vet lint clean interop fuzz parity parity-exact gpu-bundle
+.PHONY: all build build-dataflow vet-dataflow test test-long demo demo-models bench bench-mem fmt vet lint clean interop fuzz parity parity-exact gpu-bundle
 
 all: build
 
@@ -39,6 +39,11 @@ test-long: interop
 
 demo: build
 	./$(BIN) demo --data testdata --out out/demo
+
+# The research's three larger models (transformer, csae, edd), a few steps
+# each on the demo's stream, evaluated (docs/models/).
+demo-models: build
+	./$(BIN) demo --models --data testdata --out out/demo-models
 
 # After the Go benchmarks (their output kept in out/bench/go.txt), the
 # training throughput of avg, lstmavg and gran beside PyTorch

@@ -34,7 +34,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&cfg.Negatives, "negatives", "max", "margin loss negatives: max, mix, rand")
 	fs.Float64Var(&cfg.Margin, "margin", 0, "δ of the margin or hinge loss (0: 0.4 margin, 1 hinge)")
 	fs.IntVar(&cfg.HingeK, "hinge-k", 0, "hinge loss: random negatives per side (0: 1)")
-	fs.IntVar(&cfg.Dim, "dim", 300, "word embedding size")
+	fs.IntVar(&cfg.Dim, "dim", 0, "word embedding size (0: 300; 512 for transformer, the paper's)")
 	fs.StringVar(&cfg.Context, "context", "", "topics: add each sentence's NMF topic vector to its embedding through a learned projection (Amiri et al. 2016); evaluation computes it with the featurize model kept in the checkpoint")
 	fs.BoolVar(&cfg.TrainCellBias, "train-cell-bias", false, "also train the LSTMs' cell-input bias (held at 0 by default: from random embeddings it lets recurrent encoders collapse, every sentence one vector)")
 	fs.StringVar(&cfg.RecurrentInit, "recurrent-init", "", "how the recurrent encoders start: avg (as the averaging model they generalise, the default) or glorot (Glorot-uniform matrices, forget-gate bias 1)")

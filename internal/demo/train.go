@@ -4,13 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
-	"maps"
-	"os"
-	"slices"
 	"time"
 
-	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/stream"
 	"github.com/parastream/parastream/trainstep"
 )
@@ -21,18 +16,9 @@ const trainFor = 5 * time.Second
 // TrainStream starts the embedded broker, publishes the featurized
 // demo dataset with the most training rows, and trains on it (Train).
 func (cfg Config) TrainStream(ctx context.Context, featurized, out string) error {
-	m, err := shards.ReadManifest(featurized)
+	dataset, err := largestTrainSplit(featurized)
 	if err != nil {
 		return err
-	}
-	dataset, most := "", int64(-1)
-	for _, key := range slices.Sorted(maps.Keys(m.Splits)) {
-		if s := m.Splits[key]; s.Split == stream.DefaultSplit && s.Rows > most {
-			dataset, most = s.Corpus, s.Rows
-		}
-	}
-	if dataset == "" {
-		return fmt.Errorf("the demo shards in %s have no training split", featurized)
 	}
 	b, err := stream.StartBroker(ctx, stream.BrokerConfig{Listen: "127.0.0.1:0"})
 	if err != nil {
@@ -52,27 +38,11 @@ func (cfg Config) TrainStream(ctx context.Context, featurized, out string) error
 func (cfg Config) Train(ctx context.Context, brokerAddr, dataset string, out string) error {
 	fmt.Fprintf(cfg.Stdout, "\nparastream demo: training a small avg model on %s from the broker at %s for up to %s, checkpoints in %s\n\n",
 		dataset, brokerAddr, trainFor, out)
-	cc := stream.ClientConfig{Brokers: []string{brokerAddr}}
-	v, err := stream.FetchVocabulary(ctx, cc, "", dataset, false)
+	last, err := cfg.trainModel(ctx, trainJob{cc: stream.ClientConfig{Brokers: []string{brokerAddr}}, dataset: dataset,
+		demo: modelDemo{model: trainstep.Config{Encoder: "avg", Dim: 50, LR: 0.01}}, duration: trainFor, out: out})
 	if err != nil {
 		return err
 	}
-	// The checkpoints of an earlier demo would be mistaken for this one's.
-	if err := os.RemoveAll(out); err != nil {
-		return err
-	}
-	sum, err := trainstep.Run(ctx, trainstep.RunConfig{
-		Client: cc, Dataset: dataset, Run: "demo-" + dataset, Vocab: v.Words,
-		Model:  trainstep.Config{Encoder: "avg", Dim: 50, BatchSize: 10, LR: 0.01, OOVBuckets: v.OOVBuckets, OOVHash: v.OOVHash},
-		Epochs: 300, Duration: trainFor, CheckpointDir: out, CheckpointEvery: 200, ShuffleBuffer: 1000,
-		Progress: cfg.Stdout, ProgressEvery: time.Second,
-		Logger: slog.New(slog.NewTextHandler(cfg.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
-	if err != nil {
-		return fmt.Errorf("training on the demo stream: %w", err)
-	}
-	fmt.Fprintf(cfg.Stdout, "\ntrained %d steps (%d examples, %.0f/s) in %d epochs, loss %.4f; last checkpoint %s\n",
-		sum.Steps, sum.Examples, float64(sum.Examples)/sum.Elapsed.Seconds(), sum.Epoch, sum.Loss, sum.Checkpoint)
-	fmt.Fprintf(cfg.Stdout, "embed sentences with it: echo 'how do i learn go' | %s embed --checkpoint %s\n", cmp.Or(cfg.Self, "parastream"), sum.Checkpoint)
+	fmt.Fprintf(cfg.Stdout, "embed sentences with it: echo 'how do i learn go' | %s embed --checkpoint %s\n", cmp.Or(cfg.Self, "parastream"), last)
 	return nil
 }
