@@ -2,6 +2,7 @@ package evalsink_test
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -16,7 +17,37 @@ import (
 
 	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/internal/testenv"
+	"github.com/parastream/parastream/transforms/text"
 )
+
+// quoraCopy is the "copy the input" baseline of paraphrase generation on
+// the Quora sample's duplicates (../shared/data): each question1, tokenised
+// and lowercased by the project's tokeniser, as the output for question2,
+// its one reference.
+func quoraCopy(t *testing.T) ([][]string, [][][]string) {
+	t.Helper()
+	f, err := os.Open(testenv.SharedData(t, "corpora/quora/quora_duplicate_questions.sample.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.Comma, r.LazyQuotes, r.FieldsPerRecord = '\t', true, -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := text.TokenizeOptions{Lower: true}
+	var hyps [][]string
+	var refs [][][]string
+	for _, rec := range recs[1:] {
+		if len(rec) == 6 && rec[5] == "1" {
+			hyps = append(hyps, text.Tokenize(rec[3], o))
+			refs = append(refs, [][]string{text.Tokenize(rec[4], o)})
+		}
+	}
+	return hyps, refs
+}
 
 // generationCheck is what testdata/generation_check.py prints.
 type generationCheck struct {
@@ -89,11 +120,12 @@ func randomCorpus(rng *rand.Rand, n, vocab, minLen, maxLen int) ([][]string, [][
 // each sentence's edits) with sacrebleu's on random corpora: short
 // sentences over 5 words (repeats, ties, empty sentences, many shifts) and
 // long ones of 30 to 90 tokens (the edit-distance band, the cap of 1,000
-// shift candidates). sacrebleu is not a Debian package: the test skips
-// unless Debian's python3 can import it, e.g. with PYTHONPATH naming a
-// checkout of sacrebleu's source (its version.py written by hand) and
-// python3-regex, -tabulate, -portalocker, -numpy, -lxml and -colorama
-// installed.
+// shift candidates); and on the Quora sample's 3,710 duplicates, question1
+// as the output for question2 (quoraCopy). sacrebleu is not a Debian
+// package: the test skips unless Debian's python3 can import it, e.g. with
+// PYTHONPATH naming a checkout of sacrebleu's source (its version.py
+// written by hand) and python3-regex, -tabulate, -portalocker, -numpy,
+// -lxml and -colorama installed.
 func TestGenerationAgainstSacrebleu(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 5))
 	for _, c := range []struct {
@@ -103,9 +135,16 @@ func TestGenerationAgainstSacrebleu(t *testing.T) {
 		{"short", 400, 5, 0, 12},
 		{"medium", 150, 12, 5, 30},
 		{"long", 8, 15, 30, 90},
+		{"quora copy", 0, 0, 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			hyps, refs := randomCorpus(rng, c.n, c.vocab, c.minLen, c.maxLen)
+			var hyps [][]string
+			var refs [][][]string
+			if c.n > 0 {
+				hyps, refs = randomCorpus(rng, c.n, c.vocab, c.minLen, c.maxLen)
+			} else {
+				hyps, refs = quoraCopy(t)
+			}
 			check := runGenerationCheck(t, map[string]any{"hyps": hyps, "refs": refs})
 			s := check.Sacrebleu
 			if s == nil {

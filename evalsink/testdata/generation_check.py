@@ -3,12 +3,14 @@
 Reads JSON from stdin: {"hyps": [[token, ...], ...], "refs": [[[token, ...], ...], ...],
 "words": [word, ...], "meteor": [[hyp tokens, ref tokens], ...]}, and prints JSON:
 
-- "sacrebleu": null without sacrebleu, else {"version", "bleu": [BLEU-1..4], "ter",
+Each tool is imported only when its inputs are given.
+
+- "sacrebleu": null without sacrebleu (or without "hyps"), else {"version", "bleu": [BLEU-1..4], "ter",
   "ter_sentences": [[edits, average reference length], ...]}: sacrebleu's BLEU
   (tokenize='none', max_ngram_order=n, default 'exp' smoothing) and TER
   (case_sensitive=True) on the tokens joined by spaces, a sentence with fewer
   references than the most padded with None;
-- "nltk": null without NLTK, else {"version", "stems": [...], "meteor": [...]}: the
+- "nltk": null without NLTK (or without "words" and "meteor"), else {"version", "stems": [...], "meteor": [...]}: the
   Porter stem of each word (PorterStemmer in ORIGINAL_ALGORITHM mode) and
   nltk.translate.meteor_score.single_meteor_score of each pair with that stemmer and
   no synonyms (a WordNet that knows no word).
@@ -19,13 +21,15 @@ import sys
 doc = json.load(sys.stdin)
 out = {"sacrebleu": None, "nltk": None}
 
-try:
-    import sacrebleu
-    from sacrebleu.metrics import BLEU, TER
-except ImportError:
-    sacrebleu = None
+sacrebleu = None
+if doc.get("hyps"):
+    try:
+        import sacrebleu
+        from sacrebleu.metrics import BLEU, TER
+    except ImportError:
+        pass
 
-if sacrebleu is not None and doc.get("hyps"):
+if sacrebleu is not None:
     hyps = [" ".join(h) for h in doc["hyps"]]
     width = max(len(r) for r in doc["refs"])
     streams = [[" ".join(r[k]) if k < len(r) else None for r in doc["refs"]] for k in range(width)]
@@ -40,12 +44,14 @@ if sacrebleu is not None and doc.get("hyps"):
     res["ter"] = ter._aggregate_and_compute(stats).score
     out["sacrebleu"] = res
 
-try:
-    import nltk
-    from nltk.stem.porter import PorterStemmer
-    from nltk.translate.meteor_score import single_meteor_score
-except ImportError:
-    nltk = None
+nltk = None
+if doc.get("words") or doc.get("meteor"):
+    try:
+        import nltk
+        from nltk.stem.porter import PorterStemmer
+        from nltk.translate.meteor_score import single_meteor_score
+    except ImportError:
+        pass
 
 if nltk is not None:
     stemmer = PorterStemmer(mode=PorterStemmer.ORIGINAL_ALGORITHM)
