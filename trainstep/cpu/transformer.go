@@ -412,10 +412,8 @@ func (e *encoderGraph) affine(x, w, b *G.Node, relu bool) *G.Node {
 // C; backwards dz = dy (relu: where y > 0), db = Σ_rows dz. Without the
 // relu, dz is the output's gradient node itself (no copy).
 func newBiasAct[T float](N, C int, relu bool) *diffKernel[T] {
-	db := make([]T, C)
 	grain := max(1, cellGrain/C)
-	fwd := &kernel[T]{name: fmt.Sprintf("BiasAct(N=%d,C=%d,relu=%t)", N, C, relu), in: []int{2, 1}, shape: tensor.Shape{N, C},
-		work: int64(C) * int64(unsafe.Sizeof(T(0)))}
+	fwd := &kernel[T]{name: fmt.Sprintf("BiasAct(N=%d,C=%d,relu=%t)", N, C, relu), in: []int{2, 1}, shape: tensor.Shape{N, C}}
 	fwd.run = func(y []T, in [][]T) {
 		z, b := in[0], in[1]
 		parallel(N, grain, func(lo, hi int) {
@@ -430,49 +428,36 @@ func newBiasAct[T float](N, C int, relu bool) *diffKernel[T] {
 			}
 		})
 	}
-	back := &kernel[T]{name: "BiasActGrad", in: []int{2, 2}, shape: tensor.Shape{N, C}}
-	back.run = func(dz []T, in [][]T) {
+	reluGrad := &kernel[T]{name: "ReluGrad", in: []int{2, 2}, shape: tensor.Shape{N, C}, run: func(dz []T, in [][]T) {
 		y, dy := in[0], in[1]
-		copy(dz, dy)
-		if relu {
-			for i, v := range y {
-				if v <= 0 {
-					dz[i] = 0
-				}
+		for i, v := range y {
+			dz[i] = 0
+			if v > 0 {
+				dz[i] = dy[i]
 			}
 		}
+	}}
+	colSum := &kernel[T]{name: "BiasGrad", in: []int{2}, shape: tensor.Shape{C}, run: func(db []T, in [][]T) {
 		clear(db)
 		for i := range N {
-			for j, v := range dz[i*C : (i+1)*C] {
+			for j, v := range in[0][i*C : (i+1)*C] {
 				db[j] += v
 			}
 		}
-	}
+	}}
 	return &diffKernel[T]{kernel: fwd, wrt: []bool{true, true},
 		grad: func(_ G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-			if !relu {
-				// dz = dy: the output's gradient itself, and db its column sums.
-				dbN, err := G.ApplyOp(&kernel[T]{name: "BiasGrad", in: []int{2}, shape: tensor.Shape{C}, run: func(db []T, in [][]T) {
-					clear(db)
-					for i := range N {
-						for j, v := range in[0][i*C : (i+1)*C] {
-							db[j] += v
-						}
-					}
-				}}, grad)
-				if err != nil {
+			dz := grad
+			if relu {
+				var err error
+				if dz, err = G.ApplyOp(reluGrad, output, grad); err != nil {
 					return nil, err
 				}
-				return G.Nodes{grad, dbN}, nil
 			}
-			dz, err := G.ApplyOp(back, output, grad)
+			db, err := G.ApplyOp(colSum, dz)
 			if err != nil {
 				return nil, err
 			}
-			dbN, err := readOut("BiasActGradB", dz, db, C)
-			if err != nil {
-				return nil, err
-			}
-			return G.Nodes{dz, dbN}, nil
+			return G.Nodes{dz, db}, nil
 		}}
 }
