@@ -13,10 +13,16 @@ import (
 // generation evaluation, GenerationRows) from everything that changes its
 // figures: the checkpoint's id, the data's hash, the decoding options, and
 // a name for the kind of evaluation, so that it never equals the id of the
-// checkpoint's similarity evaluation. The same parts give the same id.
+// checkpoint's similarity evaluation. The same parts give the same id;
+// different lists of parts, different ids.
 func NewEvalID(parts ...string) string {
-	id := sha256.Sum256([]byte(strings.Join(parts, "\n")))
-	return hex.EncodeToString(id[:16])
+	h := sha256.New()
+	for _, p := range parts {
+		// Each part prefixed by its length: no two lists of parts hash
+		// the same bytes.
+		fmt.Fprintf(h, "%d:%s", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // AppendResults adds the rows of one evaluation (all with one EvalID) to

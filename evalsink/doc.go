@@ -26,6 +26,13 @@
 // a relevant and an irrelevant candidate); each with what chance scores on
 // the same pools (RetrievalScores, ChanceAP, ChanceRR).
 //
+// Generation: for a model that writes text, BLEU (corpus BLEU-1 to 4 as
+// sacrebleu computes it), METEOR (exact then Porter-stem matches, the
+// fewest-chunk alignment; no synonyms or paraphrases) and TER (tercom's
+// greedy shifts and edits) of its outputs against references;
+// GenerationRows makes them a KindGeneration row and AppendResults adds it
+// to the result tables.
+//
 // # Tables
 //
 // An Evaluator evaluates a checkpoint (Evaluate) and writes one Parquet

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +28,7 @@ import (
 func generationRows(t *testing.T, run string, step int64) []evalsink.Result {
 	t.Helper()
 	hyps, refs := bleuCorpus()
-	base := evalsink.Result{EvalID: evalsink.NewEvalID("generation", run, "ck", "data"), Run: run, Model: "seq2seq", Step: step,
+	base := evalsink.Result{EvalID: evalsink.NewEvalID("generation", run, fmt.Sprint(step), "data"), Run: run, Model: "seq2seq", Step: step,
 		Checkpoint: "/ck", CheckpointID: "ck", Scale: evalsink.ScaleCosine, EvaluatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Versions: "test", DataHash: "data", ModelHash: "model"}
 	rows, err := evalsink.GenerationRows(base, evalsink.GenerationSet{Corpus: "quora", Split: "test", Dataset: "quora/test", Hyps: hyps, Refs: refs})
@@ -87,6 +89,28 @@ func TestAppendGenerationResults(t *testing.T) {
 		t.Errorf("report of generation rows only has a similarity table:\n%s", report)
 	}
 
+	// A later checkpoint of the run: the report's column moves to it, and
+	// the run gets a generation learning curve.
+	later := generationRows(t, "gen-a", 600)
+	*later[0].BLEU4 = 40
+	if _, err := evalsink.AppendResults(out, later); err != nil {
+		t.Fatal(err)
+	}
+	if report, err = os.ReadFile(filepath.Join(out, evalsink.ReportName)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(report), "| quora/test BLEU-4 | 8 † | 40.0 |") || !strings.Contains(string(report), "gen-a (seq2seq, step 600)") {
+		t.Errorf("report after step 600:\n%s", report)
+	}
+	pf, err := os.Open(filepath.Join(out, evalsink.PlotsDir, "curves-gen-a-generation.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	if img, err := png.Decode(pf); err != nil || img.Bounds().Dx() < 100 {
+		t.Errorf("generation curve: %v", err)
+	}
+
 	other := generationRows(t, "gen-b", 1)
 	mixed := append(slices.Clone(rows), other...)
 	if _, err := evalsink.AppendResults(out, mixed); err == nil || !strings.Contains(err.Error(), "two evaluations") {
@@ -95,7 +119,8 @@ func TestAppendGenerationResults(t *testing.T) {
 	if _, err := evalsink.AppendResults(out, nil); err == nil {
 		t.Error("appending no rows: no error")
 	}
-	if evalsink.NewEvalID("a", "b") == evalsink.NewEvalID("a", "c") || evalsink.NewEvalID("a", "b") != evalsink.NewEvalID("a", "b") {
+	ab, again := evalsink.NewEvalID("a", "b"), evalsink.NewEvalID("a", "b")
+	if ab == evalsink.NewEvalID("a", "c") || ab != again || evalsink.NewEvalID("a\nb") == ab || len(ab) != 32 {
 		t.Error("NewEvalID: different parts give one id, or the same parts two")
 	}
 }

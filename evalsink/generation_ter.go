@@ -1,6 +1,9 @@
 package evalsink
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // TER is corpus translation edit rate ×100 (Snover et al. 2006) as
 // tercom and sacrebleu 2.x compute it (TER(case_sensitive=True) on the
@@ -75,8 +78,9 @@ func terEdits(hyp, ref []string) int {
 	}
 	words := hyp
 	shifts, tried := 0, 0
+	var m terMatrix
 	for {
-		gain, shifted, n := terBestShift(words, ref, tried)
+		gain, shifted, n := m.bestShift(words, ref, tried)
 		tried = n
 		if tried >= terMaxShiftCandidates || gain <= 0 {
 			break
@@ -84,28 +88,36 @@ func terEdits(hyp, ref []string) int {
 		shifts++
 		words = shifted
 	}
-	d, _ := terDistance(words, ref)
+	d, _ := m.distance(words, ref, false)
 	return shifts + d
 }
 
-// terDistance is the banded Levenshtein distance of hyp to ref and its
-// operations in order (one per hypothesis or reference word step). On
-// equal cost it prefers a match or substitution, then a hypothesis-only
-// word, then a reference-only word, as tercom.
-func terDistance(hyp, ref []string) (int, []byte) {
+// terMatrix is the edit-distance matrix, its buffers kept from one
+// distance to the next of a sentence.
+type terMatrix struct {
+	cost []int64
+	op   []byte
+}
+
+// distance is the banded Levenshtein distance of hyp to ref and, with
+// trace, its operations in order (one per hypothesis or reference word
+// step). On equal cost it prefers a match or substitution, then a
+// hypothesis-only word, then a reference-only word, as tercom.
+func (m *terMatrix) distance(hyp, ref []string, trace bool) (int, []byte) {
 	nh, nr := len(hyp), len(ref)
-	cost := make([][]int64, nh+1)
-	op := make([][]byte, nh+1)
-	for i := range cost {
-		cost[i] = make([]int64, nr+1)
-		op[i] = make([]byte, nr+1)
-		for j := range cost[i] {
-			if i == 0 {
-				cost[i][j], op[i][j] = int64(j), terRefOnly
-			} else {
-				cost[i][j], op[i][j] = terInfinity, terUndefined
-			}
-		}
+	w := nr + 1
+	if n := (nh + 1) * w; cap(m.cost) < n {
+		m.cost, m.op = make([]int64, n), make([]byte, n)
+	} else {
+		m.cost, m.op = m.cost[:n], m.op[:n]
+	}
+	cost := func(i, j int) *int64 { return &m.cost[i*w+j] }
+	op := func(i, j int) *byte { return &m.op[i*w+j] }
+	for j := 0; j <= nr; j++ {
+		*cost(0, j), *op(0, j) = int64(j), terRefOnly
+	}
+	for k := w; k < len(m.cost); k++ {
+		m.cost[k], m.op[k] = terInfinity, terUndefined
 	}
 	ratio := 1.0
 	if nh > 0 {
@@ -121,30 +133,36 @@ func terDistance(hyp, ref []string) (int, []byte) {
 		if i == nh {
 			hi = nr + 1
 		}
+		up, row := m.cost[(i-1)*w:i*w], m.cost[i*w:(i+1)*w]
+		ops := m.op[i*w : (i+1)*w]
 		for j := lo; j < hi; j++ {
 			if j == 0 {
-				cost[i][0], op[i][0] = cost[i-1][0]+1, terHypOnly
+				row[0], ops[0] = up[0]+1, terHypOnly
 				continue
 			}
-			c, o := cost[i-1][j-1], byte(terMatch)
+			c, o := up[j-1], byte(terMatch)
 			if hyp[i-1] != ref[j-1] {
 				c, o = c+1, terSub
 			}
-			if c < cost[i][j] {
-				cost[i][j], op[i][j] = c, o
+			if c < row[j] {
+				row[j], ops[j] = c, o
 			}
-			if c := cost[i-1][j] + 1; c < cost[i][j] {
-				cost[i][j], op[i][j] = c, terHypOnly
+			if c := up[j] + 1; c < row[j] {
+				row[j], ops[j] = c, terHypOnly
 			}
-			if c := cost[i][j-1] + 1; c < cost[i][j] {
-				cost[i][j], op[i][j] = c, terRefOnly
+			if c := row[j-1] + 1; c < row[j] {
+				row[j], ops[j] = c, terRefOnly
 			}
 		}
 	}
-	var trace []byte
+	d := int(*cost(nh, nr))
+	if !trace {
+		return d, nil
+	}
+	var steps []byte
 	for i, j := nh, nr; i > 0 || j > 0; {
-		o := op[i][j]
-		trace = append(trace, o)
+		o := *op(i, j)
+		steps = append(steps, o)
 		switch o {
 		case terMatch, terSub:
 			i, j = i-1, j-1
@@ -156,10 +174,8 @@ func terDistance(hyp, ref []string) (int, []byte) {
 			panic("evalsink: TER alignment reached a cell outside the band")
 		}
 	}
-	for a, b := 0, len(trace)-1; a < b; a, b = a+1, b-1 {
-		trace[a], trace[b] = trace[b], trace[a]
-	}
-	return int(cost[nh][nr]), trace
+	slices.Reverse(steps)
+	return d, steps
 }
 
 // terAlignment reads an alignment off trace: for each reference word the
@@ -219,12 +235,12 @@ func terShift(words []string, start, n, to int) []string {
 	return out
 }
 
-// terBestShift tries the candidate shifts of words against ref and
+// bestShift tries the candidate shifts of words against ref and
 // returns the best one's reduction of the edit distance (which may be 0
 // or negative: no shift helps), the shifted words, and the candidates
 // tried so far (tried counts those of earlier calls for the sentence).
-func terBestShift(words, ref []string, tried int) (int, []string, int) {
-	before, trace := terDistance(words, ref)
+func (m *terMatrix) bestShift(words, ref []string, tried int) (int, []string, int) {
+	before, trace := m.distance(words, ref, true)
 	align, hypErr, refErr := terAlignment(trace, len(words), len(ref))
 	type shift struct {
 		gain, n, start, to int
@@ -277,7 +293,7 @@ outer:
 						}
 						prev = to
 						shifted := terShift(words, sh, n, to)
-						d, _ := terDistance(shifted, ref)
+						d, _ := m.distance(shifted, ref, false)
 						tried++
 						if c := (shift{before - d, n, sh, to, shifted}); better(c) {
 							best = &c

@@ -222,8 +222,10 @@ func curveKinds() []string { return []string{KindMean, KindWeightedMean, KindPoo
 
 // WriteCurves draws, for each run and aggregate kind, the learning curves:
 // Pearson's r × 100 of each STS year's aggregate of that kind, and of the
-// average over all sets, against the training step. It writes
-// curves-<run>-<kind>.png under dir and returns the paths.
+// average over all sets, against the training step; and for a run with
+// generation rows, BLEU-4, METEOR and TER of each generation set. It
+// writes curves-<run>-<kind>.png (kind "generation" for the latter) under
+// dir and returns the paths.
 func WriteCurves(dir string, rows []Result) ([]string, error) {
 	byRun := map[string][]Result{}
 	var runs []string
@@ -243,6 +245,13 @@ func WriteCurves(dir string, rows []Result) ([]string, error) {
 			}
 			path := filepath.Join(dir, fmt.Sprintf("curves-%s-%s.png", fileSafe(run), kind))
 			if err := drawLines(path, fmt.Sprintf("%s: STS %s, Pearson's r x100", run, kindName(kind)), "training step", "r x100", ss); err != nil {
+				return nil, fmt.Errorf("drawing %s: %w", path, err)
+			}
+			paths = append(paths, path)
+		}
+		if ss := generationSeries(byRun[run]); len(ss) > 0 {
+			path := filepath.Join(dir, fmt.Sprintf("curves-%s-%s.png", fileSafe(run), KindGeneration))
+			if err := drawLines(path, run+": generation x100, BLEU-4, METEOR, TER (TER: lower is better)", "training step", "x100", ss); err != nil {
 				return nil, fmt.Errorf("drawing %s: %w", path, err)
 			}
 			paths = append(paths, path)
