@@ -28,7 +28,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	run := fs.String("run", "", "name of the run: its consumer group and the name in checkpoint events (default: <dataset>-<model>-<UTC time>; when resuming, the checkpoint's)")
 	var cfg trainstep.Config
 	fs.StringVar(&cfg.Encoder, "model", "avg", "encoder: avg, lstm, lstmavg, bilstmavg, gran, gran2, gran3, gran4, gran5, bigran, dan, transformer, csae; edd (a paraphrase generator, docs/models/edd.md)")
-	fs.StringVar(&cfg.Loss, "loss", "margin", "loss: margin, hinge, softmax, sim; recon for csae; local or local-global for edd")
+	fs.StringVar(&cfg.Loss, "loss", "", "loss: margin, hinge, softmax, sim; recon for csae; local or local-global for edd (default: margin; recon for csae, local-global for edd)")
 	fs.IntVar(&cfg.OutVocab, "out-vocab", 0, "edd: the decoder's softmax covers the vocabulary's first N ids (0: 10000)")
 	fs.Float64Var(&cfg.GlobalWeight, "global-weight", 0, "edd, loss local-global: weight of the global loss (0: 1)")
 	fs.StringVar(&cfg.Negatives, "negatives", "max", "margin loss negatives: max, mix, rand")

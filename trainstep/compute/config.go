@@ -250,7 +250,14 @@ func (c Config) Defaults() Config {
 		c.RecurrentInit = RecurrentInitAvg
 	}
 	if c.Loss == "" {
-		c.Loss = LossMargin
+		switch c.Encoder {
+		case EncCSAE:
+			c.Loss = LossRecon // the autoencoder's own objective (Amiri et al. 2016, Eq. 7)
+		case EncEDD:
+			c.Loss = LossLocalGlobal // the generator with its discriminator (Patro et al. 2018, Eq. 6)
+		default:
+			c.Loss = LossMargin
+		}
 	}
 	if c.Margin == 0 {
 		switch c.Loss {
