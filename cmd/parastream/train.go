@@ -27,22 +27,8 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	split := fs.String("split", stream.DefaultSplit, "split to train on")
 	run := fs.String("run", "", "name of the run: its consumer group and the name in checkpoint events (default: <dataset>-<model>-<UTC time>; when resuming, the checkpoint's)")
 	var cfg trainstep.Config
-	fs.StringVar(&cfg.Encoder, "model", "avg", "encoder: avg, lstm, lstmavg, bilstmavg, gran, gran2, gran3, gran4, gran5, bigran, dan, transformer, csae; edd (a paraphrase generator, docs/models/edd.md)")
-	fs.StringVar(&cfg.Loss, "loss", "", "loss: margin, hinge, softmax, sim; recon for csae; local or local-global for edd (default: margin; recon for csae, local-global for edd)")
-	fs.IntVar(&cfg.OutVocab, "out-vocab", 0, "edd: the decoder's softmax covers the vocabulary's first N ids (0: 10000)")
-	fs.Float64Var(&cfg.GlobalWeight, "global-weight", 0, "edd, loss local-global: weight of the global loss (0: 1)")
-	fs.StringVar(&cfg.Negatives, "negatives", "max", "margin loss negatives: max, mix, rand")
-	fs.Float64Var(&cfg.Margin, "margin", 0, "δ of the margin or hinge loss (0: 0.4 margin, 1 hinge)")
-	fs.IntVar(&cfg.HingeK, "hinge-k", 0, "hinge loss: random negatives per side (0: 1)")
-	fs.IntVar(&cfg.Dim, "dim", 0, "word embedding size (0: 300; 512 for transformer, the paper's)")
+	modelFlags := trainstep.ModelFlags(fs, &cfg)
 	fs.StringVar(&cfg.Context, "context", "", "topics: add each sentence's NMF topic vector to its embedding through a learned projection (Amiri et al. 2016); evaluation computes it with the featurize model kept in the checkpoint")
-	fs.BoolVar(&cfg.TrainCellBias, "train-cell-bias", false, "also train the LSTMs' cell-input bias (held at 0 by default: from random embeddings it lets recurrent encoders collapse, every sentence one vector)")
-	fs.StringVar(&cfg.RecurrentInit, "recurrent-init", "", "how the recurrent encoders start: avg (as the averaging model they generalise, the default) or glorot (Glorot-uniform matrices, forget-gate bias 1)")
-	fs.StringVar(&cfg.EmbedInit, "embed-init", "", "distribution of the initial embeddings: uniform:A (±A) or normal:S (default "+compute.DefaultEmbedInit+")")
-	fs.IntVar(&cfg.Hidden, "hidden", 0, "LSTM state size (0: --dim)")
-	fs.IntVar(&cfg.TFLayers, "tf-layers", 0, "transformer blocks (0: 6)")
-	fs.IntVar(&cfg.TFHeads, "tf-heads", 0, "transformer attention heads, dividing --dim (0: 8)")
-	fs.IntVar(&cfg.TFFilter, "tf-filter", 0, "transformer feed-forward inner size (0: 4·--dim)")
 	fs.IntVar(&cfg.BatchSize, "batch", 100, "pairs per batch")
 	fs.IntVar(&cfg.MaxLen, "max-len", 0, "longer sentences are truncated (0: 64)")
 	fs.IntVar(&cfg.BucketWidth, "bucket-width", 0, "padded lengths are multiples of this (0: 8)")
@@ -50,11 +36,6 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&cfg.EmbeddingUpdate, "embedding-update", "", "sparse: a step updates only the embedding rows of its batch's words (lazy, as PyTorch's SparseAdam; the default); dense: every row")
 	fs.Float64Var(&cfg.LR, "lr", 0, "learning rate (0: 0.001 adam, 0.01 sgd and rmsprop)")
 	fs.Float64Var(&cfg.Decay, "decay", 0, "learning rate multiplier per finished epoch (0: none)")
-	fs.Float64Var(&cfg.Dropout, "dropout", 0, "dropout on word embedding units")
-	fs.Float64Var(&cfg.WordDropout, "word-dropout", 0, "probability of dropping a whole word")
-	fs.Float64Var(&cfg.Scramble, "scramble", 0, "probability of shuffling the words of a pair")
-	fs.Float64Var(&cfg.LambdaC, "lambda-c", 0, "L2 on the compositional parameters")
-	fs.Float64Var(&cfg.LambdaW, "lambda-w", 0, "L2 of the word embeddings back to their initial values")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the initialisation, the noise and the shuffle")
 	csaeFlags := trainstep.CSAEFlags(fs, &cfg)
 	epochs := fs.Int("epochs", 1, "passes over the data (0: follow new data for ever)")
@@ -79,8 +60,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	cli.Describe(fs, e.stdout, trainUsage, "parastream train --brokers 127.0.0.1:9092 --dataset quora --model lstmavg --epochs 2 --run quora-lstmavg\n"+
 		"parastream train --resume checkpoints/quora-lstmavg --epochs 4   # go on where it stopped",
 		cli.FlagGroup{Title: "input", Names: []string{"dataset", "split", "mix", "min-label", "topic-prefix", "vectors", "init-from", "context", "max-len", "shuffle-buffer", "window", "bucket-width", "feed-ahead"}},
-		cli.FlagGroup{Title: "model", Names: []string{"model", "loss", "dim", "hidden", "tf-layers", "tf-heads", "tf-filter", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias",
-			"dropout", "word-dropout", "scramble", "lambda-c", "lambda-w", "out-vocab", "global-weight"}},
+		cli.FlagGroup{Title: "model", Names: modelFlags},
 		cli.FlagGroup{Title: "csae (--model csae)", Names: csaeFlags},
 		cli.FlagGroup{Title: "optimisation", Names: []string{"optimizer", "lr", "decay", "batch", "epochs", "embedding-update", "seed"}},
 		cli.FlagGroup{Title: "output", Names: []string{"run", "checkpoint-dir", "checkpoint-every", "keep-checkpoints", "checkpoint-async", "save-initial", "resume"}},

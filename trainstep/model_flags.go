@@ -1,0 +1,35 @@
+package trainstep
+
+import (
+	"flag"
+
+	"github.com/parastream/parastream/trainstep/compute"
+)
+
+// ModelFlags declares on fs, the train command's flags, the flags of the
+// model, its loss and its regularisation writing into cfg, and returns
+// their names in the order of the help's "model" group. trainFlagPolicy
+// says which of them a resume refuses changed.
+func ModelFlags(fs *flag.FlagSet, cfg *Config) []string {
+	fs.StringVar(&cfg.Encoder, "model", "avg", "encoder: avg, lstm, lstmavg, bilstmavg, gran, gran2, gran3, gran4, gran5, bigran, dan, transformer, csae; edd (a paraphrase generator, docs/models/edd.md)")
+	fs.StringVar(&cfg.Loss, "loss", "", "loss: margin, hinge, softmax, sim; recon for csae; local or local-global for edd (default: margin; recon for csae, local-global for edd)")
+	fs.IntVar(&cfg.Dim, "dim", 0, "word embedding size (0: 300; 512 for transformer, the paper's)")
+	fs.IntVar(&cfg.Hidden, "hidden", 0, "LSTM state size (0: --dim)")
+	fs.IntVar(&cfg.TFLayers, "tf-layers", 0, "transformer blocks (0: 6)")
+	fs.IntVar(&cfg.TFHeads, "tf-heads", 0, "transformer attention heads, dividing --dim (0: 8)")
+	fs.IntVar(&cfg.TFFilter, "tf-filter", 0, "transformer feed-forward inner size (0: 4·--dim)")
+	fs.IntVar(&cfg.OutVocab, "out-vocab", 0, "edd: the decoder's softmax covers the vocabulary's first N ids (0: 10000)")
+	fs.Float64Var(&cfg.GlobalWeight, "global-weight", 0, "edd, loss local-global: weight of the global loss (0: 1)")
+	fs.StringVar(&cfg.Negatives, "negatives", "max", "margin loss negatives: max, mix, rand")
+	fs.Float64Var(&cfg.Margin, "margin", 0, "δ of the margin or hinge loss (0: 0.4 margin, 1 hinge)")
+	fs.IntVar(&cfg.HingeK, "hinge-k", 0, "hinge loss: random negatives per side (0: 1)")
+	fs.StringVar(&cfg.RecurrentInit, "recurrent-init", "", "how the recurrent encoders start: avg (as the averaging model they generalise, the default) or glorot (Glorot-uniform matrices, forget-gate bias 1)")
+	fs.StringVar(&cfg.EmbedInit, "embed-init", "", "distribution of the initial embeddings: uniform:A (±A) or normal:S (default "+compute.DefaultEmbedInit+")")
+	fs.BoolVar(&cfg.TrainCellBias, "train-cell-bias", false, "also train the LSTMs' cell-input bias (held at 0 by default: from random embeddings it lets recurrent encoders collapse, every sentence one vector)")
+	fs.Float64Var(&cfg.Dropout, "dropout", 0, "dropout on word embedding units")
+	fs.Float64Var(&cfg.WordDropout, "word-dropout", 0, "probability of dropping a whole word")
+	fs.Float64Var(&cfg.Scramble, "scramble", 0, "probability of shuffling the words of a pair")
+	fs.Float64Var(&cfg.LambdaC, "lambda-c", 0, "L2 on the compositional parameters")
+	fs.Float64Var(&cfg.LambdaW, "lambda-w", 0, "L2 of the word embeddings back to their initial values")
+	return []string{"model", "loss", "dim", "hidden", "tf-layers", "tf-heads", "tf-filter", "out-vocab", "global-weight", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias", "dropout", "word-dropout", "scramble", "lambda-c", "lambda-w"}
+}
