@@ -1,8 +1,6 @@
 package evalsink
 
-import (
-	"slices"
-)
+import ()
 
 // generationSeries are a run's generation learning curves: BLEU-4, METEOR
 // and TER ×100 of each generation set against the step, each point the
@@ -28,20 +26,5 @@ func generationSeries(rows []Result) []series {
 		add(r.Dataset+" METEOR", r.Step, r.METEOR)
 		add(r.Dataset+" TER", r.Step, r.TER)
 	}
-	slices.Sort(names)
-	var ss []series
-	for _, n := range names {
-		s := series{name: n}
-		for _, step := range slices.Sorted(func(yield func(int64) bool) {
-			for k := range pts[n] {
-				if !yield(k) {
-					return
-				}
-			}
-		}) {
-			s.x, s.y = append(s.x, float64(step)), append(s.y, pts[n][step])
-		}
-		ss = append(ss, s)
-	}
-	return ss
+	return stepSeries(names, pts)
 }

@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -293,17 +294,17 @@ func curveSeries(rows []Result, kind string) []series {
 	if len(names) == 0 || (len(names) == 1 && names[0] == "average") {
 		return nil
 	}
+	return stepSeries(names, pts)
+}
+
+// stepSeries is a series a name, sorted by name, of the name's points
+// (step → value) in step order.
+func stepSeries(names []string, pts map[string]map[int64]float64) []series {
 	slices.Sort(names)
-	var ss []series
+	ss := make([]series, 0, len(names))
 	for _, n := range names {
 		s := series{name: n}
-		for _, step := range slices.Sorted(func(yield func(int64) bool) {
-			for k := range pts[n] {
-				if !yield(k) {
-					return
-				}
-			}
-		}) {
+		for _, step := range slices.Sorted(maps.Keys(pts[n])) {
 			s.x, s.y = append(s.x, float64(step)), append(s.y, pts[n][step])
 		}
 		ss = append(ss, s)

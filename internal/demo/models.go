@@ -59,19 +59,12 @@ func (cfg Config) Models(ctx context.Context) error {
 	if err := Featurize(ctx, cfg.Stdout, shardsDir, featurized); err != nil {
 		return err
 	}
-	dataset, err := largestTrainSplit(featurized)
-	if err != nil {
-		return err
-	}
-	b, err := stream.StartBroker(ctx, stream.BrokerConfig{Listen: "127.0.0.1:0"})
+	b, dataset, err := publishLargest(ctx, featurized)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
 	cc := stream.ClientConfig{Brokers: []string{b.Addr()}}
-	if _, err := stream.Publish(ctx, featurized, stream.PublishConfig{Client: cc, Datasets: []string{dataset}}); err != nil {
-		return err
-	}
 	results := filepath.Join(cfg.Out, "results")
 	for _, md := range modelDemos() {
 		dir := filepath.Join(cfg.Out, "checkpoints", md.model.Encoder)

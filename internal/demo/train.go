@@ -16,20 +16,32 @@ const trainFor = 5 * time.Second
 // TrainStream starts the embedded broker, publishes the featurized
 // demo dataset with the most training rows, and trains on it (Train).
 func (cfg Config) TrainStream(ctx context.Context, featurized, out string) error {
-	dataset, err := largestTrainSplit(featurized)
-	if err != nil {
-		return err
-	}
-	b, err := stream.StartBroker(ctx, stream.BrokerConfig{Listen: "127.0.0.1:0"})
+	b, dataset, err := publishLargest(ctx, featurized)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
+	return cfg.Train(ctx, b.Addr(), dataset, out)
+}
+
+// publishLargest starts the embedded broker (in memory, on a free port)
+// and publishes to it the featurized dataset with the most training rows;
+// the caller closes the broker.
+func publishLargest(ctx context.Context, featurized string) (*stream.Broker, string, error) {
+	dataset, err := largestTrainSplit(featurized)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := stream.StartBroker(ctx, stream.BrokerConfig{Listen: "127.0.0.1:0"})
+	if err != nil {
+		return nil, "", err
+	}
 	cc := stream.ClientConfig{Brokers: []string{b.Addr()}}
 	if _, err := stream.Publish(ctx, featurized, stream.PublishConfig{Client: cc, Datasets: []string{dataset}}); err != nil {
-		return err
+		b.Close()
+		return nil, "", err
 	}
-	return cfg.Train(ctx, b.Addr(), dataset, out)
+	return b, dataset, nil
 }
 
 // Train trains a small avg model for a few seconds on a published
