@@ -327,3 +327,30 @@ func TestSuiteNames(t *testing.T) {
 		}
 	}
 }
+
+func TestMemRows(t *testing.T) {
+	var mb MemBench
+	err := json.Unmarshal([]byte(`{"date": "2026-11-25T08:31:00Z", "version": "6d0d75b", "box": "2 cores, 24 GiB", "rows": 1000000, "commands": [
+		{"command": "extract --corpus quora", "input": "the TSV", "data_bytes": 104857600, "parastream_peak_rss_mib": 711, "pytorch_peak_rss_mib": null, "pytorch_note": "", "note": ""},
+		{"command": "train avg --batch 100", "input": "Quora sample", "data_bytes": 2726297, "parastream_peak_rss_mib": 2212, "pytorch_peak_rss_mib": 1395, "pytorch_note": "", "note": ""},
+		{"command": "train gran --batch 100", "input": "Quora sample", "data_bytes": 2726297, "parastream_peak_rss_mib": 2991, "pytorch_peak_rss_mib": null, "pytorch_note": "not installed (apt-get install python3-torch)", "note": ""}]}`), &mb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, note := memRows(&mb, "out/bench/mem.json")
+	if len(rows) != 3 || !strings.Contains(note, "6d0d75b") || !strings.Contains(note, "not measured by this run") {
+		t.Fatalf("%d rows, note %q", len(rows), note)
+	}
+	if r := rows[0]; r.Ratio == nil || math.Abs(r.Ratio.Median-711.0/100) > 1e-9 || r.RatioHow != "peak RSS / data" {
+		t.Errorf("extract row %+v: want RSS over 100 MiB of data", r)
+	}
+	if r := rows[1]; r.Ratio == nil || math.Abs(r.Ratio.Median-2212.0/1395) > 1e-9 {
+		t.Errorf("train row %+v: want parastream over PyTorch", r)
+	}
+	if r := rows[2]; r.Ratio != nil || !strings.Contains(r.PeerNote, "python3-torch") {
+		t.Errorf("train row without torch %+v", r)
+	}
+	if mb, err := readMemBench(t.TempDir() + "/absent.json"); mb != nil || err != nil {
+		t.Errorf("an absent mem.json: %v, %v; want nothing", mb, err)
+	}
+}

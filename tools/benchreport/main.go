@@ -17,10 +17,12 @@
 // Usage (from the repository root):
 //
 //	go run ./tools/benchreport [-bench REGEXP] [-count 3] [-out bench/results]
-//	    [-reddit-comments 1000000] [-nmf-quick]
+//	    [-reddit-comments 1000000] [-nmf-quick] [-quick]
 //
 // -bench selects suites by name: ExtractReddit, ExtractRSS, NMF,
-// StreamVsKcat, TrainStep, VocabScaling, RunFeed (-list lists them).
+// StreamVsKcat, TrainStep, VocabScaling, RunFeed, and BenchMem, which
+// reads the last `make bench-mem` table (out/bench/mem.json) rather than
+// running it (-list lists them).
 package main
 
 import (
@@ -37,6 +39,8 @@ var (
 	outFlag      = flag.String("out", "bench/results", "directory of the reports")
 	commentsFlag = flag.Int64("reddit-comments", 1_000_000, "generated Reddit comments of ExtractReddit and ExtractRSS")
 	nmfQuickFlag = flag.Bool("nmf-quick", false, "scripts/nmf_bench.py --quick: smaller NMF budgets")
+	quickFlag    = flag.Bool("quick", false, "a smoke run of the machinery, its figures not for reading: a tenth of the training steps, -nmf-quick, 50,000 comments unless -reddit-comments is given")
+	memFlag      = flag.String("mem-json", "out/bench/mem.json", "make bench-mem's table, read into the report (BenchMem) when it is there")
 	listFlag     = flag.Bool("list", false, "list the suites and exit")
 )
 
@@ -57,7 +61,17 @@ func main() {
 		fmt.Fprintf(os.Stderr, "benchreport: -count %d: give at least 1 (3 or more for a median with a spread)\n", *countFlag)
 		os.Exit(2)
 	}
-	r := &runner{opt: options{bench: re, count: *countFlag, out: *outFlag, comments: *commentsFlag, nmfQuick: *nmfQuickFlag}, start: time.Now()}
+	opt := options{bench: re, count: *countFlag, out: *outFlag, comments: *commentsFlag, nmfQuick: *nmfQuickFlag || *quickFlag, steps: fullSteps(), memJSON: *memFlag}
+	if *quickFlag {
+		opt.steps = quickSteps()
+		opt.quick = true
+		given := false
+		flag.Visit(func(f *flag.Flag) { given = given || f.Name == "reddit-comments" })
+		if !given {
+			opt.comments = 50_000
+		}
+	}
+	r := &runner{opt: opt, start: time.Now()}
 	failed, err := r.run()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchreport: %v\n", err)

@@ -27,7 +27,26 @@ type options struct {
 	out      string
 	comments int64
 	nmfQuick bool
+	// quick marks a smoke run (-quick): the report says so.
+	quick bool
+	steps steps
+	// memJSON is make bench-mem's mem.json.
+	memJSON string
 }
+
+// steps are the training steps a figure is measured over (go test's
+// -benchtime Nx and the PyTorch scripts' --steps).
+type steps struct {
+	avg, recurrent, vocab int
+}
+
+// fullSteps are make bench's: as many as scripts/train_bench.py's
+// defaults (30 for avg, 4 for the recurrent encoders) and
+// scripts/vocab_bench.py's (20).
+func fullSteps() steps { return steps{avg: 30, recurrent: 4, vocab: 20} }
+
+// quickSteps are -quick's.
+func quickSteps() steps { return steps{avg: 3, recurrent: 1, vocab: 2} }
 
 // runner runs the suites and gathers the report.
 type runner struct {
@@ -63,6 +82,7 @@ func suites() []suite {
 		{"TrainStep", "BenchmarkTrainStep avg, lstmavg, gran beside scripts/train_bench.py (PyTorch CPU)", (*runner).trainStep},
 		{"VocabScaling", "BenchmarkVocabScaling at 20,000 and 400,000 words beside scripts/vocab_bench.py", (*runner).vocab},
 		{"RunFeed", "BenchmarkRunFeed: examples/s end to end from the embedded broker", (*runner).runFeed},
+		{"BenchMem", "the last make bench-mem's table (out/bench/mem.json), read, not run", (*runner).benchMem},
 	}
 }
 
@@ -111,6 +131,9 @@ func (r *runner) run() (failed bool, err error) {
 	}
 	r.rep.Machine.LoadEnd = loadAverage()
 	r.rep.Seconds = time.Since(r.start).Seconds()
+	if r.opt.quick {
+		r.rep.Notes = append(r.rep.Notes, "A -quick run (a tenth of the steps, small inputs): it checks the machinery; its figures are not for reading.")
+	}
 	if r.rep.Machine.Cores > 0 {
 		r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("PyTorch runs with as many threads as cores (%d), Go with GOMAXPROCS %d.", r.rep.Machine.Cores, runtime.GOMAXPROCS(0)))
 	}
@@ -320,8 +343,12 @@ func (r *runner) torchTrainRun(models string) {
 		r.torchNote = noTorch
 		return
 	}
-	raw, err := r.pyJSON(r.torchPy, "scripts/train_bench.py", "--torch-only", "--json", "--models", models,
-		"--repeat", strconv.Itoa(r.opt.count))
+	args := []string{"--torch-only", "--json", "--models", models, "--repeat", strconv.Itoa(r.opt.count)}
+	if r.opt.quick {
+		// One --steps for every model: the recurrent encoders' (quick).
+		args = append(args, "--steps", strconv.Itoa(r.opt.steps.recurrent))
+	}
+	raw, err := r.pyJSON(r.torchPy, "scripts/train_bench.py", args...)
 	if err != nil {
 		r.torchNote = "failed: " + r.fail("PyTorch", err.Error())
 		return
@@ -337,8 +364,12 @@ func (r *runner) torchTrainRun(models string) {
 func (r *runner) trainStep() []Row {
 	var bs []Benchmark
 	var msgs []string
-	for _, p := range []struct{ pattern, benchtime string }{{"^BenchmarkTrainStep/^avg$", "30x"}, {"^BenchmarkTrainStep/^(lstmavg|gran)$", "4x"}} {
-		b, msg := r.goBench("TrainStep", "./trainstep/", p.pattern, p.benchtime)
+	st := r.opt.steps
+	for _, p := range []struct {
+		pattern string
+		steps   int
+	}{{"^BenchmarkTrainStep/^avg$", st.avg}, {"^BenchmarkTrainStep/^(lstmavg|gran)$", st.recurrent}} {
+		b, msg := r.goBench("TrainStep", "./trainstep/", p.pattern, fmt.Sprintf("%dx", p.steps))
 		bs = append(bs, b...)
 		if msg != "" {
 			msgs = append(msgs, msg)
@@ -350,12 +381,13 @@ func (r *runner) trainStep() []Row {
 
 func (r *runner) vocab() []Row {
 	sizes := []int{20_000, 400_000}
-	bs, errMsg := r.goBench("VocabScaling", "./trainstep/", "^BenchmarkVocabScaling/^vocab=(20000|400000)$", "20x")
+	vsteps := strconv.Itoa(r.opt.steps.vocab)
+	bs, errMsg := r.goBench("VocabScaling", "./trainstep/", "^BenchmarkVocabScaling/^vocab=(20000|400000)$", vsteps+"x")
 	if r.torchPy == "" {
 		return vocabRows(bs, sizes, nil, noTorch, errMsg)
 	}
 	raw, err := r.pyJSON(r.torchPy, "scripts/vocab_bench.py", "--torch-only", "--json", "--sizes", "20000,400000",
-		"--steps", "20", "--repeat", strconv.Itoa(r.opt.count))
+		"--steps", vsteps, "--repeat", strconv.Itoa(r.opt.count))
 	if err != nil {
 		return vocabRows(bs, sizes, nil, "failed: "+r.fail("VocabScaling", err.Error()), errMsg)
 	}
@@ -475,4 +507,19 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+func (r *runner) benchMem() []Row {
+	mb, err := readMemBench(r.opt.memJSON)
+	if err != nil {
+		r.fail("BenchMem", err.Error())
+		return nil
+	}
+	if mb == nil {
+		r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("No %s: run make bench-mem (about 30 minutes) for the peak RSS of every long-running command beside PyTorch's.", r.opt.memJSON))
+		return nil
+	}
+	rows, note := memRows(mb, r.opt.memJSON)
+	r.rep.Notes = append(r.rep.Notes, note)
+	return rows
 }
