@@ -43,8 +43,11 @@ type Report struct {
 	Bench    string            `json:"bench"`
 	Count    int               `json:"count"`
 	Seconds  float64           `json:"seconds"`
-	RawGo    string            `json:"raw_go_output"`
-	Rows     []Row             `json:"rows"`
+	// Partial is set while suites are still to run: a report read then
+	// (or left by a run stopped part way) lacks their rows.
+	Partial bool   `json:"partial,omitempty"`
+	RawGo   string `json:"raw_go_output"`
+	Rows    []Row  `json:"rows"`
 	// Failures are the suites that failed, each with what went wrong.
 	Failures []string `json:"failures,omitempty"`
 	// Peers holds what each peer script printed as JSON, by script.
@@ -145,6 +148,9 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 	fmt.Fprintf(&b, "# parastream beside its peers (make bench)\n\n")
 	fmt.Fprintf(&b, "%s, commit %s; `make bench BENCH='%s'` (%d runs of each figure), %.0f s in all.\n\n",
 		rep.Date, rep.Commit, rep.Bench, rep.Count, rep.Seconds)
+	if rep.Partial {
+		b.WriteString("**Partial**: written after a suite; the run had suites left to run (or was stopped).\n\n")
+	}
 	m := rep.Machine
 	fmt.Fprintf(&b, "Machine: %d cores, %s, %d GiB; load average %s at the start, %s at the end.\n\n",
 		m.Cores, m.CPU, m.MemoryGiB, m.LoadStart, m.LoadEnd)

@@ -123,31 +123,39 @@ func (r *runner) run() (failed bool, err error) {
 	r.rep = Report{Date: r.start.UTC().Format("2006-01-02 15:04 UTC"), Commit: commit, Bench: r.opt.bench.String(),
 		Count: r.opt.count, RawGo: base + ".txt", Machine: machine(), Versions: map[string]string{}, Peers: map[string]json.RawMessage{}}
 	r.versions()
-	for _, s := range chosen {
-		t := time.Now()
-		r.logf("== %s: %s", s.name, s.about)
-		r.rep.Rows = append(r.rep.Rows, s.run(r)...)
-		r.logf("== %s: %.0f s", s.name, time.Since(t).Seconds())
-	}
-	r.rep.Machine.LoadEnd = loadAverage()
-	r.rep.Seconds = time.Since(r.start).Seconds()
 	if r.opt.quick {
 		r.rep.Notes = append(r.rep.Notes, "A -quick run (a tenth of the steps, small inputs): it checks the machinery; its figures are not for reading.")
 	}
 	if r.rep.Machine.Cores > 0 {
 		r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("PyTorch runs with as many threads as cores (%d), Go with GOMAXPROCS %d.", r.rep.Machine.Cores, runtime.GOMAXPROCS(0)))
 	}
-	if err := writeFile(base+".json", func(w io.Writer) error { return WriteJSON(w, &r.rep) }); err != nil {
-		return false, err
-	}
-	if err := writeFile(base+".md", func(w io.Writer) error { return WriteMarkdown(w, &r.rep) }); err != nil {
-		return false, err
+	for i, s := range chosen {
+		t := time.Now()
+		r.logf("== %s: %s", s.name, s.about)
+		r.rep.Rows = append(r.rep.Rows, s.run(r)...)
+		r.logf("== %s: %.0f s", s.name, time.Since(t).Seconds())
+		// The report so far, so that a run stopped part way leaves the
+		// suites it finished.
+		r.rep.Machine.LoadEnd = loadAverage()
+		r.rep.Seconds = time.Since(r.start).Seconds()
+		r.rep.Partial = i < len(chosen)-1
+		if err := r.write(base); err != nil {
+			return false, err
+		}
 	}
 	if err := WriteMarkdown(os.Stdout, &r.rep); err != nil {
 		return false, err
 	}
 	r.logf("written: %s.md, %s.json, %s.txt (%.0f s)", base, base, base, r.rep.Seconds)
 	return len(r.rep.Failures) > 0, nil
+}
+
+// write writes the report's .json and .md.
+func (r *runner) write(base string) error {
+	if err := writeFile(base+".json", func(w io.Writer) error { return WriteJSON(w, &r.rep) }); err != nil {
+		return err
+	}
+	return writeFile(base+".md", func(w io.Writer) error { return WriteMarkdown(w, &r.rep) })
 }
 
 // writeFile creates path and writes it with write.
