@@ -354,3 +354,33 @@ func TestMemRows(t *testing.T) {
 		t.Errorf("an absent mem.json: %v, %v; want nothing", mb, err)
 	}
 }
+
+func TestRepairBench(t *testing.T) {
+	// Beam's log lines between the name go test printed and the figures.
+	split := "pkg: github.com/parastream/parastream/pipelines\n" +
+		"BenchmarkExtractReddit-2   \ttime=2026-11-25T16:31:41.432Z level=INFO msg=\"pipeline done!\"\n" +
+		"time=2026-11-25T16:31:41.434Z level=INFO msg=\"[SDK] pipeline completed\"\n" +
+		"       1\t8237361700 ns/op\t        57.37 loop-MB/s\t     0.2902 pipeline/loop\n" +
+		"--- BENCH: BenchmarkExtractReddit-2\n" +
+		"BenchmarkExtractReddit-2\n" +
+		"       1\t8000000000 ns/op\t        50 loop-MB/s\t     0.31 pipeline/loop\n" +
+		"BenchmarkTrainStep/avg-2   3   416142683 ns/op   240.4 pairs/s\n"
+	fixed := RepairBench(split)
+	bs, err := ParseBench(strings.NewReader(fixed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, _ := Values(bs, "BenchmarkExtractReddit", "pipeline/loop")
+	if !equal(vals, []float64{0.2902, 0.31}) {
+		t.Errorf("pipeline/loop %v after repair, want both runs:\n%s", vals, fixed)
+	}
+	if v, _ := Values(bs, "BenchmarkTrainStep/avg", "pairs/s"); !equal(v, []float64{240.4}) {
+		t.Errorf("an intact line changed: %v", v)
+	}
+	if !strings.Contains(fixed, "level=INFO msg=\"pipeline done!\"") || !strings.Contains(fixed, "[SDK] pipeline completed") {
+		t.Errorf("the log lines were lost:\n%s", fixed)
+	}
+	if RepairBench(cannedTrain) != cannedTrain {
+		t.Errorf("RepairBench changed output that needed no repair")
+	}
+}

@@ -135,3 +135,43 @@ func (s *Summary) Scale(k float64) *Summary {
 	}
 	return Summarize(v)
 }
+
+// RepairBench mends result lines that a benchmark's own output split: go
+// test prints a benchmark's name before running it and its figures after,
+// so whatever the benchmark writes to stdout meanwhile (Beam's log lines,
+// for one) lands between them, and neither benchstat nor ParseBench can
+// read the result. The name is moved down to the figures' line; the
+// output in between is kept on lines of its own.
+func RepairBench(text string) string {
+	lines := strings.Split(text, "\n")
+	out := make([]string, 0, len(lines))
+	pending := ""
+	for _, line := range lines {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 1 && strings.HasPrefix(f[0], "Benchmark") && (len(f) < 2 || !isInt(f[1])):
+			if pending != "" {
+				out = append(out, pending) // a name never followed by figures
+			}
+			pending = f[0]
+			if rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), f[0])); rest != "" {
+				out = append(out, rest)
+			}
+		case pending != "" && len(f) >= 3 && len(f)%2 == 1 && isInt(f[0]) && !strings.HasPrefix(line, "Benchmark"):
+			out = append(out, pending+"\t"+strings.TrimSpace(line))
+			pending = ""
+		default:
+			out = append(out, line)
+		}
+	}
+	if pending != "" {
+		out = append(out, pending)
+	}
+	return strings.Join(out, "\n")
+}
+
+// isInt reports whether s is a decimal integer.
+func isInt(s string) bool {
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
+}

@@ -187,10 +187,14 @@ func (r *runner) goBench(suiteName, pkg, pattern, benchtime string, env ...strin
 	cmd := exec.Command("go", args...)
 	cmd.Env = append(os.Environ(), env...)
 	var out, errOut bytes.Buffer
-	cmd.Stdout = io.MultiWriter(&out, r.raw, os.Stderr)
+	cmd.Stdout = io.MultiWriter(&out, os.Stderr)
 	cmd.Stderr = io.MultiWriter(&errOut, os.Stderr)
 	runErr := cmd.Run()
-	bs, err := ParseBench(bytes.NewReader(out.Bytes()))
+	text := RepairBench(out.String())
+	if _, err := io.WriteString(r.raw, text); err != nil {
+		return nil, r.fail(suiteName, "writing the benchmark output: "+err.Error())
+	}
+	bs, err := ParseBench(strings.NewReader(text))
 	switch {
 	case runErr != nil:
 		return bs, r.fail(suiteName, fmt.Sprintf("go test %s -bench '%s': %v: %s", pkg, pattern, runErr, lastLines(out.String()+errOut.String(), 4)))
