@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"math"
+	"os"
 	"strings"
 	"testing"
 )
@@ -382,5 +385,46 @@ func TestRepairBench(t *testing.T) {
 	}
 	if RepairBench(cannedTrain) != cannedTrain {
 		t.Errorf("RepairBench changed output that needed no repair")
+	}
+}
+
+func FuzzParseBench(f *testing.F) {
+	f.Add(cannedTrain)
+	f.Add(cannedStream)
+	f.Add("BenchmarkX-2 \tlog\n 1 2 ns/op\n")
+	f.Add("BenchmarkX 1 2 ns/op 3")
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, in := range []string{text, RepairBench(text)} {
+			bs, err := ParseBench(strings.NewReader(in))
+			if err != nil {
+				continue
+			}
+			for _, b := range bs {
+				if !strings.HasPrefix(b.Name, "Benchmark") || b.Metrics == nil {
+					t.Fatalf("parsed %+v from %q", b, in)
+				}
+			}
+		}
+	})
+}
+
+func TestWriteFileReplaces(t *testing.T) {
+	path := t.TempDir() + "/r.md"
+	for _, text := range []string{"first, longer", "second"} {
+		if err := writeFile(path, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(path); err != nil || string(b) != text {
+			t.Fatalf("read %q, %v; want %q", b, err, text)
+		}
+	}
+	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
+		t.Errorf("the temporary file is left: %v", err)
+	}
+	if err := writeFile(path, func(io.Writer) error { return errors.New("broken") }); err == nil {
+		t.Error("a failed write gave no error")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "second" {
+		t.Errorf("a failed write replaced the report: %q", b)
 	}
 }

@@ -160,17 +160,27 @@ func (r *runner) write(base string) error {
 	return writeFile(base+".md", func(w io.Writer) error { return WriteMarkdown(w, &r.rep) })
 }
 
-// writeFile creates path and writes it with write.
+// writeFile writes path with write, to a temporary name first and then
+// renamed, so that a reader never sees half a report.
 func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
 	if err != nil {
 		return fmt.Errorf("creating the report: %w", err)
 	}
 	if err := write(f); err != nil {
 		f.Close()
+		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("renaming the report into place: %w", err)
+	}
+	return nil
 }
 
 // fail records a suite's failure and returns the message for its rows.
