@@ -44,6 +44,7 @@ func extractRows(bs []Benchmark, comments int64, suiteErr string) []Row {
 		Peer:       "PolyAI conversational-datasets (Beam on Dataflow)",
 		PeerFigure: Summarize([]float64{polyAIRate()}),
 		PeerNote:   "quoted: 3,680,746,776 comments in 625.507 vCPU-hours (its reddit/README.md)",
+		RatioHow:   "over the quoted figure",
 	}
 	if s := Summarize(pipe); s != nil && procs > 0 {
 		perCore.Parastream = s.Scale(1 / float64(procs))
