@@ -48,8 +48,9 @@ demo: build
 # writes bench/results/<date>-<commit>.md and .json (the table) and .txt
 # (the go test output, benchstat's format). BENCH selects suites by name
 # (`go run ./tools/benchreport -list`); a peer not installed (kcat,
-# python3-sklearn, python3-torch) leaves its rows saying so. About 15
-# minutes on the idle 2-core box. Not part of make test or CI.
+# python3-sklearn, python3-torch) leaves its rows saying so. Estimated at
+# 10-15 minutes on the idle 2-core box (33 measured at load 4 to 16).
+# Not part of make test or CI.
 # `make bench-compare OLD=bench/results/<earlier>.txt` prints benchstat's
 # comparison of that run with the latest (or NEW=).
 # `make bench-go BENCH=<go regexp>` runs any Go benchmark over PKGS, alone.
