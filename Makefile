@@ -9,10 +9,10 @@ VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 LDFLAGS     := -s -w -X main.version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 PKGS        := ./...
-# Benchmarks to run; override with `make bench BENCH=Reddit`.
+# make bench's suites (make bench-go: Go benchmarks) to run; `make bench BENCH=TrainStep`.
 BENCH       ?= .
 
-.PHONY: all build build-dataflow vet-dataflow test test-long demo demo-models bench bench-mem fmt vet lint clean interop fuzz parity parity-exact gpu-bundle
+.PHONY: all build build-dataflow vet-dataflow test test-long demo demo-models bench bench-compare bench-go bench-mem fmt vet lint clean interop fuzz parity parity-exact gpu-bundle
 
 all: build
 
@@ -45,28 +45,35 @@ demo: build
 demo-models: build
 	./$(BIN) demo --models --data testdata --out out/demo-models
 
-# After the Go benchmarks (their output kept in out/bench/go.txt), the
-# training throughput of avg, lstmavg and gran beside PyTorch
-# (scripts/train_bench.py) and the step cost against the vocabulary beside
-# PyTorch's SparseAdam and Adam (scripts/vocab_bench.py, reading
-# BenchmarkVocabScaling's figures from go.txt); both need Debian's
-# python3-torch and are skipped without it; and the NMF comparison with scikit-learn: it needs a
-# python3 with numpy, scipy and scikit-learn (Debian: python3-sklearn,
-# python3-scipy; tried in PATH, then /usr/bin/python3) and is skipped, with a
-# message, without one.
+# make bench (issue 21): tools/benchreport runs the benchmarks that compare
+# with a peer (Reddit extraction beside PolyAI's per-core rate and a plain
+# loop, its peak RSS, NMF beside scikit-learn, publish and consume beside
+# kcat, the training step beside PyTorch CPU at 20,000 and 400,000 words,
+# training end to end from the broker), each figure BENCH_COUNT times, and
+# writes bench/results/<date>-<commit>.md and .json (the table) and .txt
+# (the go test output, benchstat's format). BENCH selects suites by name
+# (`go run ./tools/benchreport -list`); a peer not installed (kcat,
+# python3-sklearn, python3-torch) leaves its rows saying so. Estimated at
+# 10-15 minutes on the idle 2-core box (33 measured at load 4 to 16).
+# Not part of make test or CI.
+# `make bench-compare OLD=bench/results/<earlier>.txt` prints benchstat's
+# comparison of that run with the latest (or NEW=).
+# `make bench-go BENCH=<go regexp>` runs any Go benchmark over PKGS, alone.
+BENCH_COUNT ?= 3
+BENCH_FLAGS ?=
+BENCHSTAT   := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 bench:
+	$(GO) run ./tools/benchreport -bench '$(BENCH)' -count $(BENCH_COUNT) $(BENCH_FLAGS)
+
+bench-compare:
+	@test -n "$(OLD)" || { echo "bench-compare: name the earlier run: make bench-compare OLD=bench/results/<date>-<commit>.txt"; exit 2; }
+	@new="$(NEW)"; [ -n "$$new" ] || new=$$(ls -t bench/results/*.txt 2>/dev/null | head -1); \
+	[ -n "$$new" ] || { echo "bench-compare: no bench/results/*.txt: run make bench first"; exit 2; }; \
+	echo "benchstat $(OLD) $$new"; $(GO) run $(BENCHSTAT) "$(OLD)" "$$new"
+
+bench-go:
 	@mkdir -p out/bench
 	bash -c "set -o pipefail; $(GO) test -run '^\$$' -bench '$(BENCH)' -benchmem -count=1 -timeout 60m $(PKGS) | tee out/bench/go.txt"
-	@py=""; for p in python3 /usr/bin/python3; do \
-		if $$p -c 'import numpy, scipy, sklearn' >/dev/null 2>&1; then py=$$p; break; fi; \
-	done; \
-	if [ -n "$$py" ]; then $$py scripts/nmf_bench.py; \
-	else echo "bench: no python3 with numpy, scipy and scikit-learn: skipping scripts/nmf_bench.py (apt-get install python3-sklearn python3-scipy)"; fi
-	@if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then /usr/bin/python3 scripts/train_bench.py; \
-	else echo "bench: no /usr/bin/python3 with torch: skipping scripts/train_bench.py (apt-get install python3-torch)"; fi
-	@if ! /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then echo "bench: no /usr/bin/python3 with torch: skipping scripts/vocab_bench.py"; \
-	elif grep -q 'BenchmarkVocabScaling/vocab=' out/bench/go.txt; then /usr/bin/python3 scripts/vocab_bench.py --go-pairs out/bench/go.txt; \
-	else echo "bench: BenchmarkVocabScaling did not run (BENCH=$(BENCH)): skipping scripts/vocab_bench.py"; fi
 
 # The peak RSS of every long-running command beside the bytes it handles
 # (issue 24): gen, extract, featurize, broker, publish, consume and eval

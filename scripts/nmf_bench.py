@@ -10,7 +10,9 @@ The script prints, per matrix: each solver's time and final relative error
 time to reach scikit-learn's final error, and the ratio of that time to
 scikit-learn's.
 
-Usage: python3 scripts/nmf_bench.py [--quick] [--repeat N]
+Usage: python3 scripts/nmf_bench.py [--quick] [--repeat N] [--json]
+--json prints every run as one JSON object on stdout (the table on stderr):
+tools/benchreport (make bench) reads it.
 Run from the repository root; needs go, numpy, scipy and scikit-learn
 (Debian: apt-get install python3-sklearn python3-scipy).
 """
@@ -121,7 +123,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller budgets (a smoke run)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per matrix")
+    ap.add_argument("--json", action="store_true",
+                    help="print one JSON object (versions and every run) on stdout, the rest on stderr")
     args = ap.parse_args()
+    if args.json:
+        real_stdout = sys.stdout
+        sys.stdout = sys.stderr
     print(f"nmf_bench: scikit-learn {sklearn.__version__}, scipy {scipy.__version__}, "
           f"numpy {np.__version__}, {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory(prefix="nmfbench") as tmp:
@@ -142,6 +149,11 @@ def main():
     print(table(rows))
     print("\nratio: parastream's time to reach scikit-learn's final error / scikit-learn's time"
           " (target <= 1.0)")
+    if args.json:
+        res = {"sklearn": sklearn.__version__, "scipy": scipy.__version__, "numpy": np.__version__,
+               "quick": args.quick, "runs": [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+                                             for r in rows]}
+        print(json.dumps(res), file=real_stdout)
 
 
 if __name__ == "__main__":

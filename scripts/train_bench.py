@@ -13,15 +13,20 @@ x_t * sigmoid(x_t Wx + h_t Wh + b) over the same LSTM (Wieting & Gimpel
 
 Usage: scripts/train_bench.py [--steps N] [--threads T] [--models avg,lstmavg,gran]
        [--go-pairs avg=X,lstmavg=Y,gran=Z] [--blas auto|go|openblas] [--repeat N]
+       [--torch-only [--json]]
 Without --go-pairs it runs the Go benchmark first (go test -bench) on the
 BLAS given (PARASTREAM_BENCH_BLAS; default auto: OpenBLAS, loaded at run
 time, where the machine has it, else gonum) and prints the BLAS it ran on.
 --repeat N measures each side N times, alternating, and prints every ratio
-and their median. Debian: apt-get install python3-torch; run it with
+and their median. --torch-only measures PyTorch alone (--repeat times
+each model), and with --json prints the rates as one JSON object on
+stdout: tools/benchreport (make bench) takes the Go side from its own
+go test run. Debian: apt-get install python3-torch; run it with
 /usr/bin/python3.
 """
 import argparse
 import glob
+import json
 import os
 import random
 import re
@@ -205,9 +210,16 @@ def main():
     ap.add_argument("--blas", default="", help="the Go side's BLAS: auto (default), go or openblas")
     ap.add_argument("--repeat", type=int, default=1, help="measurements of each side, alternating")
     ap.add_argument("--go-pairs", help="Go pairs/s already measured, as avg=X,lstmavg=Y (skips go test)")
+    ap.add_argument("--torch-only", action="store_true",
+                    help="measure PyTorch alone (the Go side comes from elsewhere: tools/benchreport)")
+    ap.add_argument("--json", action="store_true",
+                    help="print one JSON object on stdout (the table goes to stderr)")
     a = ap.parse_args()
     models = a.models.split(",")
     steps = lambda k: a.steps or (30 if k == "avg" else 4)
+    if a.torch_only:
+        torch_only(a, models, steps)
+        return
     given = None
     if a.go_pairs:
         given = {k: float(v) for k, v in (kv.split("=") for kv in a.go_pairs.split(","))}
@@ -235,6 +247,23 @@ def main():
     for d in sorted(devices):
         print(f"(Go on {d})")
     print(f"(PyTorch CPU, {a.threads} threads; peak RSS: the benchmark's process, VmHWM, and the PyTorch child's, getrusage)")
+
+
+def torch_only(a, models, steps):
+    """--torch-only: a.repeat measurements of each model in PyTorch, as
+    JSON with --json (pairs/s and peak RSS of every repeat)."""
+    out = sys.stderr if a.json else sys.stdout
+    res = {"torch": torch.__version__, "threads": a.threads, "batch": BATCH, "dim": DIM, "vocab": VOCAB, "models": {}}
+    for k in models:
+        rates, peaks = [], []
+        for _ in range(a.repeat):
+            pt, pt_peak = torch_measure(k, steps(k), a.threads)
+            rates.append(pt)
+            peaks.append(pt_peak)
+            print(f"{k:10} PyTorch {torch.__version__} {pt:10.1f} pairs/s, peak RSS {pt_peak:.0f} MiB ({steps(k)} steps)", file=out, flush=True)
+        res["models"][k] = {"steps": steps(k), "pairs_per_s": rates, "peak_rss_mib": peaks}
+    if a.json:
+        print(json.dumps(res))
 
 
 if __name__ == "__main__":

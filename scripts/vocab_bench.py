@@ -10,11 +10,15 @@ cost should not grow with the vocabulary; the dense ones update every row.
 The model and loss are scripts/train_bench.py's.
 
 Usage: scripts/vocab_bench.py [--steps N] [--threads T] [--go-pairs FILE]
+       scripts/vocab_bench.py --torch-only [--sizes 20000,400000] [--repeat N] [--json]
 Without --go-pairs it runs the Go benchmark first (go test -bench
 BenchmarkVocabScaling); FILE is that benchmark's output, if already run.
+--torch-only measures PyTorch's SparseAdam alone at --sizes, --repeat
+times each (tools/benchreport, make bench, has the Go side).
 Debian: apt-get install python3-torch; run it with /usr/bin/python3.
 """
 import argparse
+import json
 import os
 import random
 import re
@@ -58,7 +62,22 @@ def main():
     ap.add_argument("--steps", type=int, default=20, help="steps per size")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--go-pairs", help="a file holding BenchmarkVocabScaling's output (skips go test)")
+    ap.add_argument("--torch-only", action="store_true",
+                    help="measure PyTorch's SparseAdam alone (tools/benchreport has the Go side)")
+    ap.add_argument("--sizes", default=",".join(str(v) for v in SIZES), help="with --torch-only: vocabulary sizes")
+    ap.add_argument("--repeat", type=int, default=1, help="with --torch-only: measurements of each size")
+    ap.add_argument("--json", action="store_true", help="with --torch-only: one JSON object on stdout")
     a = ap.parse_args()
+    if a.torch_only:
+        res = {"torch": torch.__version__, "threads": a.threads, "steps": a.steps, "optimizer": "SparseAdam", "sizes": {}}
+        for v in (int(x) for x in a.sizes.split(",")):
+            rates = [torch_pairs_per_sec(v, True, a.steps, a.threads) for _ in range(a.repeat)]
+            res["sizes"][str(v)] = {"pairs_per_s": rates}
+            print(f"vocab {v}: PyTorch SparseAdam {', '.join(f'{r:.0f}' for r in rates)} pairs/s",
+                  file=sys.stderr if a.json else sys.stdout, flush=True)
+        if a.json:
+            print(json.dumps(res))
+        return
     go = go_pairs_per_sec(a.steps, open(a.go_pairs).read() if a.go_pairs else None)
     pt = {(s, v): torch_pairs_per_sec(v, s, a.steps, a.threads) for s in (True, False) for v in SIZES}
     print(f"step cost against the vocabulary: avg, batch {BATCH}, dim {DIM}, STS 2012 lengths, margin/max, lr 0.001")

@@ -119,7 +119,7 @@ func TestArtifactsTravelOnKafka(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &kafka.Writer{Addr: kafka.TCP(b.Addr()), RequiredAcks: kafka.RequireAll, BatchBytes: 2 << 20}
+	w := &kafka.Writer{Addr: kafka.TCP(b.Addr()), RequiredAcks: kafka.RequireAll, BatchBytes: 2 << 20, Transport: newTransport(t)}
 	defer w.Close()
 	err = w.WriteMessages(ctx, kafka.Message{
 		Topic: stream.ArtifactTopic(stream.DefaultPrefix), Key: []byte("sts/featurize/vocab.tsv#1"),

@@ -43,9 +43,17 @@ func startBroker(t testing.TB, dataDir string) *stream.Broker {
 // a 0-6 s timer, so a client on it may not see a topic that another client
 // (stream.Publish's) created: "topic not found" on a later iteration.
 func newClient(t testing.TB, addr string) *kafka.Client {
+	return &kafka.Client{Addr: kafka.TCP(addr), Timeout: time.Minute, Transport: newTransport(t)}
+}
+
+// newTransport is a kafka.Transport of the test's own, closed when it
+// ends, for a kafka.Writer that writes to a topic another client created
+// (the shared DefaultTransport would serve the writer's metadata request
+// from a cache that may not have the topic yet).
+func newTransport(t testing.TB) *kafka.Transport {
 	tr := &kafka.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &kafka.Client{Addr: kafka.TCP(addr), Timeout: time.Minute, Transport: tr}
+	return tr
 }
 
 func TestBrokerConfigValidate(t *testing.T) {

@@ -116,7 +116,7 @@ func TestWatchCheckpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := &kafka.Writer{Addr: kafka.TCP(b.Addr()), Topic: stream.CheckpointTopic("t"), RequiredAcks: kafka.RequireAll}
+	w := &kafka.Writer{Addr: kafka.TCP(b.Addr()), Topic: stream.CheckpointTopic("t"), RequiredAcks: kafka.RequireAll, Transport: newTransport(t)}
 	if err := w.WriteMessages(ctx, kafka.Message{Key: []byte("x"), Value: []byte("not json")}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// The peers' install hints, for the rows of a peer that is not installed.
+const (
+	noKcat    = "kcat not installed (apt-get install kcat)"
+	noSklearn = "scikit-learn not installed (apt-get install python3-sklearn python3-scipy)"
+	noTorch   = "PyTorch not installed (apt-get install python3-torch)"
+)
+
+// PolyAI's conversational-datasets builds its Reddit dataset with a Beam
+// pipeline on Dataflow; its reddit/README.md (commit 50f626a) gives, for
+// the comments up to 2019: 3,680,746,776 comments, "Total vCPU time:
+// 625.507 vCPU hr".
+const (
+	polyAIComments  = 3_680_746_776
+	polyAIVCPUHours = 625.507
+)
+
+// polyAIRate is PolyAI's Reddit pipeline's comments per vCPU-second.
+func polyAIRate() float64 { return polyAIComments / (polyAIVCPUHours * 3600) }
+
+// missing is the note of a parastream figure that a suite did not give.
+func missing(suiteErr, what string) string {
+	if suiteErr != "" {
+		return "failed: " + suiteErr
+	}
+	return "not measured: " + what + " gave no figure"
+}
+
+// extractRows are the Reddit extraction's rows from BenchmarkExtractReddit.
+func extractRows(bs []Benchmark, comments int64, suiteErr string) []Row {
+	const name = "BenchmarkExtractReddit"
+	pipe, procs := Values(bs, name, "pipeline-comments/s")
+	loop, _ := Values(bs, name, "loop-comments/s")
+	ratio, _ := Values(bs, name, "pipeline/loop")
+	input := fmt.Sprintf("%s generated Reddit comments (zstd JSON), Beam on Prism", num(float64(comments)))
+	perCore := Row{
+		Suite: "ExtractReddit", What: "Reddit extraction, comments/s per core", Input: input, Unit: "comments/s",
+		Peer:       "PolyAI conversational-datasets (Beam on Dataflow)",
+		PeerFigure: Summarize([]float64{polyAIRate()}),
+		PeerNote:   "quoted: 3,680,746,776 comments in 625.507 vCPU-hours (its reddit/README.md)",
+		RatioHow:   "over the quoted figure",
+	}
+	if s := Summarize(pipe); s != nil && procs > 0 {
+		perCore.Parastream = s.Scale(1 / float64(procs))
+		perCore.Input += fmt.Sprintf(", GOMAXPROCS %d", procs)
+	} else {
+		perCore.ParastreamNote = missing(suiteErr, name)
+	}
+	vsLoop := Row{
+		Suite: "ExtractReddit", What: "Reddit extraction, pipeline / plain Go loop", Input: input, Unit: "comments/s",
+		Parastream: Summarize(pipe), Peer: "a plain Go loop doing the parse, filter and tokenise alone, same run",
+		PeerFigure: Summarize(loop), Ratio: Summarize(ratio), RatioHow: "each run's own",
+	}
+	if vsLoop.Parastream == nil {
+		vsLoop.ParastreamNote = missing(suiteErr, name)
+	}
+	return []Row{withRatio(perCore), withRatio(vsLoop)}
+}
+
+// rssRows is the extraction's peak RSS over repeated runs of `parastream
+// extract`, beside the size of its input.
+func rssRows(rssMiB []float64, comments int64, jsonBytes int64, suiteErr string) []Row {
+	r := Row{
+		Suite: "ExtractRSS", What: "Reddit extraction, peak RSS (`parastream extract --corpus reddit`)",
+		Input:         fmt.Sprintf("%s generated comments, %s MiB of JSON (zstd)", num(float64(comments)), num(float64(jsonBytes)/(1<<20))),
+		Unit:          "MiB",
+		LowerIsBetter: true,
+		Parastream:    Summarize(rssMiB),
+		Peer:          "no peer: the input's size (uncompressed JSON)",
+	}
+	if jsonBytes > 0 {
+		r.PeerFigure = Summarize([]float64{float64(jsonBytes) / (1 << 20)})
+		r.RatioHow = "peak RSS / input size"
+	}
+	if r.Parastream == nil {
+		r.ParastreamNote = missing(suiteErr, "parastream extract")
+	}
+	return []Row{withRatio(r)}
+}
+
+// streamRows are the publish and consume rows from BenchmarkStreamVsKcat;
+// peerNote is set when kcat is not installed.
+func streamRows(bs []Benchmark, peerNote, suiteErr string) []Row {
+	const name = "BenchmarkStreamVsKcat"
+	input := "200,000 featurized rows in 16 shards, the embedded broker"
+	type pair struct{ what, ps, peer, peerMetric, ratio string }
+	pairs := []pair{
+		{"publish (shards to acknowledged messages)", "publish-MB/s", "kcat -P (librdkafka), acks=all", "kcat-produce-MB/s", "publish/kcat"},
+		{"consume-wire (the consumer's fetch path, no decoding)", "consume-wire-MB/s", "kcat -C with fetch.wait.max.ms=10 (the fair pair)", "kcat-consume-nowait-MB/s", "consume-wire/nowait/kcat"},
+		{"consume with decode (rows handed out)", "consume-MB/s", "kcat -C with fetch.wait.max.ms=10", "kcat-consume-nowait-MB/s", "consume/nowait/kcat"},
+		{"consume-wire beside kcat's default wait", "consume-wire-MB/s", "kcat -C with librdkafka's default 500 ms wait at the end", "kcat-consume-MB/s", "consume-wire/kcat"},
+	}
+	var rows []Row
+	for _, p := range pairs {
+		ps, _ := Values(bs, name, p.ps)
+		peer, _ := Values(bs, name, p.peerMetric)
+		ratio, _ := Values(bs, name, p.ratio)
+		r := Row{Suite: "StreamVsKcat", What: p.what, Input: input, Unit: "MB/s", Parastream: Summarize(ps),
+			Peer: p.peer, PeerFigure: Summarize(peer), Ratio: Summarize(ratio), RatioHow: "each run's own"}
+		if r.Ratio == nil {
+			r.RatioHow = ""
+		}
+		if r.Parastream == nil {
+			switch {
+			case peerNote != "":
+				r.ParastreamNote = "not measured: " + name + " needs kcat"
+			default:
+				r.ParastreamNote = missing(suiteErr, name)
+			}
+		}
+		if r.PeerFigure == nil && peerNote != "" {
+			r.PeerNote = peerNote
+		}
+		rows = append(rows, withRatio(r))
+	}
+	return rows
+}
+
+// TorchTrain is what scripts/train_bench.py --torch-only --json prints.
+type TorchTrain struct {
+	Torch   string `json:"torch"`
+	Threads int    `json:"threads"`
+	Models  map[string]struct {
+		Steps      int       `json:"steps"`
+		PairsPerS  []float64 `json:"pairs_per_s"`
+		PeakRSSMiB []float64 `json:"peak_rss_mib"`
+	} `json:"models"`
+}
+
+// TorchVocab is what scripts/vocab_bench.py --torch-only --json prints.
+type TorchVocab struct {
+	Torch   string `json:"torch"`
+	Threads int    `json:"threads"`
+	Sizes   map[string]struct {
+		PairsPerS []float64 `json:"pairs_per_s"`
+	} `json:"sizes"`
+}
+
+// torchPeer is the figure of a PyTorch model (nil without one) and the
+// peer's note.
+func torchPeer(tt *TorchTrain, model, peerNote string) (*Summary, string) {
+	if tt == nil {
+		if peerNote == "" {
+			peerNote = "not measured"
+		}
+		return nil, peerNote
+	}
+	m, ok := tt.Models[model]
+	if !ok {
+		return nil, "scripts/train_bench.py gave no figure for " + model
+	}
+	return Summarize(m.PairsPerS), ""
+}
+
+// trainRows are BenchmarkTrainStep's rows beside PyTorch (tt nil: not
+// measured, peerNote says why).
+func trainRows(bs []Benchmark, tt *TorchTrain, peerNote, suiteErr string) []Row {
+	var rows []Row
+	for _, enc := range []string{"avg", "lstmavg", "gran"} {
+		name := "BenchmarkTrainStep/" + enc
+		ps, _ := Values(bs, name, "pairs/s")
+		r := Row{Suite: "TrainStep", What: "training step, " + enc,
+			Input: "batch 100, dim 300, 20,000 words, STS 2012 lengths, margin/max, Adam", Unit: "pairs/s",
+			Parastream: Summarize(ps), Peer: torchLabel(tt)}
+		r.PeerFigure, r.PeerNote = torchPeer(tt, enc, peerNote)
+		if r.Parastream == nil {
+			r.ParastreamNote = missing(suiteErr, name)
+		}
+		rows = append(rows, withRatio(r))
+	}
+	return rows
+}
+
+// torchLabel names the PyTorch peer.
+func torchLabel(tt *TorchTrain) string {
+	if tt == nil {
+		return "PyTorch CPU (scripts/train_bench.py)"
+	}
+	return fmt.Sprintf("PyTorch %s CPU, %d threads (scripts/train_bench.py)", tt.Torch, tt.Threads)
+}
+
+// vocabRows are BenchmarkVocabScaling's sparse rows at sizes beside
+// PyTorch's SparseAdam.
+func vocabRows(bs []Benchmark, sizes []int, tv *TorchVocab, peerNote, suiteErr string) []Row {
+	var rows []Row
+	for _, v := range sizes {
+		name := fmt.Sprintf("BenchmarkVocabScaling/vocab=%d", v)
+		ps, _ := Values(bs, name, "pairs/s")
+		r := Row{Suite: "VocabScaling", What: fmt.Sprintf("training step at %s words (sparse update)", num(float64(v))),
+			Input: "avg, batch 100, dim 300, STS 2012 lengths", Unit: "pairs/s", Parastream: Summarize(ps),
+			Peer: "PyTorch CPU, sparse embedding gradient and SparseAdam (scripts/vocab_bench.py)"}
+		switch {
+		case tv == nil:
+			r.PeerNote = peerNote
+			if r.PeerNote == "" {
+				r.PeerNote = "not measured"
+			}
+		default:
+			r.Peer = fmt.Sprintf("PyTorch %s CPU, %d threads, SparseAdam (scripts/vocab_bench.py)", tv.Torch, tv.Threads)
+			if s, ok := tv.Sizes[strconv.Itoa(v)]; ok {
+				r.PeerFigure = Summarize(s.PairsPerS)
+			} else {
+				r.PeerNote = "scripts/vocab_bench.py gave no figure at this size"
+			}
+		}
+		if r.Parastream == nil {
+			r.ParastreamNote = missing(suiteErr, name)
+		}
+		rows = append(rows, withRatio(r))
+	}
+	return rows
+}
+
+// feedRows is BenchmarkRunFeed's end-to-end rate beside PyTorch's avg
+// step rate from batches in memory.
+func feedRows(bs []Benchmark, variant string, tt *TorchTrain, peerNote, suiteErr string) []Row {
+	name := "BenchmarkRunFeed/" + variant
+	ps, _ := Values(bs, name, "examples/s")
+	r := Row{Suite: "RunFeed", What: "training end to end from the embedded broker (" + variant + ")",
+		Input: "avg, 20,000 rows (200 steps of 100), dim 300, a checkpoint every 50 steps", Unit: "examples/s",
+		Parastream: Summarize(ps), Peer: torchLabel(tt) + ": avg steps from batches in memory, no feed"}
+	r.PeerFigure, r.PeerNote = torchPeer(tt, "avg", peerNote)
+	if r.Parastream == nil {
+		r.ParastreamNote = missing(suiteErr, name)
+	}
+	return []Row{withRatio(r)}
+}
+
+// NMFResult is what scripts/nmf_bench.py --json prints.
+type NMFResult struct {
+	Sklearn string   `json:"sklearn"`
+	Scipy   string   `json:"scipy"`
+	Numpy   string   `json:"numpy"`
+	Quick   bool     `json:"quick"`
+	Runs    []NMFRun `json:"runs"`
+}
+
+// NMFRun is one run of one matrix of scripts/nmf_bench.py.
+type NMFRun struct {
+	Matrix string   `json:"matrix"`
+	Shape  string   `json:"shape"`
+	NNZ    int64    `json:"nnz"`
+	K      int      `json:"k"`
+	Iters  int      `json:"iters"`
+	SkSecs float64  `json:"sk_secs"`
+	PsTo   *float64 `json:"ps_to"`
+	Ratio  *float64 `json:"ratio"`
+}
+
+// nmfRows are scripts/nmf_bench.py's rows, one a matrix: parastream's time
+// to scikit-learn's error beside scikit-learn's time.
+func nmfRows(res *NMFResult, peerNote, suiteErr string) []Row {
+	if res == nil {
+		r := Row{Suite: "NMF", What: "NMF to scikit-learn's error", Input: "the Quora sample's bag of words; a generated sparse matrix",
+			Unit: "s", LowerIsBetter: true, Peer: "scikit-learn NMF, solver cd (scripts/nmf_bench.py)", PeerNote: peerNote}
+		switch {
+		case suiteErr != "":
+			r.ParastreamNote = "failed: " + suiteErr
+		case peerNote != "":
+			r.ParastreamNote = "not measured: scripts/nmf_bench.py needs scikit-learn"
+		default:
+			r.ParastreamNote = "not measured"
+		}
+		return []Row{r}
+	}
+	var order []string
+	byMatrix := map[string][]NMFRun{}
+	for _, run := range res.Runs {
+		if _, ok := byMatrix[run.Matrix]; !ok {
+			order = append(order, run.Matrix)
+		}
+		byMatrix[run.Matrix] = append(byMatrix[run.Matrix], run)
+	}
+	var rows []Row
+	for _, m := range order {
+		runs := byMatrix[m]
+		var ps, sk, ratio []float64
+		for _, run := range runs {
+			sk = append(sk, run.SkSecs)
+			if run.PsTo != nil {
+				ps = append(ps, *run.PsTo)
+			}
+			if run.Ratio != nil {
+				ratio = append(ratio, *run.Ratio)
+			}
+		}
+		first := runs[0]
+		r := Row{Suite: "NMF", What: "NMF, time to scikit-learn's final error", Unit: "s", LowerIsBetter: true,
+			Input:      fmt.Sprintf("%s matrix %s, %s non-zeros, k %d, scikit-learn's %d iterations", m, first.Shape, num(float64(first.NNZ)), first.K, first.Iters),
+			Parastream: Summarize(ps), Peer: fmt.Sprintf("scikit-learn %s NMF, solver cd, from the same start", res.Sklearn),
+			PeerFigure: Summarize(sk), Ratio: Summarize(ratio), RatioHow: "each run's own"}
+		if r.Ratio == nil {
+			r.RatioHow = ""
+		}
+		if r.Parastream == nil {
+			r.ParastreamNote = "did not reach scikit-learn's error in 5 times its iterations"
+		}
+		rows = append(rows, withRatio(r))
+	}
+	return rows
+}
