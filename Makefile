@@ -53,8 +53,8 @@ demo-models: build
 # writes bench/results/<date>-<commit>.md and .json (the table) and .txt
 # (the go test output, benchstat's format). BENCH selects suites by name
 # (`go run ./tools/benchreport -list`); a peer not installed (kcat,
-# python3-sklearn, python3-torch) leaves its rows saying so. Estimated at
-# 10-15 minutes on the idle 2-core box (33 measured at load 4 to 16).
+# python3-sklearn, python3-torch) leaves its rows saying so. 645 s (11
+# minutes) on the idle 2-core box, 33 minutes at load 4 to 16.
 # Not part of make test or CI.
 # `make bench-compare OLD=bench/results/<earlier>.txt` prints benchstat's
 # comparison of that run with the latest (or NEW=).
