@@ -84,6 +84,7 @@ func suites() []suite {
 		// Last of the measured: PyTorch's recurrent encoders take the
 		// longest, and on a loaded machine very long.
 		{"TrainStep", "BenchmarkTrainStep avg, lstmavg, gran beside scripts/train_bench.py (PyTorch CPU)", (*runner).trainStep},
+		{"GPU", "scripts/gpu_bench.py: BenchmarkGPUTrainStep beside PyTorch CUDA, on a machine with an NVIDIA GPU", (*runner).gpu},
 		{"BenchMem", "the last make bench-mem's table (out/bench/mem.json), read, not run", (*runner).benchMem},
 	}
 }
