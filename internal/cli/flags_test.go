@@ -87,3 +87,19 @@ func TestCheckRunner(t *testing.T) {
 		}
 	}
 }
+
+func TestInts(t *testing.T) {
+	var v cli.Ints
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Var(&v, "layers", "")
+	if err := fs.Parse([]string{"--layers", "200, 100,50"}); err != nil {
+		t.Fatal(err)
+	}
+	if v.String() != "200,100,50" {
+		t.Fatalf("parsed %v", v)
+	}
+	if err := fs.Parse([]string{"--layers", "200,x"}); err == nil || !strings.Contains(err.Error(), `"x" is not an integer`) {
+		t.Fatalf("--layers 200,x: %v", err)
+	}
+}

@@ -120,3 +120,22 @@ func ParseInts(s string) ([]int, error) {
 	}
 	return out, nil
 }
+
+// Ints is a comma-separated list of integers as a flag value (ParseInts,
+// JoinInts), as --csae-layers 200,200.
+type Ints []int
+
+// String implements flag.Value.
+func (v *Ints) String() string {
+	if v == nil {
+		return ""
+	}
+	return JoinInts(*v)
+}
+
+// Set implements flag.Value.
+func (v *Ints) Set(s string) error {
+	ints, err := ParseInts(s)
+	*v = ints
+	return err
+}
