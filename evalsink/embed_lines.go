@@ -14,12 +14,10 @@ const linesChunk = 64
 // line and its vector to emit in the order read. It returns the number of
 // lines embedded.
 func (e *Embedder) EmbedLines(ctx context.Context, r io.Reader, tokenize func(string) []string, emit func(line string, vec []float32) error) (int, error) {
-	var lines []string
-	var texts [][]string
-	n := 0
-	flush := func() error {
-		if len(texts) == 0 {
-			return nil
+	return chunkLines(ctx, r, linesChunk, func(lines []string) error {
+		texts := make([][]string, len(lines))
+		for i, line := range lines {
+			texts[i] = tokenize(line)
 		}
 		vecs, err := e.Embed(ctx, texts)
 		if err != nil {
@@ -30,9 +28,16 @@ func (e *Embedder) EmbedLines(ctx context.Context, r io.Reader, tokenize func(st
 				return err
 			}
 		}
-		lines, texts = lines[:0], texts[:0]
 		return nil
-	}
+	})
+}
+
+// chunkLines reads r's lines and hands them to do in order, size at a
+// time (the last chunk fewer), stopping at the first error or when ctx is
+// done; it returns the number of lines read.
+func chunkLines(ctx context.Context, r io.Reader, size int, do func(lines []string) error) (int, error) {
+	var lines []string
+	n := 0
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
@@ -40,16 +45,19 @@ func (e *Embedder) EmbedLines(ctx context.Context, r io.Reader, tokenize func(st
 			return n, err
 		}
 		lines = append(lines, sc.Text())
-		texts = append(texts, tokenize(sc.Text()))
 		n++
-		if len(texts) == linesChunk {
-			if err := flush(); err != nil {
+		if len(lines) == size {
+			if err := do(lines); err != nil {
 				return n, err
 			}
+			lines = lines[:0]
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return n, fmt.Errorf("reading the lines: %w", err)
 	}
-	return n, flush()
+	if len(lines) == 0 {
+		return n, nil
+	}
+	return n, do(lines)
 }

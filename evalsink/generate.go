@@ -107,11 +107,10 @@ func (p *Paraphraser) Words(ids []int32) []string {
 // the number of lines.
 func (p *Paraphraser) ParaphraseLines(ctx context.Context, r io.Reader, w io.Writer, opts compute.GenerateOptions) (int, error) {
 	bw := bufio.NewWriter(w)
-	var texts [][]string
-	n := 0
-	flush := func() error {
-		if len(texts) == 0 {
-			return nil
+	n, err := chunkLines(ctx, r, generateChunk, func(lines []string) error {
+		texts := make([][]string, len(lines))
+		for i, line := range lines {
+			texts[i] = p.Tokenize(line)
 		}
 		out, err := p.Paraphrase(texts, opts)
 		if err != nil {
@@ -122,25 +121,7 @@ func (p *Paraphraser) ParaphraseLines(ctx context.Context, r io.Reader, w io.Wri
 				return err
 			}
 		}
-		texts = texts[:0]
 		return bw.Flush()
-	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		if err := ctx.Err(); err != nil {
-			return n, err
-		}
-		texts = append(texts, p.Tokenize(sc.Text()))
-		n++
-		if len(texts) == generateChunk {
-			if err := flush(); err != nil {
-				return n, err
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return n, fmt.Errorf("reading the sentences: %w", err)
-	}
-	return n, flush()
+	})
+	return n, err
 }
