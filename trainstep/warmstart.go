@@ -30,7 +30,7 @@ func (t *Trainer) WarmStart(dir string) ([]string, error) {
 		return nil, fmt.Errorf("warm start from %s: its vocabulary (%d rows) is not this run's (%d rows): train on data featurized with the same model", dir, ck.Config.Vocab, t.cfg.Vocab)
 	}
 	shapes := map[string][]int{}
-	for _, p := range t.model.Params() {
+	for _, p := range compute.Layout(t.cfg) {
 		shapes[p.Name] = p.Shape
 	}
 	var take []compute.Tensor
