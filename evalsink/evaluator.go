@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -197,16 +196,9 @@ func readCheckpointInfo(dir string) (checkpointInfo, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return info, err
 	}
-	f, err := os.Open(filepath.Join(abs, trainstep.FileModel))
-	if err != nil {
+	if info.modelHash, err = hashFiles(filepath.Join(abs, trainstep.FileModel)); err != nil {
 		return info, fmt.Errorf("reading checkpoint %s: %w", abs, err)
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return info, fmt.Errorf("reading checkpoint %s: %w", abs, err)
-	}
-	info.modelHash = hex.EncodeToString(h.Sum(nil))
 	id := sha256.Sum256(fmt.Appendf(nil, "%s\n%d\n%s", abs, info.step, info.modelHash))
 	info.checkpointID = hex.EncodeToString(id[:])
 	return info, nil

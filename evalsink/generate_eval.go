@@ -98,9 +98,9 @@ func EvaluateGeneration(ctx context.Context, cfg GenerationEval) ([]Result, erro
 	if err != nil {
 		return nil, err
 	}
-	dataHash, err := hashFiles(cfg.Pairs)
+	dataHash, err := hashFiles(cfg.Pairs...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("hashing the held-out pairs: %w", err)
 	}
 	version, _ := shards.BuildInfo()
 	base := Result{
@@ -136,18 +136,18 @@ func EvaluateGeneration(ctx context.Context, cfg GenerationEval) ([]Result, erro
 	return rows, nil
 }
 
-// hashFiles is the sha256 of the files' contents, in order.
-func hashFiles(paths []string) (string, error) {
+// hashFiles is the hex SHA-256 of the bytes of paths, one after another.
+func hashFiles(paths ...string) (string, error) {
 	h := sha256.New()
 	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
-			return "", fmt.Errorf("hashing the held-out pairs: %w", err)
+			return "", err
 		}
 		_, err = io.Copy(h, f)
 		f.Close()
 		if err != nil {
-			return "", fmt.Errorf("hashing the held-out pairs: %w", err)
+			return "", fmt.Errorf("reading %s: %w", p, err)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
