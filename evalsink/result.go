@@ -18,9 +18,11 @@ import (
 
 // ResultSchemaVersion is the version of the Result schema, in each part's
 // footer under the key "parastream.results.schema_version". Version 2
-// added the generation columns (bleu_1 to bleu_4, meteor, ter); parts of
-// version 1 read with them NULL.
-const ResultSchemaVersion = 2
+// added the generation columns (bleu_1 to bleu_4, meteor, ter); version 3
+// the classification figures (accuracy, f1), the bootstrap intervals
+// (ci_low, ci_high) and the adaptation. Parts of earlier versions read
+// with the columns they lack NULL or empty.
+const ResultSchemaVersion = 3
 
 // PartsDir is the directory of the Parquet parts under a results
 // directory.
@@ -68,11 +70,26 @@ type Result struct {
 	BLEU4  *float64 `parquet:"bleu_4,optional" json:"bleu_4"`
 	METEOR *float64 `parquet:"meteor,optional" json:"meteor"`
 	TER    *float64 `parquet:"ter,optional" json:"ter"`
+	// Accuracy and F1 are a classification row's figures (F1 of the
+	// positive class, binary tasks only), ×100.
+	Accuracy *float64 `parquet:"accuracy,optional" json:"accuracy"`
+	F1       *float64 `parquet:"f1,optional" json:"f1"`
+	// CILow and CIHigh hold the seeded bootstrap 95% interval of each of
+	// the row's figures, by the figure's column name ("pearson", "map",
+	// "accuracy"), ×100 like the figures. A figure without an interval
+	// (a chance row, a generation row) has no key.
+	CILow  map[string]float64 `parquet:"ci_low" json:"ci_low,omitempty"`
+	CIHigh map[string]float64 `parquet:"ci_high" json:"ci_high,omitempty"`
 	// Candidates is the responses each retrieval query ranks; 0 for
 	// similarity.
 	Candidates int64 `parquet:"candidates" json:"candidates"`
 	// Scale is the similarity scale (ScaleCosine, ScaleAngular).
-	Scale       string    `parquet:"scale,dict" json:"scale"`
+	Scale string `parquet:"scale,dict" json:"scale"`
+	// Adaptation names the transformation applied to the frozen sentence
+	// embeddings before scoring: "" for none (out of the box), or the
+	// adaptation's name (AdaptationLinear). An adapted evaluation is an
+	// evaluation of its own (its EvalID covers the adaptation).
+	Adaptation  string    `parquet:"adaptation,dict" json:"adaptation"`
 	EvaluatedAt time.Time `parquet:"evaluated_at,timestamp(millisecond)" json:"evaluated_at"`
 	// Versions is the program's version and its key dependencies'.
 	Versions string `parquet:"versions,dict" json:"versions"`

@@ -41,8 +41,13 @@ const sqlSchema = `CREATE TABLE IF NOT EXISTS ` + SQLTable + ` (
 	bleu_4         double precision,
 	meteor         double precision,
 	ter            double precision,
+	accuracy       double precision,
+	f1             double precision,
+	ci_low         jsonb,
+	ci_high        jsonb,
 	candidates     bigint NOT NULL,
 	scale          text NOT NULL,
+	adaptation     text NOT NULL DEFAULT '',
 	evaluated_at   timestamptz NOT NULL,
 	versions       text NOT NULL,
 	data_hash      text NOT NULL,
@@ -50,21 +55,27 @@ const sqlSchema = `CREATE TABLE IF NOT EXISTS ` + SQLTable + ` (
 	PRIMARY KEY (eval_id, corpus, split, dataset, kind)
 )`
 
-// sqlMigrate adds the columns of ResultSchemaVersion 2 (generation
-// figures) to a table of version 1.
+// sqlMigrate adds the columns of ResultSchemaVersions 2 (generation
+// figures) and 3 (classification figures, intervals, adaptation) to a
+// table of an earlier version.
 const sqlMigrate = `ALTER TABLE ` + SQLTable + `
 	ADD COLUMN IF NOT EXISTS bleu_1 double precision,
 	ADD COLUMN IF NOT EXISTS bleu_2 double precision,
 	ADD COLUMN IF NOT EXISTS bleu_3 double precision,
 	ADD COLUMN IF NOT EXISTS bleu_4 double precision,
 	ADD COLUMN IF NOT EXISTS meteor double precision,
-	ADD COLUMN IF NOT EXISTS ter double precision`
+	ADD COLUMN IF NOT EXISTS ter double precision,
+	ADD COLUMN IF NOT EXISTS accuracy double precision,
+	ADD COLUMN IF NOT EXISTS f1 double precision,
+	ADD COLUMN IF NOT EXISTS ci_low jsonb,
+	ADD COLUMN IF NOT EXISTS ci_high jsonb,
+	ADD COLUMN IF NOT EXISTS adaptation text NOT NULL DEFAULT ''`
 
 const sqlInsert = `INSERT INTO ` + SQLTable + ` (eval_id, run, model, step, epoch, checkpoint, checkpoint_id, corpus, split,
 	dataset, year, kind, pairs, pearson, spearman, p_at_1, p_at_3, p_at_10, mrr, map, bleu_1, bleu_2, bleu_3, bleu_4,
-	meteor, ter, candidates, scale, evaluated_at, versions, data_hash, model_hash)
+	meteor, ter, accuracy, f1, ci_low, ci_high, candidates, scale, adaptation, evaluated_at, versions, data_hash, model_hash)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
-	$25, $26, $27, $28, $29, $30, $31, $32)
+	$25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37)
 ON CONFLICT DO NOTHING`
 
 // SQLSink writes result rows to PostgreSQL.
@@ -106,8 +117,8 @@ func (s *SQLSink) Insert(ctx context.Context, rows []Result) (int64, error) {
 	for _, r := range rows {
 		b.Queue(sqlInsert, r.EvalID, r.Run, r.Model, r.Step, r.Epoch, r.Checkpoint, r.CheckpointID, r.Corpus, r.Split,
 			r.Dataset, r.Year, r.Kind, r.Pairs, r.Pearson, r.Spearman, r.PAt1, r.PAt3, r.PAt10, r.MRR, r.MAP,
-			r.BLEU1, r.BLEU2, r.BLEU3, r.BLEU4, r.METEOR, r.TER, r.Candidates,
-			r.Scale, r.EvaluatedAt, r.Versions, r.DataHash, r.ModelHash)
+			r.BLEU1, r.BLEU2, r.BLEU3, r.BLEU4, r.METEOR, r.TER, r.Accuracy, r.F1, sqlInterval(r.CILow), sqlInterval(r.CIHigh),
+			r.Candidates, r.Scale, r.Adaptation, r.EvaluatedAt, r.Versions, r.DataHash, r.ModelHash)
 	}
 	br := tx.SendBatch(ctx, &b)
 	var added int64
@@ -139,4 +150,12 @@ func (s *SQLSink) Count(ctx context.Context) (int64, error) {
 // Close closes the connection.
 func (s *SQLSink) Close() error {
 	return s.conn.Close(context.Background())
+}
+
+// sqlInterval is an interval map as a jsonb value; NULL for none.
+func sqlInterval(m map[string]float64) any {
+	if s := intervalJSON(m); s != "" {
+		return s
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -26,7 +27,8 @@ const (
 func csvHeader() []string {
 	return []string{"eval_id", "run", "model", "step", "epoch", "checkpoint", "checkpoint_id", "corpus", "split",
 		"dataset", "year", "kind", "pairs", "pearson", "spearman", "p_at_1", "p_at_3", "p_at_10", "mrr", "map",
-		"bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "ter", "candidates", "scale", "evaluated_at", "versions", "data_hash", "model_hash"}
+		"bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "ter", "accuracy", "f1", "ci_low", "ci_high", "candidates", "scale", "adaptation",
+		"evaluated_at", "versions", "data_hash", "model_hash"}
 }
 
 // WriteViews rewrites the views of every row of a results directory: the
@@ -66,13 +68,29 @@ func WriteCSV(w io.Writer, rows []Result) error {
 	for _, r := range rows {
 		rec := []string{r.EvalID, r.Run, r.Model, i(r.Step), i(r.Epoch), r.Checkpoint, r.CheckpointID, r.Corpus, r.Split,
 			r.Dataset, r.Year, r.Kind, i(r.Pairs), f(r.Pearson), f(r.Spearman), f(r.PAt1), f(r.PAt3), f(r.PAt10), f(r.MRR), f(r.MAP),
-			f(r.BLEU1), f(r.BLEU2), f(r.BLEU3), f(r.BLEU4), f(r.METEOR), f(r.TER), i(r.Candidates), r.Scale, r.EvaluatedAt.UTC().Format(time.RFC3339Nano), r.Versions, r.DataHash, r.ModelHash}
+			f(r.BLEU1), f(r.BLEU2), f(r.BLEU3), f(r.BLEU4), f(r.METEOR), f(r.TER), f(r.Accuracy), f(r.F1), intervalJSON(r.CILow), intervalJSON(r.CIHigh),
+			i(r.Candidates), r.Scale, r.Adaptation, r.EvaluatedAt.UTC().Format(time.RFC3339Nano), r.Versions, r.DataHash, r.ModelHash}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// intervalJSON writes an interval map as a JSON object with sorted keys;
+// "" for none.
+func intervalJSON(m map[string]float64) string {
+	if len(m) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(m) // sorts the keys
+	if err != nil {
+		// A map of strings to finite floats always marshals; NaN is not
+		// stored (see Interval).
+		return ""
+	}
+	return string(b)
 }
 
 // column is one column of the report: a run at its latest evaluated step.
