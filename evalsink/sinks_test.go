@@ -173,7 +173,8 @@ func TestDuckDBReadsResults(t *testing.T) {
 		{"dataset", "VARCHAR"}, {"year", "VARCHAR"}, {"kind", "VARCHAR"}, {"pairs", "BIGINT"},
 		{"pearson", "DOUBLE"}, {"spearman", "DOUBLE"}, {"p_at_1", "DOUBLE"}, {"p_at_3", "DOUBLE"}, {"p_at_10", "DOUBLE"},
 		{"mrr", "DOUBLE"}, {"map", "DOUBLE"}, {"bleu_1", "DOUBLE"}, {"bleu_2", "DOUBLE"}, {"bleu_3", "DOUBLE"},
-		{"bleu_4", "DOUBLE"}, {"meteor", "DOUBLE"}, {"ter", "DOUBLE"}, {"candidates", "BIGINT"}, {"scale", "VARCHAR"},
+		{"bleu_4", "DOUBLE"}, {"meteor", "DOUBLE"}, {"ter", "DOUBLE"}, {"accuracy", "DOUBLE"}, {"f1", "DOUBLE"},
+		{"ci_low", "MAP(VARCHAR, DOUBLE)"}, {"ci_high", "MAP(VARCHAR, DOUBLE)"}, {"candidates", "BIGINT"}, {"scale", "VARCHAR"}, {"adaptation", "VARCHAR"},
 		{"evaluated_at", "TIMESTAMP WITH TIME ZONE"}, {"versions", "VARCHAR"}, {"data_hash", "VARCHAR"}, {"model_hash", "VARCHAR"},
 	}
 	var got [][2]string
