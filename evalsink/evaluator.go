@@ -43,8 +43,12 @@ type Config struct {
 	// Candidates is the responses a retrieval query ranks; 0 means
 	// DefaultCandidates.
 	Candidates int
-	// Seed seeds the draw of retrieval negatives; 0 means DefaultSeed.
+	// Seed seeds the draw of retrieval negatives, the bootstrap and every
+	// task's randomness (folds); 0 means DefaultSeed.
 	Seed uint64
+	// Resamples is the bootstrap's resamples for each figure's 95%
+	// interval and for comparisons; 0 means DefaultResamples.
+	Resamples int
 	// Scatter is the set whose predictions against gold scores are
 	// plotted; "" means DefaultScatter, or the first similarity set when
 	// there is no such set.
@@ -218,7 +222,8 @@ func readJSON(path string, v any) error {
 // evalID identifies an evaluation: the checkpoint, the data and the
 // options that change the figures.
 func (ev *Evaluator) evalID(ck checkpointInfo) string {
-	id := sha256.Sum256(fmt.Appendf(nil, "%s\n%s\n%s\n%d\n%d", ck.checkpointID, ev.sets.DataHash, ev.cfg.Scale, ev.cfg.Candidates, ev.cfg.Seed))
+	id := sha256.Sum256(fmt.Appendf(nil, "%s\n%s\n%s\n%d\n%d\n%d", ck.checkpointID, ev.sets.DataHash, ev.cfg.Scale, ev.cfg.Candidates, ev.cfg.Seed,
+		cmp.Or(ev.cfg.Resamples, DefaultResamples)))
 	return hex.EncodeToString(id[:16])
 }
 
@@ -234,7 +239,9 @@ func (ev *Evaluator) Evaluate(ctx context.Context, t Target) (*Summary, error) {
 		return nil, err
 	}
 	sum := &Summary{EvalID: ev.evalID(ck), Part: partPath(ev.cfg.Out, ev.evalID(ck))}
-	if _, err := os.Stat(sum.Part); err == nil {
+	if done, err := evaluated(ev.cfg.Out, sum.EvalID); err != nil {
+		return nil, err
+	} else if done {
 		ev.log.Info("checkpoint evaluated already", "checkpoint", ck.dir, "step", ck.step, "part", sum.Part)
 		if sum.Rows, err = readPart(sum.Part); err != nil {
 			return nil, err
@@ -273,6 +280,20 @@ func (ev *Evaluator) Evaluate(ctx context.Context, t Target) (*Summary, error) {
 	return sum, nil
 }
 
+// evaluated says whether an evaluation's results and predictions parts
+// both exist. A results part without its predictions (written before
+// they were kept) is evaluated again.
+func evaluated(out, evalID string) (bool, error) {
+	for _, p := range []string{partPath(out, evalID), predictionsPath(out, evalID)} {
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		} else if err != nil {
+			return false, fmt.Errorf("reading results: %w", err)
+		}
+	}
+	return true, nil
+}
+
 // compute loads the model and measures it on every set.
 func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, sum *Summary) ([]*Scored, []Result, error) {
 	start := time.Now()
@@ -309,21 +330,22 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 			rets = append(rets, r)
 		}
 	}
-	rows := make([]Result, 0, 2*len(ev.sets.Sets))
-	for _, s := range SimilarityScores(scored) {
+	var rfs []RowFigures
+	for _, sc := range SimilarityScores(scored) {
 		r := base
-		r.Corpus, r.Split, r.Dataset, r.Year, r.Kind, r.Pairs = s.Corpus, s.Split, s.Dataset, s.Year, s.Kind, s.Pairs
-		r.Pearson, r.Spearman = ptr(s.Pearson), ptr(s.Spearman)
-		rows = append(rows, r)
+		r.Corpus, r.Split, r.Dataset, r.Year, r.Kind, r.Pairs = sc.Corpus, sc.Split, sc.Dataset, sc.Year, sc.Kind, sc.Pairs
+		r.Pearson, r.Spearman = ptr(sc.Pearson), ptr(sc.Spearman)
+		rfs = append(rfs, RowFigures{r, similarityFigures(scored, sc)})
 	}
 	for _, x := range rets {
+		retFigs, rankFigs := retrievalFigures(x)
 		r := base
 		r.Corpus, r.Split, r.Dataset, r.Kind, r.Pairs, r.Candidates = x.Corpus, x.Split, x.Dataset, KindRetrieval, int64(x.Queries), int64(x.Candidates)
 		r.PAt1, r.PAt3, r.PAt10, r.MRR = ptr(x.P1), ptr(x.P3), ptr(x.P10), ptr(x.MRR)
 		chance := r
 		chance.Kind = KindRetrievalChance
 		chance.PAt1, chance.PAt3, chance.PAt10, chance.MRR = ptr(x.ChanceP1), ptr(x.ChanceP3), ptr(x.ChanceP10), ptr(x.ChanceMRR)
-		rows = append(rows, r, chance)
+		rfs = append(rfs, RowFigures{r, retFigs}, RowFigures{Row: chance})
 		if x.RankQueries > 0 {
 			r := base
 			r.Corpus, r.Split, r.Dataset, r.Kind, r.Pairs, r.Candidates = x.Corpus, x.Split, x.Dataset, KindRanking, int64(x.RankQueries), int64(x.RankCandidates)
@@ -331,8 +353,23 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 			chance := r
 			chance.Kind = KindRankingChance
 			chance.MAP, chance.MRR = ptr(x.ChanceMAP), ptr(x.ChanceRankMRR)
-			rows = append(rows, r, chance)
+			rfs = append(rfs, RowFigures{r, rankFigs}, RowFigures{Row: chance})
 		}
+	}
+	env := TaskEnv{Emb: emb, Sets: ev.sets, Dir: ck.dir, Base: base, Seed: ev.cfg.Seed, Log: ev.log}
+	for _, task := range tasks() {
+		trs, err := task(ctx, env)
+		if err != nil {
+			return nil, nil, fmt.Errorf("evaluating %s: %w", ck.dir, err)
+		}
+		rfs = append(rfs, trs...)
+	}
+	rows, err := withIntervals(rfs, Bootstrap{Resamples: ev.cfg.Resamples, Seed: ev.cfg.Seed})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := writePredictions(ev.cfg.Out, sum.EvalID, rfs); err != nil {
+		return nil, nil, err
 	}
 	sum.Tokens, sum.Unknown, sum.Bucketed, sum.Empty, sum.Buckets = emb.Tokens, emb.Unknown, emb.Bucketed, emb.Empty, emb.Lexicon().Buckets()
 	ev.log.Info("evaluated checkpoint", "checkpoint", ck.dir, "run", base.Run, "step", ck.step, "rows", len(rows),

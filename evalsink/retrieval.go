@@ -41,6 +41,26 @@ type Retrieval struct {
 	RankQueries, RankCandidates int
 	MAP, RankMRR                float64
 	ChanceMAP, ChanceRankMRR    float64
+	// PerQuery holds each ranked query's id (its pair's) and the rank of
+	// its true response; PerRanking each ranking's id (its first pair's),
+	// average precision and reciprocal rank: the items of the figures'
+	// intervals and comparisons.
+	PerQuery   []QueryRank
+	PerRanking []RankingScore
+}
+
+// QueryRank is one retrieval query: its id and its true response's rank
+// (1 is first).
+type QueryRank struct {
+	ID   string
+	Rank int
+}
+
+// RankingScore is one ranking of labelled candidates: its id, average
+// precision and reciprocal rank of its first relevant candidate.
+type RankingScore struct {
+	ID     string
+	AP, RR float64
 }
 
 // positive says whether a retrieval pair is a true input-response pair:
@@ -155,6 +175,7 @@ func RetrievalScores(ctx context.Context, e *Embedder, s *Set, candidates int, s
 			}
 		}
 		r.Queries++
+		r.PerQuery = append(r.PerQuery, QueryRank{p.ID, rank})
 		rr += 1 / float64(rank)
 		for _, at := range []struct {
 			n   int
@@ -194,6 +215,7 @@ func rankings(r *Retrieval, s *Set, qa, qb []int, vecs [][]float32) {
 		relevant bool
 	}
 	byQuery := map[int][]cand{}
+	firstID := map[int]string{}
 	var order []int
 	for i, p := range s.Pairs {
 		if qa[i] == qb[i] {
@@ -202,6 +224,7 @@ func rankings(r *Retrieval, s *Set, qa, qb []int, vecs [][]float32) {
 		cs, ok := byQuery[qa[i]]
 		if !ok {
 			order = append(order, qa[i])
+			firstID[qa[i]] = p.ID
 		}
 		if j := slices.IndexFunc(cs, func(c cand) bool { return c.text == qb[i] }); j >= 0 {
 			cs[j].relevant = cs[j].relevant || p.Gold > 0
@@ -249,6 +272,7 @@ func rankings(r *Retrieval, s *Set, qa, qb []int, vecs [][]float32) {
 		r.RankCandidates += len(cs)
 		sumAP += ap / float64(rel)
 		sumRR += firstRR
+		r.PerRanking = append(r.PerRanking, RankingScore{firstID[q], ap / float64(rel), firstRR})
 		chanceAP += ChanceAP(len(cs), rel)
 		chanceRR += ChanceRR(len(cs), rel)
 	}

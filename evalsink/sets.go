@@ -21,12 +21,38 @@ const (
 	// TaskRetrieval: input-response pairs; pick the response among
 	// candidates (precision at N, MRR, MAP).
 	TaskRetrieval = "retrieval"
+	// TaskClassification: labelled sentences or pairs (SST, MR, MSRP,
+	// SNLI); a classifier on frozen embeddings (accuracy, F1).
+	TaskClassification = "classification"
+	// TaskRanking: questions with labelled candidates (SemEval CQA,
+	// TrecQA, WikiQA); rank the candidates (MAP, MRR).
+	TaskRanking = "ranking"
+	// TaskWordContext: word pairs in context (SCWS); cosine of the
+	// words' representations against the human rating (Spearman).
+	TaskWordContext = "word_context"
 )
 
 // similarityCorpora and retrievalCorpora return the corpora evaluated, in
 // the order of the report.
 func similarityCorpora() []string { return []string{"sts", "stsb", "sick"} }
 func retrievalCorpora() []string  { return []string{"reddit", "quora"} }
+
+// taskCorpora returns the corpora of the other tasks, by task, in the
+// order of the report; every split of each is loaded.
+func taskCorpora() map[string]string {
+	return map[string]string{
+		"snli": TaskClassification, "multinli": TaskClassification, "msrp": TaskClassification,
+		"sst": TaskClassification, "mr": TaskClassification,
+		"semeval-cqa": TaskRanking, "trecqa": TaskRanking, "wikiqa": TaskRanking,
+		"scws": TaskWordContext,
+	}
+}
+
+// corpusOrder returns every evaluated corpus in the order of the report.
+func corpusOrder() []string {
+	return append(append(similarityCorpora(), retrievalCorpora()...),
+		"sst", "mr", "msrp", "snli", "multinli", "semeval-cqa", "trecqa", "wikiqa", "scws")
+}
 
 // RetrievalSplit is the held-out split of the retrieval corpora that is
 // evaluated; their other splits are training data.
@@ -53,6 +79,9 @@ type Pair struct {
 	Gold   float64
 	Group  string
 	Source string
+	// Meta is the row's metadata (shards.Row.Meta): SICK's
+	// "entailment", SCWS's target words, a ranking's question id.
+	Meta map[string]string
 }
 
 // Sets are the evaluation sets read from a shards directory, with the
@@ -64,14 +93,16 @@ type Sets struct {
 	// the manifest lists them): the same data gives the same hash
 	// whatever directory or command line produced it.
 	DataHash string
-	// Unlabelled counts the similarity rows skipped for having no gold
-	// score.
+	// Unlabelled counts the rows skipped for having no gold score or
+	// label (retrieval rows need none).
 	Unlabelled int64
 }
 
 // LoadSets reads the evaluation sets under root (a directory written by
 // parastream extract, with its manifest): every split of the sts, stsb and
-// sick corpora, and the test split of reddit and quora. It verifies the
+// sick corpora and of the other tasks' corpora (taskCorpora), and the test
+// split of reddit and quora. Rows without a label are counted
+// (Unlabelled) and skipped, except in retrieval sets. It verifies the
 // manifest's checksums first. Texts are the rows' tokens (TokensA,
 // TokensB), as extraction tokenised them.
 func LoadSets(ctx context.Context, root string, logger *slog.Logger) (*Sets, error) {
@@ -100,7 +131,8 @@ func LoadSets(ctx context.Context, root string, logger *slog.Logger) (*Sets, err
 	for _, key := range keys {
 		si := m.Splits[key]
 		sim, ret := slices.Contains(similarityCorpora(), si.Corpus), slices.Contains(retrievalCorpora(), si.Corpus)
-		if !sim && !(ret && si.Split == RetrievalSplit) {
+		other := taskCorpora()[si.Corpus]
+		if !sim && !(ret && si.Split == RetrievalSplit) && other == "" {
 			logger.Debug("not an evaluation split", "split", key)
 			continue
 		}
@@ -118,7 +150,7 @@ func LoadSets(ctx context.Context, root string, logger *slog.Logger) (*Sets, err
 			if ret {
 				name = si.Corpus + "/" + si.Split
 			}
-			if sim && row.Label == nil {
+			if (sim || other != "") && row.Label == nil {
 				out.Unlabelled++
 				continue
 			}
@@ -128,6 +160,9 @@ func LoadSets(ctx context.Context, root string, logger *slog.Logger) (*Sets, err
 				if ret {
 					s.Task = TaskRetrieval
 				}
+				if other != "" {
+					s.Task = other
+				}
 				if si.Corpus == "sts" {
 					s.Year, _, _ = strings.Cut(name, "/")
 				}
@@ -135,7 +170,7 @@ func LoadSets(ctx context.Context, root string, logger *slog.Logger) (*Sets, err
 				out.Sets = append(out.Sets, s)
 			}
 			p := Pair{ID: row.ID, A: row.TokensA, B: row.TokensB, Group: row.GroupKey,
-				Source: fmt.Sprintf("%s:%d", row.SourceFile, row.SourceLine)}
+				Source: fmt.Sprintf("%s:%d", row.SourceFile, row.SourceLine), Meta: row.Meta}
 			if row.Label != nil {
 				p.Gold = *row.Label
 			}
@@ -145,10 +180,10 @@ func LoadSets(ctx context.Context, root string, logger *slog.Logger) (*Sets, err
 			return nil, err
 		}
 	}
-	corpora := append(similarityCorpora(), retrievalCorpora()...)
-	corpusOrder := func(c string) int { return slices.Index(corpora, c) }
+	corpora := corpusOrder()
+	order := func(c string) int { return slices.Index(corpora, c) }
 	slices.SortStableFunc(out.Sets, func(a, b *Set) int {
-		return cmp.Or(cmp.Compare(corpusOrder(a.Corpus), corpusOrder(b.Corpus)),
+		return cmp.Or(cmp.Compare(order(a.Corpus), order(b.Corpus)),
 			cmp.Compare(a.Split, b.Split), cmp.Compare(a.Year, b.Year), cmp.Compare(a.Dataset, b.Dataset))
 	})
 	if out.Unlabelled > 0 {

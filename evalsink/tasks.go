@@ -1,0 +1,110 @@
+package evalsink
+
+import (
+	"context"
+	"log/slog"
+)
+
+// TaskEnv is what an evaluation task gets: the checkpoint's embedder, the
+// loaded evaluation sets, the checkpoint, and the row every row of the
+// evaluation starts from (its evaluation, run, model, step, checkpoint,
+// versions and hashes set).
+type TaskEnv struct {
+	Emb  *Embedder
+	Sets *Sets
+	// Dir is the checkpoint directory.
+	Dir string
+	// Base is the row a task's rows start from: copy it, then set the
+	// corpus, split, dataset, kind, item count and figures.
+	Base Result
+	// Seed seeds anything random a task does (negatives, folds).
+	Seed uint64
+	Log  *slog.Logger
+}
+
+// Task is one evaluation task beyond similarity and retrieval: it scores
+// the sets it knows in env.Sets (none: no rows) and returns its rows, each
+// with the figures it reports and their items. The evaluator checks each
+// row's figures against its items, adds their bootstrap intervals, and
+// keeps the items for comparisons.
+type Task func(ctx context.Context, env TaskEnv) ([]RowFigures, error)
+
+// tasks returns the evaluation tasks run after similarity and retrieval,
+// in the order of their rows.
+func tasks() []Task {
+	return []Task{}
+}
+
+// similarityFigures returns the figures of one similarity score: the
+// items of its set, or of the sets its aggregate is taken over.
+func similarityFigures(scored []*Scored, s Score) []Figure {
+	var items []Item
+	weighted := false
+	add := func(sc *Scored, group string) {
+		for i, p := range sc.Set.Pairs {
+			items = append(items, Item{ID: p.ID, Group: group, Pred: sc.Pred[i], Gold: sc.Gold[i]})
+		}
+	}
+	for _, sc := range scored {
+		set := sc.Set
+		switch s.Kind {
+		case KindDataset:
+			if set.Corpus == s.Corpus && set.Split == s.Split && set.Dataset == s.Dataset {
+				add(sc, "")
+			}
+		case KindMean, KindWeightedMean, KindPooled:
+			if set.Corpus == "sts" && set.Split == s.Split && set.Year == s.Year {
+				group := set.Dataset
+				if s.Kind == KindPooled {
+					group = ""
+				}
+				add(sc, group)
+			}
+			weighted = s.Kind == KindWeightedMean
+		case KindAverage:
+			if inAverage(set.Corpus, set.Split, set.Year) {
+				add(sc, set.Corpus+"/"+set.Dataset)
+			}
+		}
+	}
+	return []Figure{
+		{Column: "pearson", Metric: MetricPearson, Weighted: weighted, Items: items},
+		{Column: "spearman", Metric: MetricSpearman, Weighted: weighted, Items: items},
+	}
+}
+
+// retrievalFigures returns the figures of a retrieval row (precision at
+// 1, 3, 10 and MRR over its queries) and of its ranking row (MAP and MRR
+// over its rankings).
+func retrievalFigures(x *Retrieval) (retrieval, ranking []Figure) {
+	cols := []struct {
+		column string
+		value  func(rank int) float64
+	}{
+		{"p_at_1", func(k int) float64 { return b2f(k <= 1) }},
+		{"p_at_3", func(k int) float64 { return b2f(k <= 3) }},
+		{"p_at_10", func(k int) float64 { return b2f(k <= 10) }},
+		{"mrr", func(k int) float64 { return 1 / float64(k) }},
+	}
+	for _, c := range cols {
+		f := Figure{Column: c.column, Metric: MetricMean}
+		for _, q := range x.PerQuery {
+			f.Items = append(f.Items, Item{ID: q.ID, Pred: c.value(q.Rank)})
+		}
+		retrieval = append(retrieval, f)
+	}
+	ap, rr := Figure{Column: "map", Metric: MetricMean}, Figure{Column: "mrr", Metric: MetricMean}
+	for _, q := range x.PerRanking {
+		ap.Items = append(ap.Items, Item{ID: q.ID, Pred: q.AP})
+		rr.Items = append(rr.Items, Item{ID: q.ID, Pred: q.RR})
+	}
+	return retrieval, []Figure{ap, rr}
+}
+
+// b2f is 1 for true, 0 for false.
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
