@@ -6,7 +6,9 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // A figure of a result row (a Pearson's r, an accuracy, a MAP) is computed
@@ -64,13 +66,16 @@ type Figure struct {
 type prepared struct {
 	groups         [][]int
 	byPred, byGold [][]int
+	// pred and gold are the items' values, flat.
+	pred, gold []float64
 }
 
 // prepare arranges the items; groups come in the order they first appear.
 func (f *Figure) prepare() *prepared {
 	pos := map[string]int{}
-	p := &prepared{}
+	p := &prepared{pred: make([]float64, len(f.Items)), gold: make([]float64, len(f.Items))}
 	for i, it := range f.Items {
+		p.pred[i], p.gold[i] = it.Pred, it.Gold
 		g, ok := pos[it.Group]
 		if !ok {
 			g = len(p.groups)
@@ -108,8 +113,6 @@ func (f *Figure) value(p *prepared, counts []float64, scratch []float64) float64
 	if f.Metric == MetricSpearman && len(scratch) < 2*len(f.Items) {
 		scratch = make([]float64, 2*len(f.Items))
 	}
-	pred := func(i int) float64 { return f.Items[i].Pred }
-	gold := func(i int) float64 { return f.Items[i].Gold }
 	for g, idx := range p.groups {
 		var n float64
 		for _, i := range idx {
@@ -121,15 +124,15 @@ func (f *Figure) value(p *prepared, counts []float64, scratch []float64) float64
 		var v float64
 		switch f.Metric {
 		case MetricPearson:
-			v = weightedPearson(idx, counts, pred, gold)
+			v = weightedPearson(idx, counts, p.pred, p.gold)
 		case MetricSpearman:
 			rp, rg := scratch[:len(f.Items)], scratch[len(f.Items):]
-			multisetRanks(p.byPred[g], counts, pred, rp)
-			multisetRanks(p.byGold[g], counts, gold, rg)
-			v = weightedPearson(idx, counts, func(i int) float64 { return rp[i] }, func(i int) float64 { return rg[i] })
+			multisetRanks(p.byPred[g], counts, p.pred, rp)
+			multisetRanks(p.byGold[g], counts, p.gold, rg)
+			v = weightedPearson(idx, counts, rp, rg)
 		case MetricMean:
 			for _, i := range idx {
-				v += counts[i] * f.Items[i].Pred
+				v += counts[i] * p.pred[i]
 			}
 			v /= n
 		case MetricF1:
@@ -173,13 +176,13 @@ func weightedF1(items []Item, idx []int, counts []float64) float64 {
 
 // weightedPearson is Pearson's r of the items at idx, each counted
 // counts[i] times; 0 when either side is constant, as Pearson.
-func weightedPearson(idx []int, counts []float64, x, y func(int) float64) float64 {
+func weightedPearson(idx []int, counts, x, y []float64) float64 {
 	var n, mx, my float64
 	for _, i := range idx {
 		c := counts[i]
 		n += c
-		mx += c * x(i)
-		my += c * y(i)
+		mx += c * x[i]
+		my += c * y[i]
 	}
 	mx, my = mx/n, my/n
 	var sxy, sxx, syy float64
@@ -188,7 +191,7 @@ func weightedPearson(idx []int, counts []float64, x, y func(int) float64) float6
 		if c == 0 {
 			continue
 		}
-		dx, dy := x(i)-mx, y(i)-my
+		dx, dy := x[i]-mx, y[i]-my
 		sxy += c * dx * dy
 		sxx += c * dx * dx
 		syy += c * dy * dy
@@ -202,12 +205,12 @@ func weightedPearson(idx []int, counts []float64, x, y func(int) float64) float6
 // multisetRanks sets ranks[i] for the items in sorted (ordered by v) to
 // their 1-based rank in the multiset where item i occurs counts[i] times,
 // ties sharing their mean rank, as Ranks does for a plain sample.
-func multisetRanks(sorted []int, counts []float64, v func(int) float64, ranks []float64) {
+func multisetRanks(sorted []int, counts, v, ranks []float64) {
 	var below float64
 	for s := 0; s < len(sorted); {
 		e := s
 		var m float64
-		for e < len(sorted) && v(sorted[e]) == v(sorted[s]) {
+		for e < len(sorted) && v[sorted[e]] == v[sorted[s]] {
 			m += counts[sorted[e]]
 			e++
 		}
@@ -389,11 +392,17 @@ func figureName(r Result, column string) string {
 }
 
 // withIntervals returns the rows with each figure's bootstrap interval set
-// (CILow, CIHigh, ×100). A figure's column must hold the figure's value
-// (×100) already, or be NULL (then it is set): a figure computed twice two
-// ways that disagree is an error.
+// (CILow, CIHigh, ×100), computed on every core. A figure's column must
+// hold the figure's value (×100) already, or be NULL (then it is set): a
+// figure computed two ways that disagree is an error.
 func withIntervals(rfs []RowFigures, b Bootstrap) ([]Result, error) {
+	type job struct{ row, fig int }
+	type interval struct {
+		lo, hi float64
+		ok     bool
+	}
 	rows := make([]Result, len(rfs))
+	var jobs []job
 	for i, rf := range rfs {
 		r := rf.Row
 		for fi := range rf.Figures {
@@ -405,19 +414,41 @@ func withIntervals(rfs []RowFigures, b Bootstrap) ([]Result, error) {
 			v := 100 * f.Value()
 			if *p == nil {
 				*p = ptr(v)
-			} else if math.Abs(**p-v) > 1e-6*max(1, math.Abs(v)) && !(math.IsNaN(v) && math.IsNaN(**p)) {
+			} else if math.Abs(**p-v) > 1e-6*max(1, math.Abs(v)) {
 				return nil, fmt.Errorf("evalsink: %s %s %s: %s is %g, its items give %g", r.Corpus, r.Dataset, r.Kind, f.Column, **p, v)
 			}
-			lo, hi, ok := b.Interval(figureName(r, f.Column), f)
-			if !ok {
-				continue
-			}
-			if r.CILow == nil {
-				r.CILow, r.CIHigh = map[string]float64{}, map[string]float64{}
-			}
-			r.CILow[f.Column], r.CIHigh[f.Column] = 100*lo, 100*hi
+			jobs = append(jobs, job{i, fi})
 		}
 		rows[i] = r
+	}
+	out := make([]interval, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Go(func() {
+			for j := range next {
+				jb := jobs[j]
+				f := &rfs[jb.row].Figures[jb.fig]
+				lo, hi, ok := b.Interval(figureName(rows[jb.row], f.Column), f)
+				out[j] = interval{lo, hi, ok}
+			}
+		})
+	}
+	for j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	for j, jb := range jobs {
+		if !out[j].ok {
+			continue
+		}
+		r := &rows[jb.row]
+		if r.CILow == nil {
+			r.CILow, r.CIHigh = map[string]float64{}, map[string]float64{}
+		}
+		col := rfs[jb.row].Figures[jb.fig].Column
+		r.CILow[col], r.CIHigh[col] = 100*out[j].lo, 100*out[j].hi
 	}
 	return rows, nil
 }
