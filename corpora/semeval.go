@@ -83,6 +83,7 @@ type semItem struct {
 	e      Example
 	reason Reason
 	detail string
+	raw    string // for a reject: the ids, the relevance and the texts
 }
 
 // NewSemEvalCQAReader reads one Task 3 XML file, with gold (nil for none)
@@ -148,7 +149,7 @@ func (r *SemEvalCQAReader) Next() (Example, error) {
 	r.pending = r.pending[1:]
 	r.record()
 	if it.reason != "" {
-		return r.reject(it.e.Source, it.reason, it.detail, []byte(it.e.ID))
+		return r.reject(it.e.Source, it.reason, it.detail, []byte(it.raw))
 	}
 	return r.emit(it.e)
 }
@@ -202,7 +203,7 @@ func (r *SemEvalCQAReader) orgQuestion(q *semOrgQ, src Source) error {
 			if rank := strings.TrimSpace(rq.Rank); rank != "" {
 				e.Meta["rank"] = rank
 			}
-			it := semItem{e: e}
+			it := semItem{e: e, raw: strings.Join([]string{orgID, relID, rq.Relevance, e.A, e.B}, "\t")}
 			switch rq.Relevance {
 			case "PerfectMatch", "Relevant":
 				it.e.Label = 1
@@ -232,7 +233,8 @@ func (r *SemEvalCQAReader) orgQuestion(q *semOrgQ, src Source) error {
 		}
 	}
 	if n == 0 {
-		r.pending = append(r.pending, semItem{e: Example{ID: "semeval-cqa:" + orgID, Source: src}, reason: ReasonMissingField, detail: "OrgQuestion without a RelQuestion"})
+		r.pending = append(r.pending, semItem{e: Example{ID: "semeval-cqa:" + orgID, Source: src}, reason: ReasonMissingField,
+			detail: "OrgQuestion without a RelQuestion", raw: orgID + "\t" + a})
 	}
 	return nil
 }

@@ -30,7 +30,8 @@ import (
 type ExtractConfig struct {
 	// Corpus is "reddit" (comments, with Submissions optional) or the name
 	// of a corpora format: europarl, moses, ppdb, ppdb-pairs, ppdb-human,
-	// simpwiki, turkcorpus, quora, msrp, sts, stsb, sick.
+	// simpwiki, turkcorpus, quora, msrp, sts, stsb, sick, snli, sst, mr,
+	// semeval-cqa, trecqa, wikiqa, scws.
 	Corpus string
 	// Input is a glob of the input files; InputB of the second files of
 	// two-file formats (see transforms.ReadConfig).
