@@ -11,8 +11,11 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 PKGS        := ./...
 # make bench's suites (make bench-go: Go benchmarks) to run; `make bench BENCH=TrainStep`.
 BENCH       ?= .
+# make eval-data's input (the shared data) and output directories.
+DATA        ?= ../shared/data
+EVAL_OUT    ?= out/eval
 
-.PHONY: all build build-dataflow vet-dataflow test test-long demo demo-models bench bench-compare bench-go bench-mem fmt vet lint clean interop fuzz parity parity-exact gpu-bundle
+.PHONY: all build eval-data build-dataflow vet-dataflow test test-long demo demo-models bench bench-compare bench-go bench-mem fmt vet lint clean interop fuzz parity parity-exact gpu-bundle
 
 all: build
 
@@ -36,6 +39,24 @@ test: interop
 
 test-long: interop
 	GO='$(GO)' PKGS='$(PKGS)' bash scripts/gotest.sh long
+
+# The evaluation sets of $(DATA) extracted, each with its official splits
+# and every pair, into ONE directory, $(EVAL_OUT), for `parastream eval
+# --eval $(EVAL_OUT)`: successive extracts into one --out add their corpus
+# to its manifest (docs/corpora.md, "Evaluation sets").
+# `make eval-data DATA=/path/to/data EVAL_OUT=out/eval`.
+eval-data: build
+	./$(BIN) extract --corpus sts         --input '$(DATA)/eval/sts/*/STS.input.*.txt'        --out $(EVAL_OUT)
+	./$(BIN) extract --corpus stsb        --input '$(DATA)/eval/stsbenchmark/sts-*.csv'       --out $(EVAL_OUT)
+	./$(BIN) extract --corpus sick        --input '$(DATA)/eval/sick/SICK_*.txt'              --out $(EVAL_OUT)
+	./$(BIN) extract --corpus snli        --input '$(DATA)/eval/snli/snli_1.0_*.jsonl.gz'     --out $(EVAL_OUT)
+	./$(BIN) extract --corpus msrp        --input '$(DATA)/corpora/msrp/msr_paraphrase_*.txt' --out $(EVAL_OUT)
+	./$(BIN) extract --corpus sst         --input '$(DATA)/eval/sst/sentiment-*'              --out $(EVAL_OUT)
+	./$(BIN) extract --corpus mr          --input '$(DATA)/eval/mr/rt-polarity.*'             --out $(EVAL_OUT)
+	./$(BIN) extract --corpus semeval-cqa --input '$(DATA)/eval/semeval2017-cqa/*.xml'        --out $(EVAL_OUT)
+	./$(BIN) extract --corpus trecqa      --input '$(DATA)/eval/trecqa/*/a.toks'              --out $(EVAL_OUT)
+	./$(BIN) extract --corpus wikiqa      --input '$(DATA)/eval/wikiqa/WikiQA-*.tsv.gz'       --out $(EVAL_OUT)
+	./$(BIN) extract --corpus scws        --input '$(DATA)/eval/scws/ratings.txt'             --out $(EVAL_OUT)
 
 demo: build
 	./$(BIN) demo --data testdata --out out/demo

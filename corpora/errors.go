@@ -40,6 +40,10 @@ const (
 	ReasonBadFeature       Reason = "bad_feature"
 	ReasonBadAlignment     Reason = "bad_alignment"
 	ReasonRecordTooLarge   Reason = "record_too_large"
+	// ReasonBadLabel: a label that is not one of the format's (an SNLI
+	// gold_label, a SemEval relevance), or one that disagrees with the gold
+	// file beside the input.
+	ReasonBadLabel Reason = "bad_label"
 )
 
 // ParseError is a malformed record. The reader that returned it has skipped

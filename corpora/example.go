@@ -15,7 +15,8 @@ type Example struct {
 	// the line number.
 	ID string
 	// Corpus names the corpus family: reddit, europarl, moses, ppdb,
-	// simpwiki, turkcorpus, quora, msrp, sts, stsb, sick.
+	// simpwiki, turkcorpus, quora, msrp, sts, stsb, sick, snli, sst, mr,
+	// semeval-cqa, trecqa, wikiqa, scws.
 	Corpus string
 	// Dataset names a sub-set, such as "2014/deft-forum" or "fr-en".
 	Dataset string

@@ -52,11 +52,16 @@ func formatList() []Format {
 		europarlFormats(),
 		mosesFormats(),
 		msrpFormats(),
+		mrSSTFormats(),
 		ppdbFormats(),
 		quoraFormats(),
 		redditFormats(),
+		scwsFormats(),
+		semEvalFormats(),
 		simpWikiFormats(),
+		snliFormats(),
 		stsFormats(),
+		trecQAFormats(),
 	)
 }
 

@@ -37,9 +37,9 @@ import (
 //     file have pairs in two groups).
 //   - Dataset: "msrp/<split>", the release's split from the file name
 //     (msr_paraphrase_train.txt gives "msrp/train"); "msrp" for other
-//     names; or Options.Dataset. It records where a pair comes from: MSRP
-//     is training data here and an extraction splits it by the hash of
-//     Group, so a pair of msrp/train may land in any split.
+//     names; or Options.Dataset. MSRP is an evaluation set: an extraction
+//     keeps its official split (text.OfficialSplit: msrp/train is train,
+//     msrp/test test) and every pair, without deduplication.
 //   - Meta: "id1", "id2": #1 ID and #2 ID.
 //
 // A file whose first line is not the header (the columns may come in any

@@ -30,7 +30,8 @@ import (
 type ExtractConfig struct {
 	// Corpus is "reddit" (comments, with Submissions optional) or the name
 	// of a corpora format: europarl, moses, ppdb, ppdb-pairs, ppdb-human,
-	// simpwiki, turkcorpus, quora, msrp, sts, stsb, sick.
+	// simpwiki, turkcorpus, quora, msrp, sts, stsb, sick, snli, sst, mr,
+	// semeval-cqa, trecqa, wikiqa, scws.
 	Corpus string
 	// Input is a glob of the input files; InputB of the second files of
 	// two-file formats (see transforms.ReadConfig).
@@ -55,7 +56,8 @@ type ExtractConfig struct {
 	// Pair configures Reddit thread pairing.
 	Pair transforms.PairOptions
 	// Split: ratios and seed of the hashed split. Evaluation sets (sts,
-	// stsb, sick) keep their official splits.
+	// stsb, sick, snli, msrp, sst, mr, semeval-cqa, trecqa, wikiqa, scws)
+	// keep their official splits (text.OfficialSplit).
 	Split text.SplitRatios
 	Seed  uint64
 	// Budget samples the corpus down to a number of tokens (both sides of
@@ -66,8 +68,9 @@ type ExtractConfig struct {
 	// holds about 1/Buckets of the records. 0: from the input size, one
 	// bucket per 4 MiB of (estimated) decompressed input.
 	Buckets int
-	// KeepDuplicates turns deduplication off. Evaluation sets (sts, stsb,
-	// sick) are never deduplicated: they keep their official pairs.
+	// KeepDuplicates turns deduplication off. Evaluation sets (those with
+	// official splits) are never deduplicated: they keep their official
+	// pairs.
 	KeepDuplicates bool
 	// DedupeAgainst lists output roots of earlier extractions whose pairs
 	// this run must not repeat (the evaluation sets, typically).
@@ -127,7 +130,7 @@ func (c ExtractConfig) corpusName() string {
 
 func (c ExtractConfig) official() bool {
 	switch c.corpusName() {
-	case "sts", "stsb", "sick":
+	case "sts", "stsb", "sick", "snli", "msrp", "sst", "mr", "semeval-cqa", "trecqa", "wikiqa", "scws":
 		return true
 	}
 	return false
@@ -194,6 +197,7 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 	// the reader's goroutines.
 	prep := cfg.Prepare
 	prep.Reddit = cfg.Corpus == "reddit"
+	prep.SingleText = text.SingleText(cfg.corpusName())
 	prepared, rejects := transforms.Read(s, transforms.ReadConfig{
 		Format: cfg.formatOf(), Input: cfg.Input, InputB: cfg.InputB, Options: cfg.Reader, SkipBadFiles: cfg.SkipBadFiles, Prepare: &prep,
 	})

@@ -96,6 +96,15 @@ func resolveDir(flagName, dir string, f corpora.Format, sts bool) (string, error
 		return "", fmt.Errorf("%s %s: no STS.input.<set>.txt files in the directory or its subdirectories: pass a glob of the input files, such as --input '%s'",
 			flagName, dir, filepath.Join(dir, "*", "STS.input.*.txt"))
 	}
+	if f.Name == "trecqa" {
+		// A TrecQA folder, or a folder of them: their a.toks.
+		for _, g := range []string{"a.toks", filepath.Join("*", "a.toks")} {
+			if m, _ := filepath.Glob(filepath.Join(dir, g)); len(m) > 0 {
+				return filepath.Join(dir, g), nil
+			}
+		}
+		return "", fmt.Errorf("%s %s: no a.toks in the directory or its subdirectories: pass a TrecQA folder (a.toks, b.toks, sim.txt, id.txt)", flagName, dir)
+	}
 	if len(f.Files) == 2 {
 		return "", fmt.Errorf("%s %s is a directory, but %s reads pairs of files (%s): pass a glob of each side, such as --input '%s' --input-b '%s'",
 			flagName, dir, f.Name, strings.Join(f.Files, ", "), filepath.Join(dir, "*."+f.Files[0]), filepath.Join(dir, "*."+f.Files[1]))

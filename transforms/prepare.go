@@ -23,6 +23,9 @@ type PrepareConfig struct {
 	// Length bounds the tokens of each side (both sides of a pair; the one
 	// text of a Reddit record).
 	Length text.LengthRule
+	// SingleText: the records are single texts with B empty (SST, MR), so
+	// the length rule checks A alone.
+	SingleText bool
 	// Moses and PPDB filter those corpora; nil is off.
 	Moses *text.MosesRule
 	PPDB  *text.PPDBRule
@@ -64,6 +67,9 @@ func (c *PrepareConfig) Apply(r *shards.Row) string {
 	r.B = text.Normalize(r.B, norm)
 	r.TokensA = text.AppendTokens(r.TokensA[:0], r.A, cfg.Tokenize)
 	r.TokensB = text.AppendTokens(r.TokensB[:0], r.B, cfg.Tokenize)
+	if cfg.SingleText && r.B == "" {
+		return cfg.Length.CheckText(len(r.TokensA))
+	}
 	if rule := cfg.Length.Check(len(r.TokensA), len(r.TokensB)); rule != "" {
 		return rule
 	}

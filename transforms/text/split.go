@@ -93,8 +93,10 @@ func AssignSplit(group string, seed uint64, r SplitRatios) string {
 
 // OfficialSplit is the split an evaluation set was released with: STS
 // sets are test sets except the 2012 training sets; STS Benchmark and SICK
-// name theirs (train, dev, test; train, trial, test). ok is false for
-// corpora without official splits.
+// name theirs (train, dev, test; train, trial, test); SNLI, MSRP, SST,
+// SemEval CQA, TrecQA and WikiQA take the split their dataset's name holds
+// (train, dev or test); MR and SCWS, which have none, are test sets. ok is
+// false for corpora without official splits.
 func OfficialSplit(corpus, dataset string) (split string, ok bool) {
 	switch corpus {
 	case "sts":
@@ -109,6 +111,30 @@ func OfficialSplit(corpus, dataset string) (split string, ok bool) {
 			return name, true
 		}
 		return "test", true
+	case "snli", "msrp", "sst", "semeval-cqa", "trecqa", "wikiqa":
+		// The split the dataset's name holds (snli/dev, msrp/train,
+		// semeval-cqa/train-part2, trecqa/clean-dev, multinli/dev_matched).
+		return splitInName(dataset[strings.LastIndexByte(dataset, '/')+1:]), true
+	case "mr", "scws":
+		// No split: evaluated whole (MR by 10-fold cross-validation).
+		return "test", true
 	}
 	return "", false
 }
+
+// splitInName is the split a dataset's name holds: train, dev (dev,
+// trial, valid) or test, which is also the default.
+func splitInName(name string) string {
+	name = strings.ToLower(name)
+	switch {
+	case strings.Contains(name, "train"):
+		return "train"
+	case strings.Contains(name, "dev"), strings.Contains(name, "trial"), strings.Contains(name, "valid"):
+		return "dev"
+	}
+	return "test"
+}
+
+// SingleText says whether a corpus's records are single texts (B empty):
+// the length rule then checks A alone (SST, MR).
+func SingleText(corpus string) bool { return corpus == "sst" || corpus == "mr" }
