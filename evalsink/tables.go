@@ -122,11 +122,17 @@ func reportColumns(rows []Result) []column {
 	best := map[string]*[2]pick{}
 	var runs []string
 	for _, r := range rows {
-		b, ok := best[r.Run]
+		// An adapted evaluation (Result.Adaptation) is a column of its
+		// own, beside the run's out-of-the-box one.
+		run := r.Run
+		if r.Adaptation != "" {
+			run += " adapted (" + r.Adaptation + ")"
+		}
+		b, ok := best[run]
 		if !ok {
 			b = &[2]pick{}
-			best[r.Run] = b
-			runs = append(runs, r.Run)
+			best[run] = b
+			runs = append(runs, run)
 		}
 		f := &b[0]
 		if r.Kind == KindGeneration {
