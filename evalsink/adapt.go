@@ -423,7 +423,9 @@ func dot(x, y []float64) float64 {
 }
 
 // adaptCosLimit keeps arccos's derivative finite: a cosine beyond it (a
-// pair mapped to the same direction) contributes no gradient.
+// pair mapped to the same direction, such as a text paired with itself,
+// whose cosine stays 1 whatever W) counts as ±1 and contributes no
+// gradient.
 const adaptCosLimit = 1 - 1e-9
 
 // angularSim is 1 − arccos(c)/π for c clamped to [−1, 1].
@@ -447,11 +449,15 @@ func adaptLoss(w, identity []float64, d int, p adaptData, idx []int, lambda floa
 			continue
 		}
 		c := dot(x, y) / (nx * ny)
-		r := angularSim(c) - p.gold[i]
-		loss += r * r / n
 		if math.Abs(c) >= adaptCosLimit {
+			// Taken as ±1 exactly: rounding near 1 would otherwise be
+			// magnified by arccos's infinite slope.
+			r := angularSim(math.Copysign(1, c)) - p.gold[i]
+			loss += r * r / n
 			continue
 		}
+		r := angularSim(c) - p.gold[i]
+		loss += r * r / n
 		// d loss / d c = 2r/n · 1/(π√(1−c²)); dc/dx = y/(|x||y|) − c x/|x|².
 		coef := 2 * r / n / (math.Pi * math.Sqrt(1-c*c))
 		for k := range d {
