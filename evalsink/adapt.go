@@ -354,7 +354,7 @@ func TrainAdaptation(ctx context.Context, train, dev AdaptPairs, cfg AdaptConfig
 				var loss float64
 				for lo := 0; lo < len(order); lo += cfg.Batch {
 					idx := order[lo:min(lo+cfg.Batch, len(order))]
-					loss += adaptLoss(w, identity, d, tr, idx, lambda, grad) * float64(len(idx))
+					loss += adaptLoss(w, d, tr, idx, lambda, grad) * float64(len(idx))
 					opt.step(w, grad)
 				}
 				score := devPearson(w, d, dv)
@@ -433,7 +433,7 @@ func angularSim(c float64) float64 { return 1 - math.Acos(max(-1, min(1, c)))/ma
 
 // adaptLoss is the objective on the pairs idx, (1/n) Σ (sim(Wa, Wb) −
 // gold)² + λ‖W − I‖², and sets grad to its gradient in W.
-func adaptLoss(w, identity []float64, d int, p adaptData, idx []int, lambda float64, grad []float64) float64 {
+func adaptLoss(w []float64, d int, p adaptData, idx []int, lambda float64, grad []float64) float64 {
 	clear(grad)
 	x, y := make([]float64, d), make([]float64, d)
 	n := float64(len(idx))
@@ -470,7 +470,10 @@ func adaptLoss(w, identity []float64, d int, p adaptData, idx []int, lambda floa
 		}
 	}
 	for i := range w {
-		diff := w[i] - identity[i]
+		diff := w[i]
+		if i%(d+1) == 0 { // the diagonal
+			diff--
+		}
 		loss += lambda * diff * diff
 		grad[i] += 2 * lambda * diff
 	}

@@ -50,16 +50,16 @@ func TestAdaptLossGradient(t *testing.T) {
 				w[i] += c.jitter * rng.NormFloat64()
 			}
 			grad := make([]float64, len(w))
-			adaptLoss(w, identity, d, p, idx, c.lambda, grad)
+			adaptLoss(w, d, p, idx, c.lambda, grad)
 			scratch := make([]float64, len(w))
 			const h = 1e-6
 			var worst float64
 			for i := range w {
 				orig := w[i]
 				w[i] = orig + h
-				up := adaptLoss(w, identity, d, p, idx, c.lambda, scratch)
+				up := adaptLoss(w, d, p, idx, c.lambda, scratch)
 				w[i] = orig - h
-				down := adaptLoss(w, identity, d, p, idx, c.lambda, scratch)
+				down := adaptLoss(w, d, p, idx, c.lambda, scratch)
 				w[i] = orig
 				num := (up - down) / (2 * h)
 				if err := math.Abs(num-grad[i]) / max(1e-6, math.Abs(num)+math.Abs(grad[i])); err > worst {
