@@ -203,6 +203,16 @@ func (a *Adaptation) name() string {
 	return a.Name
 }
 
+// displayRun is the name of a row's run in the report's columns and the
+// learning curves: an adapted evaluation is shown apart from, and beside,
+// the run's out-of-the-box one, as "<run> adapted (<adaptation>)".
+func displayRun(r Result) string {
+	if r.Adaptation == "" {
+		return r.Run
+	}
+	return r.Run + " adapted (" + r.Adaptation + ")"
+}
+
 // SetAdaptation makes the embedder return W u for every embedding u
 // (nil: the model's own). It empties the embedder's cache.
 func (e *Embedder) SetAdaptation(a *Adaptation) error {

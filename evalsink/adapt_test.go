@@ -293,6 +293,10 @@ func TestEvaluateAdapted(t *testing.T) {
 	if !strings.Contains(string(report), "| run-x (avg, step 0) | run-x adapted (sts-linear) (avg, step 0) |") {
 		t.Errorf("the report does not show the adapted column beside the plain one:\n%s", report)
 	}
+	if !slices.ContainsFunc(adapted.Plots, func(p string) bool { return strings.Contains(filepath.Base(p), "scatter-run-x_adapted__sts-linear_-") }) ||
+		!slices.ContainsFunc(plain.Plots, func(p string) bool { return strings.Contains(filepath.Base(p), "scatter-run-x-step") }) {
+		t.Errorf("scatter plots: plain %v, adapted %v: want one each, apart", plain.Plots, adapted.Plots)
+	}
 	if _, err := evaluate(true, bare); !errors.Is(err, evalsink.ErrNoAdaptation) {
 		t.Errorf("--adapt on a checkpoint without an adaptation: got %v", err)
 	}

@@ -379,6 +379,6 @@ func (ev *Evaluator) scatter(scored []*Scored, base Result) (string, error) {
 	if !found && ev.cfg.Scatter != "" {
 		ev.log.Warn("no such set for the scatter plot; plotting the first", "set", ev.cfg.Scatter, "plotted", pick.Set.Dataset)
 	}
-	name := filepath.Join(ev.cfg.Out, PlotsDir, fmt.Sprintf("scatter-%s-step%d-%s.png", fileSafe(base.Run), base.Step, fileSafe(pick.Set.Dataset)))
+	name := filepath.Join(ev.cfg.Out, PlotsDir, fmt.Sprintf("scatter-%s-step%d-%s.png", fileSafe(displayRun(base)), base.Step, fileSafe(pick.Set.Dataset)))
 	return name, WriteScatter(name, pick, base)
 }

@@ -122,12 +122,7 @@ func reportColumns(rows []Result) []column {
 	best := map[string]*[2]pick{}
 	var runs []string
 	for _, r := range rows {
-		// An adapted evaluation (Result.Adaptation) is a column of its
-		// own, beside the run's out-of-the-box one.
-		run := r.Run
-		if r.Adaptation != "" {
-			run += " adapted (" + r.Adaptation + ")"
-		}
+		run := displayRun(r) // an adapted evaluation: a column of its own
 		b, ok := best[run]
 		if !ok {
 			b = &[2]pick{}
