@@ -33,6 +33,8 @@ type Embedder struct {
 	// context gives a text's topic vector, for a model with a topic
 	// context (SetContext); nil otherwise.
 	context func(tokens []string) []float32
+	// adapt maps every embedding returned (SetAdaptation); nil: none.
+	adapt *Adaptation
 	// Tokens counts the tokens mapped, Unknown those not in the
 	// vocabulary, Bucketed those of them that got a bucket's id (all of
 	// them with buckets, none without), Empty the texts that embedded as
@@ -170,6 +172,9 @@ func (e *Embedder) Embed(ctx context.Context, texts [][]string) ([][]float32, er
 		for j, v := range vecs {
 			if len(v) != e.dim {
 				return nil, fmt.Errorf("embedding: the model gave %d components, its configuration says %d", len(v), e.dim)
+			}
+			if e.adapt != nil {
+				v = e.adapt.Apply(v)
 			}
 			e.cache[keys[lo+j]] = v
 			out[pending[lo+j]] = v

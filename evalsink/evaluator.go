@@ -59,6 +59,11 @@ type Config struct {
 	// (trainstep.DirFeaturize). The command line sets it (from package
 	// featurize); without it such checkpoints cannot be evaluated.
 	ContextFor ContextFunc
+	// Adapt evaluates with the STS adaptation stored in the checkpoint
+	// (parastream adapt; LoadAdaptation) applied to every embedding: its
+	// rows carry Result.Adaptation and an EvalID of their own. A
+	// checkpoint without one is an error.
+	Adapt bool
 	// SQLDSN, when set, also writes the rows to PostgreSQL (a pgx
 	// connection string or URL), creating the table when missing.
 	SQLDSN string
@@ -174,6 +179,8 @@ type checkpointInfo struct {
 	modelHash    string
 	checkpointID string
 	run, encoder string
+	// adapt is the adaptation evaluated with (Config.Adapt), nil: none.
+	adapt *Adaptation
 }
 
 func readCheckpointInfo(dir string) (checkpointInfo, error) {
@@ -222,8 +229,12 @@ func readJSON(path string, v any) error {
 // evalID identifies an evaluation: the checkpoint, the data and the
 // options that change the figures.
 func (ev *Evaluator) evalID(ck checkpointInfo) string {
-	id := sha256.Sum256(fmt.Appendf(nil, "%s\n%s\n%s\n%d\n%d\n%d", ck.checkpointID, ev.sets.DataHash, ev.cfg.Scale, ev.cfg.Candidates, ev.cfg.Seed,
-		cmp.Or(ev.cfg.Resamples, DefaultResamples)))
+	key := fmt.Appendf(nil, "%s\n%s\n%s\n%d\n%d\n%d", ck.checkpointID, ev.sets.DataHash, ev.cfg.Scale, ev.cfg.Candidates, ev.cfg.Seed,
+		cmp.Or(ev.cfg.Resamples, DefaultResamples))
+	if ck.adapt != nil {
+		key = fmt.Appendf(key, "\nadaptation %s %s", ck.adapt.Name, ck.adapt.Hash)
+	}
+	id := sha256.Sum256(key)
 	return hex.EncodeToString(id[:16])
 }
 
@@ -237,6 +248,11 @@ func (ev *Evaluator) Evaluate(ctx context.Context, t Target) (*Summary, error) {
 	ck, err := readCheckpointInfo(t.Dir)
 	if err != nil {
 		return nil, err
+	}
+	if ev.cfg.Adapt {
+		if ck.adapt, err = loadAdaptation(ck.dir, ck.modelHash); err != nil {
+			return nil, err
+		}
 	}
 	sum := &Summary{EvalID: ev.evalID(ck), Part: partPath(ev.cfg.Out, ev.evalID(ck))}
 	if done, err := evaluated(ev.cfg.Out, sum.EvalID); err != nil {
@@ -302,6 +318,9 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 		return nil, nil, fmt.Errorf("evaluating: %w", err)
 	}
 	defer emb.Close()
+	if err := emb.SetAdaptation(ck.adapt); err != nil {
+		return nil, nil, fmt.Errorf("evaluating %s: %w", ck.dir, err)
+	}
 	version, _ := shards.BuildInfo()
 	base := Result{
 		EvalID: sum.EvalID,
@@ -311,6 +330,7 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 		Scale: ev.cfg.Scale, EvaluatedAt: time.Now().UTC().Truncate(time.Millisecond),
 		Versions: fmt.Sprintf("parastream %s; %s", version, runtime.Version()),
 		DataHash: ev.sets.DataHash, ModelHash: ck.modelHash,
+		Adaptation: ck.adapt.name(),
 	}
 	var scored []*Scored
 	var rets []*Retrieval
@@ -396,6 +416,6 @@ func (ev *Evaluator) scatter(scored []*Scored, base Result) (string, error) {
 	if !found && ev.cfg.Scatter != "" {
 		ev.log.Warn("no such set for the scatter plot; plotting the first", "set", ev.cfg.Scatter, "plotted", pick.Set.Dataset)
 	}
-	name := filepath.Join(ev.cfg.Out, PlotsDir, fmt.Sprintf("scatter-%s-step%d-%s.png", fileSafe(base.Run), base.Step, fileSafe(pick.Set.Dataset)))
+	name := filepath.Join(ev.cfg.Out, PlotsDir, fmt.Sprintf("scatter-%s-step%d-%s.png", fileSafe(displayRun(base)), base.Step, fileSafe(pick.Set.Dataset)))
 	return name, WriteScatter(name, pick, base)
 }

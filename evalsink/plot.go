@@ -231,10 +231,11 @@ func WriteCurves(dir string, rows []Result) ([]string, error) {
 	byRun := map[string][]Result{}
 	var runs []string
 	for _, r := range rows {
-		if _, ok := byRun[r.Run]; !ok {
-			runs = append(runs, r.Run)
+		run := displayRun(r) // an adapted evaluation: curves of its own
+		if _, ok := byRun[run]; !ok {
+			runs = append(runs, run)
 		}
-		byRun[r.Run] = append(byRun[r.Run], r)
+		byRun[run] = append(byRun[run], r)
 	}
 	slices.Sort(runs)
 	var paths []string

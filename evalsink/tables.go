@@ -122,11 +122,12 @@ func reportColumns(rows []Result) []column {
 	best := map[string]*[2]pick{}
 	var runs []string
 	for _, r := range rows {
-		b, ok := best[r.Run]
+		run := displayRun(r) // an adapted evaluation: a column of its own
+		b, ok := best[run]
 		if !ok {
 			b = &[2]pick{}
-			best[r.Run] = b
-			runs = append(runs, r.Run)
+			best[run] = b
+			runs = append(runs, run)
 		}
 		f := &b[0]
 		if r.Kind == KindGeneration {

@@ -12,12 +12,13 @@ import (
 	"github.com/parastream/parastream/transforms/text"
 )
 
-const embedUsage = "parastream embed --checkpoint DIR [--format text|json] [--lower=true|false] [--start-end=true|false] < sentences.txt"
+const embedUsage = "parastream embed --checkpoint DIR [--format text|json] [--lower=true|false] [--start-end=true|false] [--adapt] < sentences.txt"
 
 func runEmbed(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "embed", embedUsage)
 	dir := fs.String("checkpoint", "", "checkpoint directory, or a checkpoint directory's parent for its latest (required)")
 	format := fs.String("format", "text", "text: one line of space-separated numbers per sentence; json: {\"text\": ..., \"vector\": [...]} lines")
+	adapt := fs.Bool("adapt", false, "apply the checkpoint's STS adaptation (parastream adapt) to every vector")
 	var lower, startEnd cli.OptionalBool
 	fs.Var(&lower, "lower", "lowercase before tokenising (default: as the training data was, from the checkpoint)")
 	fs.Var(&startEnd, "start-end", "add <s> and </s> around each sentence (default: as the training data was)")
@@ -39,6 +40,11 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer emb.Close()
+	if *adapt {
+		if err := emb.UseAdaptation(ckDir); err != nil {
+			return err
+		}
+	}
 	opts := text.TokenizeOptions{Lower: true}
 	if ck.Run != nil {
 		opts = text.TokenizeOptions{Lower: ck.Run.Tokenize.Lower, StartEnd: ck.Run.Tokenize.StartEnd}

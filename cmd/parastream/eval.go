@@ -16,7 +16,7 @@ import (
 
 const evalUsage = "parastream eval run --checkpoint DIR --eval SHARDS [--out RESULTS] | " +
 	"parastream eval watch --brokers ADDR [--topic-prefix P] [--group G] --eval SHARDS --out RESULTS " +
-	"[--sql-dsn DSN] [--scale cosine|angular] [--scatter SET] [--candidates N] [--seed S] [--run NAME] [--model NAME]"
+	"[--sql-dsn DSN] [--scale cosine|angular] [--scatter SET] [--candidates N] [--seed S] [--run NAME] [--model NAME] [--adapt]"
 
 func runEval(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
@@ -46,6 +46,7 @@ func evalFlags(e *env, fs *flag.FlagSet) (cfg func() evalsink.Config, verbose *b
 	candidates := fs.Int("candidates", evalsink.DefaultCandidates, "responses each retrieval query ranks (1 true, the rest random)")
 	seed := fs.Uint64("seed", evalsink.DefaultSeed, "seed of the random retrieval candidates")
 	dsn := fs.String("sql-dsn", "", "also write the rows to PostgreSQL (e.g. postgres://user@host/db); the table is created when missing")
+	adapt := fs.Bool("adapt", false, "apply the checkpoint's STS adaptation (parastream adapt) to every embedding: rows marked adaptation sts-linear")
 	verbose = fs.Bool("v", false, "log progress")
 	return func() evalsink.Config {
 		level := slog.LevelWarn
@@ -53,7 +54,7 @@ func evalFlags(e *env, fs *flag.FlagSet) (cfg func() evalsink.Config, verbose *b
 			level = slog.LevelInfo
 		}
 		return evalsink.Config{Eval: *eval, Out: *out, Run: *run, Model: *model, Scale: *scale, Scatter: *scatter,
-			Candidates: *candidates, Seed: *seed, SQLDSN: *dsn, ContextFor: topicContext,
+			Candidates: *candidates, Seed: *seed, SQLDSN: *dsn, ContextFor: topicContext, Adapt: *adapt,
 			Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))}
 	}, verbose
 }

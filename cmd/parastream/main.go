@@ -63,6 +63,8 @@ func commands() []command {
 			usage: exportUsage, run: runExport},
 		{name: "eval", summary: "evaluate checkpoints and write result tables",
 			usage: evalUsage, run: runEval},
+		{name: "adapt", summary: "train a checkpoint's STS adaptation (a linear map of its embeddings, STS Benchmark train, chosen on dev)",
+			usage: adaptUsage, run: runAdapt},
 		{name: "gen", summary: "generate realistic synthetic corpora in the real formats",
 			usage: "parastream gen reddit|europarl|ppdb|quora|simpwiki --rows N --out FILE [--compress zstd|gz|bz2]", run: runGen},
 		{name: "demo", summary: "run the main job on the embedded defaults (the project's fixtures)",

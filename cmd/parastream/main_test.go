@@ -23,7 +23,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, c := range []string{"extract", "featurize", "publish", "consume", "broker", "train", "eval", "gen", "demo", "version"} {
+	for _, c := range []string{"extract", "featurize", "publish", "consume", "broker", "train", "eval", "adapt", "gen", "demo", "version"} {
 		if !strings.Contains(out, "\n  "+c+" ") {
 			t.Errorf("help does not list %s:\n%s", c, out)
 		}
