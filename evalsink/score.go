@@ -34,6 +34,18 @@ const (
 	// to read a KindRetrieval or KindRanking row against.
 	KindRetrievalChance = "retrieval_chance"
 	KindRankingChance   = "ranking_chance"
+	// KindClassification is a classifier trained on frozen embeddings
+	// (logistic regression, SentEval's protocol) and scored on held-out
+	// items: accuracy, and F1 of the positive class for binary tasks
+	// (SST-2, MR, MRPC, SICK entailment, SNLI).
+	KindClassification = "classification"
+	// KindClassificationHead is the checkpoint's own classifier (the NLI
+	// head of a multitask run) scored on an evaluation set: accuracy.
+	KindClassificationHead = "classification_head"
+	// KindWordContext is Spearman's ρ (and Pearson's r) between human
+	// ratings of word pairs in context (SCWS) and the cosine of the two
+	// words' representations.
+	KindWordContext = "word_context"
 )
 
 // Scales of the predicted similarity.

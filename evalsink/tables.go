@@ -158,13 +158,15 @@ func keyOf(r Result) lineKey { return lineKey{r.Corpus, r.Split, r.Dataset, r.Ki
 // kindOrder returns the kinds of rows in the order of the report.
 func kindOrder() []string {
 	return []string{KindDataset, KindMean, KindWeightedMean, KindPooled, KindAverage,
-		KindRetrieval, KindRetrievalChance, KindRanking, KindRankingChance, KindGeneration}
+		KindRetrieval, KindRetrievalChance, KindRanking, KindRankingChance, KindClassification, KindClassificationHead,
+		KindWordContext, KindGeneration}
 }
 
 // isSimilarity says whether a kind of row holds correlations.
 func isSimilarity(kind string) bool {
 	switch kind {
-	case KindRetrieval, KindRetrievalChance, KindRanking, KindRankingChance, KindGeneration:
+	case KindRetrieval, KindRetrievalChance, KindRanking, KindRankingChance, KindGeneration,
+		KindClassification, KindClassificationHead, KindWordContext:
 		return false
 	}
 	return true
@@ -190,10 +192,10 @@ func lineOrder(a, b Result) int {
 		case "sts+sick":
 			return 3
 		}
-		if i := slices.Index(retrievalCorpora(), r.Corpus); i >= 0 {
-			return 4 + i
+		if i := slices.Index(corpusOrder(), r.Corpus); i >= 0 {
+			return 4 + i // retrieval, then the other tasks' corpora
 		}
-		return 4 + len(retrievalCorpora()) // generation sets of other corpora
+		return 4 + len(corpusOrder()) // generation sets of other corpora
 
 	}
 	// The test split first (the research's tables), then the others.
@@ -257,6 +259,9 @@ func lineLabel(r Result) string {
 	if r.Split != "test" && !strings.HasSuffix(year, r.Split) {
 		year += " " + r.Split
 	}
+	if label := taskLabels()[r.Corpus]; label != nil && !isSimilarity(r.Kind) {
+		return label(r)
+	}
 	switch r.Kind {
 	case KindMean:
 		return "**STS " + year + " mean**"
@@ -274,7 +279,7 @@ func lineLabel(r Result) string {
 	case KindRetrievalChance, KindRankingChance:
 		return r.Dataset + " chance (the same pools in random order)"
 	case KindRanking:
-		return r.Dataset + fmt.Sprintf(" rankings (%d labelled candidates in all)", r.Candidates)
+		return r.Dataset + fmt.Sprintf(" rankings: questions with a relevant and an irrelevant candidate (%d candidates in all)", r.Candidates)
 	}
 	return setLabel(r)
 }
@@ -440,9 +445,17 @@ func WriteReport(w io.Writer, rows []Result) error {
 		func(r Result) bool { return r.Kind == KindRetrieval || r.Kind == KindRetrievalChance }, []metric{
 			{"P@1", func(r *Result) *float64 { return r.PAt1 }}, {"P@3", func(r *Result) *float64 { return r.PAt3 }},
 			{"P@10", func(r *Result) *float64 { return r.PAt10 }}, {"MRR", func(r *Result) *float64 { return r.MRR }}})
-	table("Rankings the data gives (a question with labelled candidates, at least one relevant and one not): MAP and MRR, × 100",
+	table("Rankings the data gives (a question with labelled candidates; each line says which questions it keeps): MAP and MRR, × 100",
 		func(r Result) bool { return r.Kind == KindRanking || r.Kind == KindRankingChance }, []metric{
 			{"MAP", func(r *Result) *float64 { return r.MAP }}, {"MRR", func(r *Result) *float64 { return r.MRR }}})
+	table("Classification on the frozen sentence embeddings (logistic regression; each line says its training data and how its L2 penalty was chosen): accuracy and F1 of the positive class, × 100",
+		func(r Result) bool { return r.Kind == KindClassification }, []metric{
+			{"accuracy", func(r *Result) *float64 { return r.Accuracy }}, {"F1", func(r *Result) *float64 { return r.F1 }}})
+	table("Classification by the checkpoint's own head (trained with the encoder): accuracy, × 100",
+		func(r Result) bool { return r.Kind == KindClassificationHead }, []metric{{"accuracy", func(r *Result) *float64 { return r.Accuracy }}})
+	table("Word similarity in context: the human rating against the cosine of the two words' representations, Spearman's ρ and Pearson's r × 100",
+		func(r Result) bool { return r.Kind == KindWordContext }, []metric{
+			{"ρ", func(r *Result) *float64 { return r.Spearman }}, {"r", func(r *Result) *float64 { return r.Pearson }}})
 	table("Generation (the model's outputs against the set's references): corpus BLEU-1 to 4, mean sentence METEOR and corpus TER, × 100 (TER: edits per reference word, lower is better)",
 		func(r Result) bool { return r.Kind == KindGeneration }, []metric{
 			{"BLEU-1", func(r *Result) *float64 { return r.BLEU1 }}, {"BLEU-2", func(r *Result) *float64 { return r.BLEU2 }},

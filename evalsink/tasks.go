@@ -35,6 +35,14 @@ func tasks() []Task {
 	return []Task{}
 }
 
+// taskLabels returns, by corpus, how the report names a row of one of the
+// tasks beyond similarity (its kind is not a similarity kind): the set, and
+// what the figure was computed with (the training data, the choice of the
+// penalty, the questions kept).
+func taskLabels() map[string]func(Result) string {
+	return map[string]func(Result) string{}
+}
+
 // similarityFigures returns the figures of one similarity score: the
 // items of its set, or of the sets its aggregate is taken over.
 func similarityFigures(scored []*Scored, s Score) []Figure {
