@@ -272,7 +272,9 @@ func (ev *Evaluator) Evaluate(ctx context.Context, t Target) (*Summary, error) {
 			return nil, err
 		}
 		sum.Added = true
-		if p, err := ev.scatter(scored, rows[0]); err != nil {
+		if len(rows) == 0 {
+			ev.log.Warn("the evaluation scored nothing: none of the evaluation sets applies to this checkpoint", "checkpoint", ck.dir)
+		} else if p, err := ev.scatter(scored, rows[0]); err != nil {
 			return nil, err
 		} else if p != "" {
 			sum.Plots = append(sum.Plots, p)

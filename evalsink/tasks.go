@@ -32,7 +32,7 @@ type Task func(ctx context.Context, env TaskEnv) ([]RowFigures, error)
 // tasks returns the evaluation tasks run after similarity and retrieval,
 // in the order of their rows.
 func tasks() []Task {
-	return []Task{}
+	return []Task{nliHeadTask}
 }
 
 // taskLabels returns, by corpus, how the report names a row of one of the

@@ -3,6 +3,7 @@ package trainstep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -144,7 +145,13 @@ func (f *feed) next(ctx context.Context) *window {
 			w.err = err
 			break
 		}
-		if f.cfg.MinLabel != nil && rec.Label != nil && *rec.Label < *f.cfg.MinLabel {
+		if f.c.nli[rec.ds] {
+			if rec.Label == nil {
+				w.err = fmt.Errorf("trainstep: row %s (%s row %d) of the NLI dataset %s has no label: NLI rows need their class (0 entailment, 1 neutral, 2 contradiction)",
+					rec.ID, rec.Shard, rec.Index, f.c.names[rec.ds])
+				break
+			}
+		} else if f.cfg.MinLabel != nil && rec.Label != nil && *rec.Label < *f.cfg.MinLabel {
 			w.filtered++ // handed out and done with: the position covers it
 			continue
 		}
@@ -170,8 +177,20 @@ func (f *feed) next(ctx context.Context) *window {
 		w.pool = pool
 		return w
 	}
-	batches, skipped := bucket(pool, f.model.BatchSize, f.model.MaxLen, func(r item) (int, int) { return len(r.IDsA), len(r.IDsB) })
-	w.skipped = int64(skipped)
+	// The NLI datasets' rows are batched apart: a batch trains one loss.
+	var pairs, nli []item
+	for _, r := range pool {
+		if f.c.nli[r.ds] {
+			nli = append(nli, r)
+		} else {
+			pairs = append(pairs, r)
+		}
+	}
+	lens := func(r item) (int, int) { return len(r.IDsA), len(r.IDsB) }
+	batches, skipped := bucket(pairs, f.model.BatchSize, f.model.MaxLen, lens)
+	nliBatches, nliSkipped := bucket(nli, f.model.BatchSize, f.model.MaxLen, lens)
+	batches = append(batches, nliBatches...)
+	w.skipped = int64(skipped + nliSkipped)
 	rng := rand.New(rand.NewPCG(f.model.Seed, uint64(f.step)))
 	rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
 	f.step += int64(len(batches))
@@ -180,7 +199,7 @@ func (f *feed) next(ctx context.Context) *window {
 	for i, b := range batches {
 		pairs := make([]Pair, len(b))
 		for j, r := range b {
-			pairs[j] = Pair{A: r.IDsA, B: r.IDsB, CtxA: r.TopicsA, CtxB: r.TopicsB}
+			pairs[j] = Pair{A: r.IDsA, B: r.IDsB, CtxA: r.TopicsA, CtxB: r.TopicsB, NLI: f.c.nli[r.ds]}
 			if r.Label != nil {
 				pairs[j].Label = float32(*r.Label)
 			}

@@ -53,7 +53,7 @@ func trainFlagPolicy(name string) (flagPolicy, bool) {
 		"bucket-width", "optimizer", "embedding-update", "lr",
 		"decay", "dropout", "word-dropout", "scramble",
 		"lambda-c", "lambda-w", "seed", "shuffle-buffer",
-		"window", "min-label", "tf-layers", "tf-heads", "tf-filter", "out-vocab", "global-weight":
+		"window", "min-label", "tf-layers", "tf-heads", "tf-filter", "out-vocab", "global-weight", "nli-hidden":
 		return flagRefused, true
 	}
 	return flagOverride, false

@@ -198,6 +198,10 @@ func (c RunConfig) datasets() []string {
 	return []string{c.Dataset}
 }
 
+// nli reports whether one of the run's datasets is an NLI dataset
+// (IsNLIDataset).
+func (c RunConfig) nli() bool { return slices.ContainsFunc(c.datasets(), IsNLIDataset) }
+
 // datasetName is the datasets joined by commas, as --dataset takes them.
 func (c RunConfig) datasetName() string { return strings.Join(c.datasets(), ",") }
 
@@ -362,6 +366,10 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		if l.cfg.Run == "" {
 			l.cfg.Run = rp.Run
 		}
+		if cfg.nli() && tr.Config().NLIHidden == 0 {
+			tr.Close()
+			return RunSummary{}, fmt.Errorf("resuming %s: its model has no NLI head, so it cannot train on the NLI dataset of %s: start a new run from it with --init-from", dir, cfg.datasetName())
+		}
 		if l.cfg.Featurize == nil {
 			if l.cfg.Featurize, err = ReadFeaturizeFiles(dir); err != nil {
 				tr.Close()
@@ -375,6 +383,13 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		l.lastDir, l.lastStep, l.ckStep = dir, tr.Steps(), tr.Steps()
 		l.info.ResumedFrom = dir
 	} else {
+		// A run with an NLI dataset trains the NLI head (multitask); one
+		// without has none (nothing would train it).
+		if cfg.nli() {
+			cfg.Model.NLIHidden = cmp.Or(cfg.Model.NLIHidden, compute.DefaultNLIHidden)
+		} else {
+			cfg.Model.NLIHidden = 0
+		}
 		tr, err := New(cfg.Model, Options{Backend: cfg.Backend, Vocab: cfg.Vocab, Vectors: cfg.Vectors})
 		if err != nil {
 			return RunSummary{}, err
@@ -512,9 +527,13 @@ type loop struct {
 	filtered        int64
 	lossSum         float64
 	lossN           int
-	lineExamples    int64
-	lastLoss        float64
-	traceBuf        bytes.Buffer
+	// nliLossSum and nliN are lossSum and lossN of the NLI batches (a
+	// multitask run), which the progress line gives apart.
+	nliLossSum   float64
+	nliN         int
+	lineExamples int64
+	lastLoss     float64
+	traceBuf     bytes.Buffer
 }
 
 // errStop ends the loop normally (MaxSteps or Duration reached).
@@ -728,8 +747,13 @@ func (l *loop) step(b []item, pairs []Pair) error {
 	l.steps++
 	l.examples += int64(len(b))
 	l.lineExamples += int64(len(b))
-	l.lossSum += loss
-	l.lossN++
+	if len(pairs) > 0 && pairs[0].NLI {
+		l.nliLossSum += loss
+		l.nliN++
+	} else {
+		l.lossSum += loss
+		l.lossN++
+	}
 	if l.trace != nil {
 		l.traceBuf.Reset()
 		for _, r := range b {
@@ -759,14 +783,20 @@ func (l *loop) progress(note string) {
 	now := time.Now()
 	if l.lossN > 0 {
 		l.lastLoss = l.lossSum / float64(l.lossN)
+	} else if l.nliN > 0 {
+		l.lastLoss = l.nliLossSum / float64(l.nliN) // an NLI-only run
 	}
 	if l.cfg.Progress != nil {
 		s := l.at.stats
 		rate := float64(l.lineExamples) / max(now.Sub(l.lastLine).Seconds(), 1e-9)
-		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %s %.0f examples/s loss %.4f lag %d messages on %s%s%s\n",
-			l.cfg.Run, l.tr.Steps(), s.Epoch, l.at.rows, rate, l.lastLoss, s.Lag, l.tr.ShortDevice(), memoryNote(l.tr.Model()), note)
+		nli := ""
+		if l.nliN > 0 {
+			nli = fmt.Sprintf(" nli loss %.4f (%d steps)", l.nliLossSum/float64(l.nliN), l.nliN)
+		}
+		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %s %.0f examples/s loss %.4f%s lag %d messages on %s%s%s\n",
+			l.cfg.Run, l.tr.Steps(), s.Epoch, l.at.rows, rate, l.lastLoss, nli, s.Lag, l.tr.ShortDevice(), memoryNote(l.tr.Model()), note)
 	}
-	l.lastLine, l.lineExamples, l.lossSum, l.lossN = now, 0, 0, 0
+	l.lastLine, l.lineExamples, l.lossSum, l.lossN, l.nliLossSum, l.nliN = now, 0, 0, 0, 0, 0
 }
 
 // memoryNote is the progress line's part on the model's memory, for a

@@ -69,7 +69,10 @@ type MixDataset struct {
 // mixer draws rows from its datasets' consumers.
 type mixer struct {
 	names []string
-	cs    []*stream.Consumer
+	// nli marks the NLI datasets (IsNLIDataset), trained by the model's
+	// NLI head.
+	nli []bool
+	cs  []*stream.Consumer
 	// weights, quota (rows per epoch) and left (rows of the epoch's quota
 	// not yet drawn) are those of a mix of two or more datasets.
 	weights     []float64
@@ -151,6 +154,9 @@ func passes(epochs int, quota, size int64) int {
 func openMixer(ctx context.Context, cfg RunConfig, model Config, seed uint64, single *stream.Position, start *MixPosition) (*mixer, error) {
 	names := cfg.datasets()
 	mx := &mixer{names: names, seed: seed, log: cfg.Logger, epochs: cfg.Epochs}
+	for _, n := range names {
+		mx.nli = append(mx.nli, IsNLIDataset(n))
+	}
 	cc := stream.ConsumerConfig{Client: cfg.Client, Prefix: cfg.Prefix, Split: cfg.Split, Group: cfg.Run, Epochs: cfg.Epochs,
 		Seed: seed, ShuffleBuffer: cfg.ShuffleBuffer, Logger: cfg.Logger,
 		// What the loop reads of a row: ids and label to train, id to
@@ -225,6 +231,12 @@ func openMixer(ctx context.Context, cfg RunConfig, model Config, seed uint64, si
 	}
 	return mx, nil
 }
+
+// IsNLIDataset reports whether a dataset is one of natural language
+// inference (a corpus whose rows are premise, hypothesis and a class:
+// snli, multinli): a run trains its batches by the model's NLI head
+// (multitask training, Yang et al. 2018 §2.4) instead of the pairs loss.
+func IsNLIDataset(name string) bool { return name == "snli" || name == "multinli" }
 
 // sameVocabulary refuses datasets featurized with different vocabularies:
 // their token ids mean different words.

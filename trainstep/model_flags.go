@@ -31,5 +31,6 @@ func ModelFlags(fs *flag.FlagSet, cfg *Config) []string {
 	fs.Float64Var(&cfg.Scramble, "scramble", 0, "probability of shuffling the words of a pair")
 	fs.Float64Var(&cfg.LambdaC, "lambda-c", 0, "L2 on the compositional parameters")
 	fs.Float64Var(&cfg.LambdaW, "lambda-w", 0, "L2 of the word embeddings back to their initial values")
-	return []string{"model", "loss", "dim", "hidden", "tf-layers", "tf-heads", "tf-filter", "out-vocab", "global-weight", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias", "dropout", "word-dropout", "scramble", "lambda-c", "lambda-w"}
+	fs.IntVar(&cfg.NLIHidden, "nli-hidden", 0, "multitask with an NLI dataset (--dataset quora,snli): hidden ReLU units of the NLI head over (u, v, |u−v|, u·v) (0: 512, Yang et al. 2018)")
+	return []string{"model", "loss", "dim", "hidden", "tf-layers", "tf-heads", "tf-filter", "out-vocab", "global-weight", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias", "dropout", "word-dropout", "scramble", "lambda-c", "lambda-w", "nli-hidden"}
 }

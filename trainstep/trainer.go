@@ -28,6 +28,10 @@ type Pair struct {
 	// CtxA and CtxB are the sides' topic vectors (shards.Row's TopicsA and
 	// TopicsB), read by a model with Config.Context topics.
 	CtxA, CtxB []float32
+	// NLI marks a pair of an NLI dataset: Label is its class (0
+	// entailment, 1 neutral, 2 contradiction) and it trains the model's
+	// NLI head (Config.NLIHidden). A batch's pairs are all NLI or none.
+	NLI bool
 }
 
 // Options are the parts of a new trainer that are not configuration.
@@ -156,8 +160,9 @@ func (t *Trainer) LR() float64 { return t.cfg.LR * math.Pow(t.cfg.Decay, float64
 // parameters untouched.
 func (t *Trainer) Step(pairs []Pair) (float64, error) {
 	a, b := make([][]int32, len(pairs)), make([][]int32, len(pairs))
+	nli := len(pairs) > 0 && pairs[0].NLI
 	var labels []float32
-	if t.cfg.Loss == compute.LossSim {
+	if t.cfg.Loss == compute.LossSim || nli {
 		labels = make([]float32, len(pairs))
 	}
 	var ctxA, ctxB [][]float32
@@ -165,6 +170,9 @@ func (t *Trainer) Step(pairs []Pair) (float64, error) {
 		ctxA, ctxB = make([][]float32, len(pairs)), make([][]float32, len(pairs))
 	}
 	for i, p := range pairs {
+		if p.NLI != nli {
+			return 0, fmt.Errorf("step %d: a batch mixing NLI pairs and pairs: each batch is of one kind", t.step+1)
+		}
 		a[i], b[i] = p.A, p.B
 		if labels != nil {
 			labels[i] = p.Label
@@ -173,7 +181,7 @@ func (t *Trainer) Step(pairs []Pair) (float64, error) {
 			ctxA[i], ctxB[i] = p.CtxA, p.CtxB
 		}
 	}
-	bt, err := compute.NewContextBatch(t.cfg, compute.Pairs{A: a, B: b, Labels: labels, CtxA: ctxA, CtxB: ctxB}, t.rng)
+	bt, err := compute.NewContextBatch(t.cfg, compute.Pairs{A: a, B: b, Labels: labels, CtxA: ctxA, CtxB: ctxB, NLI: nli}, t.rng)
 	if err != nil {
 		return 0, fmt.Errorf("step %d: %w", t.step+1, err)
 	}

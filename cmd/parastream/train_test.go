@@ -34,7 +34,9 @@ func writeFeaturized(t *testing.T, n, buckets int) string {
 
 // writeFeaturizedCorpora writes, for each corpus, n rows of its train split
 // (ids "<corpus><i>") featurized with one vocabulary and buckets, as one
-// featurize run over them all would (see writeFeaturized).
+// featurize run over them all would (see writeFeaturized). Rows of "snli"
+// are labelled with the classes 0, 1, 2 in turn, rows of "labelled" with
+// 0 and 1 in turn; the others have no label.
 func writeFeaturizedCorpora(t *testing.T, corpora []string, ns []int, buckets int) string {
 	t.Helper()
 	root := t.TempDir()
@@ -76,6 +78,12 @@ func writeFeaturizedCorpora(t *testing.T, corpora []string, ns []int, buckets in
 			}
 			r.TokensA, r.IDsA = side()
 			r.TokensB, r.IDsB = side()
+			switch corpus {
+			case "snli":
+				r.Label = ptrTo(float64(i % 3))
+			case "labelled":
+				r.Label = ptrTo(float64(i % 2))
+			}
 			r.A, r.B = strings.Join(r.TokensA, " "), strings.Join(r.TokensB, " ")
 			if err := w.Write(r); err != nil {
 				t.Fatal(err)
@@ -359,4 +367,102 @@ func TestTrainMixKilledAndResumedExactlyOnce(t *testing.T) {
 		}
 	}
 	t.Logf("alpha %d and beta %d rows trained exactly once across the crash; %d lines of lost work dropped", len(count["alpha"]), len(count["beta"]), lost)
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// TestTrainMultitaskKilledAndResumedExactlyOnce trains a pairs dataset and
+// an NLI dataset in one run (`--dataset labelled,snli`, issue 23's
+// multitask training), SIGKILLs it mid-epoch after a checkpoint and
+// resumes it: every row of each dataset is trained exactly once (the NLI
+// rows all of them, --min-label filtering only the pairs dataset), the
+// progress reports the NLI head's loss, and the final checkpoint holds
+// the head.
+func TestTrainMultitaskKilledAndResumedExactlyOnce(t *testing.T) {
+	bin := binary(t)
+	const nl, ns = 3000, 1200
+	root := writeFeaturizedCorpora(t, []string{"labelled", "snli"}, []int{nl, ns}, 0)
+	b := startBrokerProc(t, bin, "127.0.0.1:0", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "100", "--quiet").CombinedOutput(); err != nil {
+		t.Fatalf("publish: %v\n%s", err, out)
+	}
+	dir, trace := filepath.Join(t.TempDir(), "ck"), filepath.Join(t.TempDir(), "ids.tsv")
+	flags := []string{"--brokers", b.addr, "--dataset", "labelled,snli", "--epochs", "1", "--checkpoint-every", "20", "--window", "4",
+		"--shuffle-buffer", "500", "--trace-ids", trace}
+	before, resumedAt := trainAndKill(ctx, t, bin, dir, trace, (nl/2+ns)/20,
+		append([]string{"train", "--run", "multitask", "--model", "avg", "--dim", "16", "--batch", "20", "--min-label", "1", "--nli-hidden", "12",
+			"--checkpoint-dir", dir}, flags...)...)
+	out, err := exec.CommandContext(ctx, bin, append([]string{"train", "--resume", dir, "--progress-every", "1ms"}, flags...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("resumed train: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), " nli loss ") {
+		t.Errorf("the resumed run's progress gives no NLI loss:\n%s", out)
+	}
+	all, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]map[string]int{}
+	steps := map[string]map[int64]bool{}
+	lost := 0
+	sc := bufio.NewScanner(bytes.NewReader(all))
+	for at := 0; sc.Scan(); at += len(sc.Bytes()) + 1 {
+		f := strings.Split(sc.Text(), "\t")
+		step, err := strconv.ParseInt(f[0], 10, 64)
+		if len(f) != 5 || err != nil || f[1] != "1" || f[4] != "1" || !strings.HasPrefix(f[2], f[3]) {
+			t.Fatalf("trace line %q: want step, epoch 1, id, its dataset, pass 1", sc.Text())
+		}
+		if at < len(before) && step > resumedAt {
+			lost++
+			continue
+		}
+		if count[f[3]] == nil {
+			count[f[3]], steps[f[3]] = map[string]int{}, map[int64]bool{}
+		}
+		count[f[3]][f[2]]++
+		steps[f[3]][step] = true
+	}
+	if lost == 0 {
+		t.Errorf("no lost work: the kill came right at a checkpoint, the test proves less than it should")
+	}
+	for ds, n := range map[string]int{"labelled": nl / 2, "snli": ns} {
+		if len(count[ds]) != n {
+			t.Errorf("%s: %d rows trained, want %d", ds, len(count[ds]), n)
+		}
+		for id, k := range count[ds] {
+			if k != 1 {
+				t.Errorf("%s: row %s trained %d times", ds, id, k)
+			}
+		}
+	}
+	for step := range steps["snli"] {
+		if steps["labelled"][step] {
+			t.Errorf("step %d trained rows of both datasets: a batch is of one kind", step)
+		}
+	}
+	final, err := trainstep.LatestCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := trainstep.ReadCheckpoint(final)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.Config.NLIHidden != 12 {
+		t.Errorf("final checkpoint: nli_hidden %d, want 12", ck.Config.NLIHidden)
+	}
+	heads := 0
+	for _, p := range ck.Params {
+		if strings.HasPrefix(p.Name, "nli.") {
+			heads++
+		}
+	}
+	if heads != 4 {
+		t.Errorf("final checkpoint: %d NLI head tensors, want 4", heads)
+	}
+	t.Logf("labelled %d and snli %d rows trained exactly once across the crash, in %d and %d steps; %d lines of lost work dropped",
+		len(count["labelled"]), len(count["snli"]), len(steps["labelled"]), len(steps["snli"]), lost)
 }

@@ -15,7 +15,12 @@ import (
 type Batch struct {
 	Len    int       // padded length: a multiple of Config.BucketWidth, at least every len(A[i]), len(B[i])
 	A, B   [][]int32 // token ids, after truncation and scrambling; none empty
-	Labels []float32 // gold scores (loss "sim"); nil otherwise
+	Labels []float32 // gold scores (loss "sim"), NLI classes (NLI); nil otherwise
+	// NLI: the batch is of an NLI dataset and trains the NLI head
+	// (Config.NLIHidden; nli.go) instead of Config.Loss: Labels hold each
+	// pair's class (0 entailment, 1 neutral, 2 contradiction), and no
+	// negatives are drawn.
+	NLI bool
 	// CtxA and CtxB are the sides' topic vectors (Config.Context topics:
 	// Config.Topics values each); nil otherwise.
 	CtxA, CtxB [][]float32
@@ -63,6 +68,8 @@ type Pairs struct {
 	A, B       [][]int32
 	Labels     []float32
 	CtxA, CtxB [][]float32
+	// NLI makes an NLI batch (Batch.NLI): Labels are the classes.
+	NLI bool
 }
 
 // NewContextBatch is NewBatch with the sides' topic vectors (Config.Context
@@ -77,16 +84,20 @@ func NewContextBatch(cfg Config, p Pairs, rng *rand.Rand) (*Batch, error) {
 	if n < 2 {
 		return nil, fmt.Errorf("batch: %d pairs; in-batch negatives need at least 2", n)
 	}
-	if cfg.Loss == LossSim && len(labels) != n {
+	if p.NLI {
+		if err := checkNLILabels(cfg, labels, n); err != nil {
+			return nil, err
+		}
+	} else if cfg.Loss == LossSim && len(labels) != n {
 		return nil, fmt.Errorf("batch: loss sim needs %d labels, got %d", n, len(labels))
 	}
 	if cfg.Context == ContextTopics && (len(ctxA) != n || len(ctxB) != n) {
 		return nil, fmt.Errorf("batch: context topics needs %d topic vectors per side, got %d and %d", n, len(ctxA), len(ctxB))
 	}
-	if cfg.Loss == LossHinge && cfg.HingeK >= n {
+	if !p.NLI && cfg.Loss == LossHinge && cfg.HingeK >= n {
 		return nil, fmt.Errorf("batch: %d pairs cannot give %d hinge negatives each", n, cfg.HingeK)
 	}
-	bt := &Batch{A: make([][]int32, n), B: make([][]int32, n)}
+	bt := &Batch{A: make([][]int32, n), B: make([][]int32, n), NLI: p.NLI}
 	longest := 0
 	for i := range n {
 		for side, src := range [][]int32{a[i], b[i]} {
@@ -134,7 +145,11 @@ func NewContextBatch(cfg Config, p Pairs, rng *rand.Rand) (*Batch, error) {
 		bt.DropA = dropMask(cfg, bt.A, bt.Len, rng)
 		bt.DropB = dropMask(cfg, bt.B, bt.Len, rng)
 	}
-	switch cfg.Loss {
+	loss := cfg.Loss
+	if p.NLI {
+		loss = "" // the head's cross-entropy draws nothing
+	}
+	switch loss {
 	case LossMargin:
 		if cfg.Negatives != NegMax {
 			bt.NegRand = make([]int32, 2*n)
@@ -243,6 +258,9 @@ func (b *Batch) Check(cfg Config) error {
 	if b.DropA != nil && (len(b.DropA) != n*b.Len*cfg.Dim || len(b.DropB) != len(b.DropA)) {
 		return fmt.Errorf("batch: dropout masks of %d and %d values, want %d", len(b.DropA), len(b.DropB), n*b.Len*cfg.Dim)
 	}
+	if b.NLI {
+		return checkNLILabels(cfg, b.Labels, n)
+	}
 	switch cfg.Loss {
 	case LossMargin:
 		if cfg.Negatives != NegMax && (len(b.NegRand) != 2*n || len(b.NegUseMax) != 2*n) {
@@ -287,4 +305,21 @@ func SimTarget(y float64, k int) []float64 {
 	p[f-1] = float64(f) - y + 1
 	p[f] = y - float64(f)
 	return p
+}
+
+// checkNLILabels reports an NLI batch that the model cannot train: no
+// head, or labels that are not n classes.
+func checkNLILabels(cfg Config, labels []float32, n int) error {
+	if cfg.NLIHidden <= 0 {
+		return errors.New("batch: an NLI batch, but the model has no NLI head (nli_hidden 0)")
+	}
+	if len(labels) != n {
+		return fmt.Errorf("batch: an NLI batch of %d pairs needs %d labels, got %d", n, n, len(labels))
+	}
+	for i, y := range labels {
+		if y != 0 && y != 1 && y != 2 {
+			return fmt.Errorf("batch: NLI pair %d: label %g is not a class (0 entailment, 1 neutral, 2 contradiction)", i, y)
+		}
+	}
+	return nil
 }

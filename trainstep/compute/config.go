@@ -176,6 +176,13 @@ type Config struct {
 	// weighs its global loss (LossLocalGlobal); 0: 1. (edd.go)
 	OutVocab     int     `json:"out_vocab,omitempty"`
 	GlobalWeight float64 `json:"global_weight,omitempty"`
+	// NLIHidden, when positive, gives the model the NLI head of multitask
+	// training (nli.go; Yang et al. 2018 §2.4): batches of an NLI dataset
+	// (Batch.NLI) train it and the shared encoder by a 3-way softmax over
+	// (u, v, |u−v|, u⊙v) through NLIHidden ReLU units, the other batches
+	// train by Loss. The trainer sets it (DefaultNLIHidden unless told)
+	// for a run whose datasets include an NLI dataset; 0: no head.
+	NLIHidden int `json:"nli_hidden,omitempty"`
 
 	// Regularisation.
 	Dropout     float64 `json:"dropout"`      // dropout on word embedding units
@@ -437,6 +444,12 @@ func (c Config) Validate() error {
 	case LossRecon, LossLocal, LossLocalGlobal:
 	default:
 		bad("loss %q: use margin, hinge, softmax or sim (recon for csae; local, local-global for edd)", c.Loss)
+	}
+	if c.NLIHidden < 0 {
+		bad("nli_hidden %d: give the NLI head's hidden units (512 in Yang et al. 2018), or 0 for no head", c.NLIHidden)
+	}
+	if c.NLIHidden > 0 && c.IsEDD() {
+		bad("an NLI head trains a sentence encoder: not the %s generator", c.Encoder)
 	}
 	c.csaeValidate(bad)
 	errs = append(errs, c.validateEDD()...)

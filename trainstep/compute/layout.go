@@ -122,7 +122,7 @@ func Layout(cfg Config) []ParamSpec {
 		add("sim.wp", InitGlorot, cfg.SimHidden, cfg.SimK)
 		add("sim.bp", InitZero, cfg.SimK)
 	}
-	return ps
+	return append(ps, nliLayout(cfg)...)
 }
 
 // InitParams draws the initial parameters of cfg from rng, in Layout

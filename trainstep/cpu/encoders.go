@@ -26,13 +26,16 @@ type encoderGraph struct {
 	cfg    compute.Config
 	T, R   int
 	params map[string]*G.Node
-	x, xb  *G.Node           // (T, R, Dim) gathered words; DAN bigrams
-	xs     []*G.Node         // stepwise encoders: (R, Dim) words of step t
-	ctx    *G.Node           // (R, Topics) topic vectors (Config.Context topics)
-	masks  map[int][]*G.Node // per step, (R, dim): 1 where t < len
-	invs   map[int]*G.Node   // (R, dim): 1/len (DAN: 1/sqrt(len))
-	lens   *G.Node           // (R): len, made on first use
-	csaeN  *csaeNodes        // the csae's context layer and target (csae.go)
+	// used are the parameters the graph reads (through p): those it
+	// differentiates, and the only ones its step updates.
+	used  map[string]bool
+	x, xb *G.Node           // (T, R, Dim) gathered words; DAN bigrams
+	xs    []*G.Node         // stepwise encoders: (R, Dim) words of step t
+	ctx   *G.Node           // (R, Topics) topic vectors (Config.Context topics)
+	masks map[int][]*G.Node // per step, (R, dim): 1 where t < len
+	invs  map[int]*G.Node   // (R, dim): 1/len (DAN: 1/sqrt(len))
+	lens  *G.Node           // (R): len, made on first use
+	csaeN *csaeNodes        // the csae's context layer and target (csae.go)
 }
 
 // lengths is the (R) input of the rows' lengths, made on first use.
@@ -54,6 +57,7 @@ func (e *encoderGraph) p(name string) *G.Node {
 	if !ok {
 		panic("cpu: parameter " + name + " not in the graph")
 	}
+	e.used[name] = true
 	return n
 }
 
@@ -151,8 +155,8 @@ type gate struct {
 
 func (e *encoderGraph) newGate(prefix, i string) gate {
 	g := gate{wx: e.p(prefix + "gran.wx" + i), b: e.p(prefix + "gran.b" + i), wh: e.p(prefix + "gran.wh" + i)}
-	if n, ok := e.params[prefix+"gran.wa"+i]; ok {
-		g.wa = n
+	if _, ok := e.params[prefix+"gran.wa"+i]; ok {
+		g.wa = e.p(prefix + "gran.wa" + i)
 	}
 	return g
 }

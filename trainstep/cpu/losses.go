@@ -16,7 +16,7 @@ type lossInputs struct {
 	useRand *G.Node // margin, mix: (2n) 1 - useMax
 	k1, k2  *G.Node // hinge: (n, n) counts of B_j negative for A_i, A_j for B_i
 	eye     *G.Node // softmax: (n, n) identity
-	target  *G.Node // sim: (n, K) sparse target distribution
+	target  *G.Node // sim: (n, K) sparse target distribution; NLI: (n, 3) one-hot class
 	sim     *G.Node // margin: (2n, 2n) cosine matrix, read back for inspection
 
 	// edd holds the decoder's inputs of losses local and local-global
@@ -105,5 +105,19 @@ func (e *encoderGraph) sim(emb *G.Node, n int, in *lossInputs) *G.Node {
 	hs := e.sigm(e.bias(e.add(e.mul(hx, e.p("sim.wmul")), e.mul(hp, e.p("sim.wabs"))), e.p("sim.bh")))
 	logp := must(G.LogSoftMax(e.linear(hs, e.p("sim.wp"), e.p("sim.bp")), 1))
 	in.target = e.input("target", n, e.cfg.SimK)
+	return must(G.HadamardDiv(must(G.Neg(e.sum(e.prod(logp, in.target)))), e.scalar(float64(n))))
+}
+
+// nli is the NLI head's loss (compute/nli.go): the mean cross-entropy of
+// the gold class of softmax(relu(f·W1 + b1)·W2 + b2) over the n pairs,
+// f = (u, v, |u−v|, u⊙v) of the unit-length embeddings.
+func (e *encoderGraph) nli(emb *G.Node, n int, in *lossInputs) *G.Node {
+	nrm := must(G.Sqrt(e.add(e.sum(must(G.Square(emb)), 1), e.scalar(1e-12))))
+	unit := e.perRowDiv(emb, nrm)
+	u, v := e.rows(unit, 0, n), e.rows(unit, n, 2*n)
+	f := must(G.Concat(1, u, v, must(G.Abs(e.sub(u, v))), e.prod(u, v)))
+	h := e.relu(e.linear(f, e.p(compute.ParamNLIW1), e.p(compute.ParamNLIB1)))
+	logp := must(G.LogSoftMax(e.linear(h, e.p(compute.ParamNLIW2), e.p(compute.ParamNLIB2)), 1))
+	in.target = e.input("target", n, compute.NLIClasses)
 	return must(G.HadamardDiv(must(G.Neg(e.sum(e.prod(logp, in.target)))), e.scalar(float64(n))))
 }

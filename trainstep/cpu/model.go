@@ -99,6 +99,8 @@ type float interface{ float32 | float64 }
 type graphKey struct {
 	rows, T int
 	train   bool
+	// nli: the graph of an NLI batch (the head's loss, not Config.Loss).
+	nli bool
 }
 
 // graph is one expression graph for a batch shape, compiled into vm.
@@ -164,6 +166,11 @@ type model[T float] struct {
 	maxGraphs    int
 	budget, host int64
 	held         int64
+	// stepped are the parameters the last ForwardBackward's graph reads:
+	// the only ones Update steps (a multitask run's NLI head is not
+	// stepped by a pairs batch, nor the pairs loss's head by an NLI
+	// batch). nil: every parameter.
+	stepped map[string]bool
 	// rows are, per table (embeddings, bigrams), the distinct rows the
 	// last batch touched, sorted; dirty the rows of the table's gradient
 	// buffer that hold values (all: dirtyAll), zeroed before the next
@@ -211,7 +218,7 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 	}()
 	g := G.NewGraph()
 	o := &ops{g: g, dt: m.dt}
-	e := &encoderGraph{ops: o, cfg: m.cfg, T: k.T, R: k.rows, params: map[string]*G.Node{},
+	e := &encoderGraph{ops: o, cfg: m.cfg, T: k.T, R: k.rows, params: map[string]*G.Node{}, used: map[string]bool{},
 		masks: map[int][]*G.Node{}, invs: map[int]*G.Node{}}
 	for _, s := range m.specs {
 		if s.Name == compute.ParamEmbeddings || s.Name == compute.ParamBigrams {
@@ -240,7 +247,13 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 	gr = &graph{g: g, enc: e, emb: e.encode()}
 	if k.train {
 		n := k.rows / 2
-		switch m.cfg.Loss {
+		loss := m.cfg.Loss
+		if k.nli {
+			loss = "nli"
+		}
+		switch loss {
+		case "nli":
+			gr.loss = e.nli(gr.emb, n, &gr.in)
 		case compute.LossMargin:
 			gr.loss = e.margin(gr.emb, n, &gr.in)
 		case compute.LossHinge:
@@ -254,11 +267,15 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 		case compute.LossLocal, compute.LossLocalGlobal:
 			gr.loss = e.edd(gr.emb, n, &gr.in)
 		}
-		gr.loss = e.withRecon(gr.loss, gr.emb)
+		if !k.nli {
+			gr.loss = e.withRecon(gr.loss, gr.emb)
+		}
 		var names []string
 		var wrt G.Nodes
 		for name, node := range e.params {
-			names, wrt = append(names, name), append(wrt, node)
+			if e.used[name] {
+				names, wrt = append(names, name), append(wrt, node)
+			}
 		}
 		xs := e.xs
 		if xs == nil {
@@ -444,7 +461,19 @@ func (m *model[T]) feedLoss(gr *graph, b *compute.Batch) (float64, error) {
 	if err := m.feedRecon(gr, b); err != nil {
 		return 0, err
 	}
-	switch m.cfg.Loss {
+	loss := m.cfg.Loss
+	if b.NLI {
+		loss = "nli"
+	}
+	switch loss {
+	case "nli":
+		v := make([]T, n*compute.NLIClasses)
+		for i, y := range b.Labels {
+			v[i*compute.NLIClasses+int(y)] = 1
+		}
+		if err := m.let(in.target, v, n, compute.NLIClasses); err != nil {
+			return 0, err
+		}
 	case compute.LossMargin:
 		if in.penalty != nil {
 			p := make([]T, 4*n*n)
@@ -552,7 +581,7 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 		return 0, err
 	}
 	n := b.N()
-	gr, err := m.graphFor(graphKey{rows: 2 * n, T: b.Len, train: true})
+	gr, err := m.graphFor(graphKey{rows: 2 * n, T: b.Len, train: true, nli: b.NLI})
 	if err != nil {
 		return 0, err
 	}
@@ -606,9 +635,19 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 		return 0, fmt.Errorf("running the %s/%s graph: %w", m.cfg.Encoder, m.cfg.Loss, err)
 	}
 	loss := float64(values[T](gr.loss)[0]) + konst
-	// Gradients: graph parameters directly; embeddings scattered from x.
-	for name, node := range gr.grads {
-		copy(m.grad[name], values[T](node))
+	// Gradients: graph parameters directly (those outside the graph: 0,
+	// and not stepped); embeddings scattered from x.
+	m.stepped = map[string]bool{compute.ParamEmbeddings: true, compute.ParamBigrams: true}
+	for _, s := range m.specs {
+		node, ok := gr.grads[s.Name]
+		if !ok {
+			if s.Name != compute.ParamEmbeddings && s.Name != compute.ParamBigrams {
+				clear(m.grad[s.Name])
+			}
+			continue
+		}
+		copy(m.grad[s.Name], values[T](node))
+		m.stepped[s.Name] = true
 	}
 	d := m.cfg.Dim
 	R := 2 * n
@@ -759,6 +798,9 @@ func (m *model[T]) Update(step int64, lr float64) error {
 		return fmt.Errorf("update step %d: steps count from 1", step)
 	}
 	for _, s := range m.specs {
+		if m.stepped != nil && !m.stepped[s.Name] {
+			continue // outside the last step's graph: no gradient, no step, no moments
+		}
 		w, g := m.w[s.Name], m.grad[s.Name]
 		if lo, hi, ok := compute.HeldCellBias(m.cfg, s.Name, len(g)); ok {
 			clear(g[lo:hi]) // held at its initial value: no step, no moments

@@ -57,8 +57,8 @@ func supportedLosses() []string {
 
 // Supports reports whether the backend implements cfg: every encoder,
 // loss, negative strategy, regulariser and optimiser of the CPU backend
-// is, but not a topic context; the error wraps ErrUnsupported and says
-// what is missing.
+// is, but not a topic context nor the NLI head of multitask training; the
+// error wraps ErrUnsupported and says what is missing.
 func Supports(cfg compute.Config) error {
 	var missing []string
 	encoders, losses := supportedEncoders(), supportedLosses()
@@ -70,6 +70,9 @@ func Supports(cfg compute.Config) error {
 	}
 	if cfg.Context != "" {
 		missing = append(missing, fmt.Sprintf("context %s", cfg.Context))
+	}
+	if cfg.NLIHidden > 0 {
+		missing = append(missing, "the NLI head of multitask training")
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%s: %w; train it with --device cpu", strings.Join(missing, " and "), ErrUnsupported)

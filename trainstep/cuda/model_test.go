@@ -406,7 +406,8 @@ func TestNonFinite(t *testing.T) {
 }
 
 // TestUnsupported: Build refuses what the backend does not implement (a
-// topic context), and says so; every encoder and loss is built.
+// topic context, the csae, the NLI head of multitask training), and says
+// so; every encoder and loss is built.
 func TestUnsupported(t *testing.T) {
 	for _, c := range []compute.Config{
 		{Encoder: compute.EncAvg, Context: compute.ContextTopics, Topics: 3, Vocab: 10},
@@ -438,5 +439,10 @@ func TestUnsupported(t *testing.T) {
 	csae := compute.Config{Encoder: compute.EncCSAE, Loss: compute.LossRecon, Dim: 4, Vocab: 10}.Defaults()
 	if _, err := testBackend(t).Build(csae, params(csae)); !errorsIs(err, cuda.ErrUnsupported) || !strings.Contains(err.Error(), "csae") {
 		t.Errorf("csae/recon: error %v, want ErrUnsupported naming csae", err)
+	}
+	nli := smallModel(compute.EncAvg, compute.LossMargin, compute.NegMax)
+	nli.NLIHidden = 8
+	if _, err := testBackend(t).Build(nli, params(nli)); !errorsIs(err, cuda.ErrUnsupported) || !strings.Contains(err.Error(), "NLI head") {
+		t.Errorf("avg with an NLI head: error %v, want ErrUnsupported naming the NLI head", err)
 	}
 }
