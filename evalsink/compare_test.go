@@ -125,7 +125,7 @@ func TestCompareCheckpointWithItself(t *testing.T) {
 
 // trainedCheckpoint trains the model of checkpoint(dir, name, vocab, seed)
 // with the margin loss on the STS Benchmark train pairs scored 4 or more
-// (paraphrases; 1,649 of its 5,749 pairs), for steps batches of 100, and
+// (paraphrases; 1,406 of its 5,749 pairs), for steps batches of 100, and
 // saves it.
 func trainedCheckpoint(t *testing.T, sets *evalsink.Sets, dir, name string, vocab []string, seed uint64, steps int) string {
 	t.Helper()
