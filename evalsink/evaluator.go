@@ -64,6 +64,12 @@ type Config struct {
 	// rows carry Result.Adaptation and an EvalID of their own. A
 	// checkpoint without one is an error.
 	Adapt bool
+	// Headline names the figure eval watch picks a run's best evaluation
+	// by and reads first when it compares a new checkpoint with it, and
+	// eval compare's headline (FigureRef syntax: DATASET[:KIND]:COLUMN);
+	// "" means the average's Pearson's r, else STS Benchmark dev's, else
+	// the evaluation's first figure.
+	Headline string
 	// SQLDSN, when set, also writes the rows to PostgreSQL (a pgx
 	// connection string or URL), creating the table when missing.
 	SQLDSN string
@@ -85,6 +91,11 @@ func (c Config) Validate() error {
 	}
 	if c.Candidates < 0 || c.Candidates == 1 {
 		errs = append(errs, fmt.Errorf("evalsink: %d candidates: give at least 2, or 0 for %d", c.Candidates, DefaultCandidates))
+	}
+	if c.Headline != "" {
+		if _, err := ParseFigureRef(c.Headline); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -390,7 +401,8 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := writePredictions(ev.cfg.Out, sum.EvalID, rfs); err != nil {
+	opts := evalOptions{DataHash: ev.sets.DataHash, Scale: ev.cfg.Scale, Candidates: ev.cfg.Candidates, Seed: ev.cfg.Seed, Adaptation: ck.adapt.name()}
+	if err := writePredictions(ev.cfg.Out, sum.EvalID, rfs, opts); err != nil {
 		return nil, nil, err
 	}
 	sum.Tokens, sum.Unknown, sum.Bucketed, sum.Empty, sum.Buckets = emb.Tokens, emb.Unknown, emb.Bucketed, emb.Empty, emb.Lexicon().Buckets()

@@ -377,6 +377,7 @@ func (r *Result) column(name string) (**float64, error) {
 	cols := map[string]**float64{
 		"pearson": &r.Pearson, "spearman": &r.Spearman, "p_at_1": &r.PAt1, "p_at_3": &r.PAt3, "p_at_10": &r.PAt10,
 		"mrr": &r.MRR, "map": &r.MAP, "accuracy": &r.Accuracy, "f1": &r.F1,
+		"bleu_1": &r.BLEU1, "bleu_2": &r.BLEU2, "bleu_3": &r.BLEU3, "bleu_4": &r.BLEU4, "meteor": &r.METEOR, "ter": &r.TER,
 	}
 	p, ok := cols[name]
 	if !ok {
@@ -422,23 +423,12 @@ func withIntervals(rfs []RowFigures, b Bootstrap) ([]Result, error) {
 		rows[i] = r
 	}
 	out := make([]interval, len(jobs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
-		wg.Go(func() {
-			for j := range next {
-				jb := jobs[j]
-				f := &rfs[jb.row].Figures[jb.fig]
-				lo, hi, ok := b.Interval(figureName(rows[jb.row], f.Column), f)
-				out[j] = interval{lo, hi, ok}
-			}
-		})
-	}
-	for j := range jobs {
-		next <- j
-	}
-	close(next)
-	wg.Wait()
+	parallel(len(jobs), func(j int) {
+		jb := jobs[j]
+		f := &rfs[jb.row].Figures[jb.fig]
+		lo, hi, ok := b.Interval(figureName(rows[jb.row], f.Column), f)
+		out[j] = interval{lo, hi, ok}
+	})
 	for j, jb := range jobs {
 		if !out[j].ok {
 			continue
@@ -451,4 +441,22 @@ func withIntervals(rfs []RowFigures, b Bootstrap) ([]Result, error) {
 		r.CILow[col], r.CIHigh[col] = 100*out[j].lo, 100*out[j].hi
 	}
 	return rows, nil
+}
+
+// parallel calls f(i) for every i in [0, n), on every core.
+func parallel(n int, f func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for i := range next {
+				f(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }

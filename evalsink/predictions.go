@@ -1,6 +1,7 @@
 package evalsink
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,7 @@ import (
 // PredictionsDir is the directory of the predictions parts under a
 // results directory: one part per evaluation, holding the items of every
 // figure it reported, so that figures can be compared item by item later
-// (Evaluator.Compare, eval watch).
+// (CompareEvaluations: eval compare, eval watch).
 const PredictionsDir = "predictions"
 
 // Prediction is one item of one figure of an evaluation: a row of a
@@ -43,9 +44,23 @@ func predictionsPath(out, evalID string) string {
 // figureKey identifies a figure within an evaluation.
 type figureKey struct{ corpus, split, dataset, kind, column string }
 
+// evalOptions are the options of an evaluation that change its figures,
+// beside the checkpoint, kept in its predictions part's footer (key
+// optionsKey) so that eval watch compares a checkpoint only with
+// evaluations made alike.
+type evalOptions struct {
+	DataHash   string `json:"data_hash"`
+	Scale      string `json:"scale"`
+	Candidates int    `json:"candidates"`
+	Seed       uint64 `json:"seed"`
+	Adaptation string `json:"adaptation"`
+}
+
+const optionsKey = "parastream.eval.options"
+
 // writePredictions writes the items of every figure of one evaluation,
-// atomically.
-func writePredictions(out, evalID string, rfs []RowFigures) error {
+// with its options, atomically.
+func writePredictions(out, evalID string, rfs []RowFigures, opts evalOptions) error {
 	var rows []Prediction
 	for _, rf := range rfs {
 		r := rf.Row
@@ -62,7 +77,11 @@ func writePredictions(out, evalID string, rfs []RowFigures) error {
 		return fmt.Errorf("writing predictions: %w", err)
 	}
 	defer f.Abort()
-	w := parquet.NewGenericWriter[Prediction](f, parquet.Compression(&parquet.Zstd))
+	meta, err := json.Marshal(opts)
+	if err != nil {
+		return fmt.Errorf("writing predictions: %w", err)
+	}
+	w := parquet.NewGenericWriter[Prediction](f, parquet.Compression(&parquet.Zstd), parquet.KeyValueMetadata(optionsKey, string(meta)))
 	if _, err := w.Write(rows); err != nil {
 		return fmt.Errorf("writing predictions %s: %w", path, err)
 	}
@@ -73,6 +92,36 @@ func writePredictions(out, evalID string, rfs []RowFigures) error {
 		return fmt.Errorf("writing predictions %s: %w", path, err)
 	}
 	return nil
+}
+
+// readOptions reads the options of an evaluation from its predictions
+// part; ok is false when it has none (no predictions, or written before
+// they were kept).
+func readOptions(out, evalID string) (opts evalOptions, ok bool, err error) {
+	path := predictionsPath(out, evalID)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return opts, false, nil
+	} else if err != nil {
+		return opts, false, fmt.Errorf("reading predictions: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return opts, false, fmt.Errorf("reading predictions: %w", err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return opts, false, fmt.Errorf("reading predictions %s: %w", path, err)
+	}
+	meta, found := pf.Lookup(optionsKey)
+	if !found {
+		return opts, false, nil
+	}
+	if err := json.Unmarshal([]byte(meta), &opts); err != nil {
+		return opts, false, fmt.Errorf("reading predictions %s: %s: %w", path, optionsKey, err)
+	}
+	return opts, true, nil
 }
 
 // readFigures reads an evaluation's predictions back into its figures,
@@ -119,8 +168,8 @@ func readFigures(out, evalID string) ([]figureKey, map[figureKey]*Figure, error)
 
 // ComparePredictions compares, figure by figure, evaluation b with
 // evaluation a of the results directory out by paired bootstrap: every
-// figure both report, in a's order. Figures sharing fewer than two items
-// are left out.
+// figure both report, in a's order, computed on every core. Figures
+// sharing fewer than two items are left out.
 func ComparePredictions(out, a, b string, boot Bootstrap) ([]Comparison, error) {
 	order, fa, err := readFigures(out, a)
 	if err != nil {
@@ -130,18 +179,28 @@ func ComparePredictions(out, a, b string, boot Bootstrap) ([]Comparison, error) 
 	if err != nil {
 		return nil, err
 	}
-	var cs []Comparison
+	var keys []figureKey
 	for _, k := range order {
-		other, ok := fb[k]
-		if !ok {
-			continue
+		if _, ok := fb[k]; ok {
+			keys = append(keys, k)
 		}
-		c, ok := boot.Paired(figureName(Result{Corpus: k.corpus, Split: k.split, Dataset: k.dataset, Kind: k.kind}, k.column), fa[k], other)
-		if !ok {
-			continue
-		}
+	}
+	type paired struct {
+		c  Comparison
+		ok bool
+	}
+	res := make([]paired, len(keys))
+	parallel(len(keys), func(i int) {
+		k := keys[i]
+		c, ok := boot.Paired(figureName(Result{Corpus: k.corpus, Split: k.split, Dataset: k.dataset, Kind: k.kind}, k.column), fa[k], fb[k])
 		c.Corpus, c.Split, c.Dataset, c.Kind = k.corpus, k.split, k.dataset, k.kind
-		cs = append(cs, c)
+		res[i] = paired{c, ok}
+	})
+	var cs []Comparison
+	for _, p := range res {
+		if p.ok {
+			cs = append(cs, p.c)
+		}
 	}
 	return cs, nil
 }

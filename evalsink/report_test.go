@@ -2,6 +2,7 @@ package evalsink_test
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -71,5 +72,39 @@ func TestReportNamesWhatItMeasured(t *testing.T) {
 	}
 	if strings.Contains(report, "2012–2015, SICK test sets") {
 		t.Error("the average is still labelled with sets it did not average")
+	}
+}
+
+// TestReportShowsIntervals: a figure with a bootstrap interval shows it
+// in parentheses ("to" where a bound is negative), one without shows the
+// figure alone, and a footnote says what the interval is.
+func TestReportShowsIntervals(t *testing.T) {
+	rows := results("e1", "run-a", 20, evalsink.SimilarityScores([]*evalsink.Scored{scored("stsb", "dev", "stsb/dev", "", 750)}))
+	for i := range rows {
+		rows[i].CILow = map[string]float64{"pearson": 55.14, "spearman": -3.21}
+		rows[i].CIHigh = map[string]float64{"pearson": 59.56, "spearman": 1.5}
+	}
+	var b bytes.Buffer
+	if err := evalsink.WriteReport(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	report := b.String()
+	p, s := *rows[0].Pearson, *rows[0].Spearman
+	for _, want := range []string{
+		"| STS Benchmark dev | 750 | " + strconv.FormatFloat(p, 'f', 1, 64) + " (55.1–59.6) |",
+		"| STS Benchmark dev | 750 | " + strconv.FormatFloat(s, 'f', 1, 64) + " (-3.2 to 1.5) |",
+		"In parentheses, a figure's 95% interval: a seeded percentile bootstrap",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	rows[0].CILow, rows[0].CIHigh = nil, nil
+	b.Reset()
+	if err := evalsink.WriteReport(&b, rows[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| STS Benchmark dev | 750 | "+strconv.FormatFloat(p, 'f', 1, 64)+" |") || strings.Contains(b.String(), "95% interval") {
+		t.Errorf("a report without intervals shows some:\n%s", b.String())
 	}
 }

@@ -32,7 +32,8 @@ func csvHeader() []string {
 }
 
 // WriteViews rewrites the views of every row of a results directory: the
-// CSV, the Markdown report and the learning curves (one PNG per aggregate
+// CSV, the Markdown report (with eval watch's comparisons, read from the
+// directory) and the learning curves (one PNG per aggregate
 // kind and run). It returns the plots written.
 func WriteViews(out string, rows []Result) ([]string, error) {
 	var b bytes.Buffer
@@ -42,8 +43,12 @@ func WriteViews(out string, rows []Result) ([]string, error) {
 	if err := atomicfile.WriteFile(filepath.Join(out, CSVName), b.Bytes()); err != nil {
 		return nil, fmt.Errorf("writing %s: %w", CSVName, err)
 	}
+	comparisons, err := ReadComparisons(out)
+	if err != nil {
+		return nil, err
+	}
 	b.Reset()
-	if err := WriteReport(&b, rows); err != nil {
+	if err := writeReport(&b, rows, comparisons); err != nil {
 		return nil, err
 	}
 	if err := atomicfile.WriteFile(filepath.Join(out, ReportName), b.Bytes()); err != nil {
@@ -286,8 +291,13 @@ func lineLabel(r Result) string {
 
 // WriteReport writes the Markdown report: one table per figure with a
 // line per set or aggregate and a column per run (its latest evaluated
-// step), laid out as the research's tables.
-func WriteReport(w io.Writer, rows []Result) error {
+// step), laid out as the research's tables, each figure with its 95%
+// interval.
+func WriteReport(w io.Writer, rows []Result) error { return writeReport(w, rows, nil) }
+
+// writeReport writes the report, and a section on eval watch's
+// comparisons where there are some.
+func writeReport(w io.Writer, rows []Result, comparisons []ComparisonRow) error {
 	cols := reportColumns(rows)
 	in := map[string]int{}
 	for i, c := range cols {
@@ -394,16 +404,22 @@ func WriteReport(w io.Writer, rows []Result) error {
 		}
 		b.WriteString("\n|---|---:|" + strings.Repeat("---:|", len(cols)) + "\n")
 	}
-	figure := func(v *float64) string {
-		if v == nil {
+	intervals := false
+	cell := func(r *Result, col string) string {
+		p, err := r.column(col)
+		if err != nil || *p == nil {
 			return "–"
 		}
-		return strconv.FormatFloat(*v, 'f', 1, 64)
+		s := strconv.FormatFloat(**p, 'f', 1, 64)
+		lo, okLo := r.CILow[col]
+		hi, okHi := r.CIHigh[col]
+		if okLo && okHi {
+			intervals = true
+			s += " (" + figureInterval(lo, hi) + ")"
+		}
+		return s
 	}
-	table := func(title string, keep func(Result) bool, metrics []struct {
-		name string
-		get  func(*Result) *float64
-	}) {
+	table := func(title string, keep func(Result) bool, metrics []struct{ name, col string }) {
 		var sel []Result
 		for _, l := range lines {
 			if keep(l) {
@@ -427,51 +443,118 @@ func WriteReport(w io.Writer, rows []Result) error {
 						b.WriteString(" |")
 						continue
 					}
-					b.WriteString(" " + figure(m.get(c)) + " |")
+					b.WriteString(" " + cell(c, m.col) + " |")
 				}
 				b.WriteString("\n")
 			}
 		}
 		b.WriteString("\n")
 	}
-	type metric = struct {
-		name string
-		get  func(*Result) *float64
-	}
+	type metric = struct{ name, col string }
 	similarity := func(r Result) bool { return isSimilarity(r.Kind) }
-	table("Semantic textual similarity: Pearson's r × 100", similarity, []metric{{"", func(r *Result) *float64 { return r.Pearson }}})
-	table("Semantic textual similarity: Spearman's ρ × 100", similarity, []metric{{"", func(r *Result) *float64 { return r.Spearman }}})
+	table("Semantic textual similarity: Pearson's r × 100", similarity, []metric{{"", "pearson"}})
+	table("Semantic textual similarity: Spearman's ρ × 100", similarity, []metric{{"", "spearman"}})
 	table("Response retrieval among candidates (1 true, the rest drawn at random from the set's other responses): precision at N and MRR, × 100",
 		func(r Result) bool { return r.Kind == KindRetrieval || r.Kind == KindRetrievalChance }, []metric{
-			{"P@1", func(r *Result) *float64 { return r.PAt1 }}, {"P@3", func(r *Result) *float64 { return r.PAt3 }},
-			{"P@10", func(r *Result) *float64 { return r.PAt10 }}, {"MRR", func(r *Result) *float64 { return r.MRR }}})
+			{"P@1", "p_at_1"}, {"P@3", "p_at_3"},
+			{"P@10", "p_at_10"}, {"MRR", "mrr"}})
 	table("Rankings the data gives (a question with labelled candidates; each line says which questions it keeps): MAP and MRR, × 100",
 		func(r Result) bool { return r.Kind == KindRanking || r.Kind == KindRankingChance }, []metric{
-			{"MAP", func(r *Result) *float64 { return r.MAP }}, {"MRR", func(r *Result) *float64 { return r.MRR }}})
+			{"MAP", "map"}, {"MRR", "mrr"}})
 	table("Classification on the frozen sentence embeddings (logistic regression; each line says its training data and how its L2 penalty was chosen): accuracy and F1 of the positive class, × 100",
 		func(r Result) bool { return r.Kind == KindClassification }, []metric{
-			{"accuracy", func(r *Result) *float64 { return r.Accuracy }}, {"F1", func(r *Result) *float64 { return r.F1 }}})
+			{"accuracy", "accuracy"}, {"F1", "f1"}})
 	table("Classification by the checkpoint's own head (trained with the encoder): accuracy, × 100",
-		func(r Result) bool { return r.Kind == KindClassificationHead }, []metric{{"accuracy", func(r *Result) *float64 { return r.Accuracy }}})
+		func(r Result) bool { return r.Kind == KindClassificationHead }, []metric{{"accuracy", "accuracy"}})
 	table("Word similarity in context: the human rating against the cosine of the two words' representations, Spearman's ρ and Pearson's r × 100",
 		func(r Result) bool { return r.Kind == KindWordContext }, []metric{
-			{"ρ", func(r *Result) *float64 { return r.Spearman }}, {"r", func(r *Result) *float64 { return r.Pearson }}})
+			{"ρ", "spearman"}, {"r", "pearson"}})
 	table("Generation (the model's outputs against the set's references): corpus BLEU-1 to 4, mean sentence METEOR and corpus TER, × 100 (TER: edits per reference word, lower is better)",
 		func(r Result) bool { return r.Kind == KindGeneration }, []metric{
-			{"BLEU-1", func(r *Result) *float64 { return r.BLEU1 }}, {"BLEU-2", func(r *Result) *float64 { return r.BLEU2 }},
-			{"BLEU-3", func(r *Result) *float64 { return r.BLEU3 }}, {"BLEU-4", func(r *Result) *float64 { return r.BLEU4 }},
-			{"METEOR", func(r *Result) *float64 { return r.METEOR }}, {"TER", func(r *Result) *float64 { return r.TER }}})
+			{"BLEU-1", "bleu_1"}, {"BLEU-2", "bleu_2"},
+			{"BLEU-3", "bleu_3"}, {"BLEU-4", "bleu_4"},
+			{"METEOR", "meteor"}, {"TER", "ter"}})
 	scale := rows[0].Scale
 	fmt.Fprintf(&b, "Similarity is the cosine of the sentence embeddings (scale: %s); a year's mean is the research's \"STS <year> Average\"; "+
 		"the weighted mean weights sets by their pairs; pooled scores all the year's pairs as one set. "+
 		"n is the pairs scored (an aggregate: all its sets' pairs; retrieval and rankings: the queries; generation: the sentences). "+
 		"Retrieval ranks each query's true response in a pool of candidates; a chance line is what ranking the same pools at random scores on average. "+
 		"Columns: each run's checkpoint of the highest evaluated step. See docs/evalsink.md.\n", scale)
+	if intervals {
+		fmt.Fprintf(&b, "\nIn parentheses, a figure's 95%% interval: a seeded percentile bootstrap (the 2.5th and 97.5th percentiles of the figure over "+
+			"resamples of its items with replacement: the set's pairs; retrieval and rankings: its queries; an aggregate: resampled within each of its sets), "+
+			"%d resamples (unless configured otherwise) drawn from the evaluation's seed. Chance lines have none. Two checkpoints whose intervals overlap may still differ: "+
+			"parastream eval compare tests the difference on the same items.\n", DefaultResamples)
+	}
 	if small {
 		fmt.Fprintf(&b, "\n† fewer than %d pairs (queries): too small to compare models on; such a figure can move tens of points between two equally good models.\n", SmallSet)
 	}
+	writeWatchComparisons(&b, comparisons)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// figureInterval formats a figure's interval: "55.1–59.6", or "-3.2 to
+// 1.5" where a bound is negative (a dash between minus signs misleads).
+func figureInterval(lo, hi float64) string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+	if lo < 0 || hi < 0 {
+		return f(lo) + " to " + f(hi)
+	}
+	return f(lo) + "–" + f(hi)
+}
+
+// writeWatchComparisons writes the report's section on eval watch's
+// comparisons: for each run (adapted evaluations apart), its latest
+// checkpoint's comparison with the best evaluation of the run before it.
+func writeWatchComparisons(b *strings.Builder, rows []ComparisonRow) {
+	byID := map[string]*CheckpointComparison{}
+	latest := map[string]*CheckpointComparison{}
+	var runs []string
+	for _, r := range rows {
+		if r.Origin != OriginWatch {
+			continue
+		}
+		c := byID[r.ComparisonID]
+		if c == nil {
+			c = &CheckpointComparison{ID: r.ComparisonID}
+			byID[r.ComparisonID] = c
+		}
+		c.Rows = append(c.Rows, r)
+	}
+	for _, c := range byID {
+		r := c.Rows[0]
+		run := displayRun(Result{Run: r.RunB, Adaptation: r.AdaptationB})
+		l := latest[run]
+		if l == nil {
+			runs = append(runs, run)
+		}
+		if l == nil || cmp.Or(cmp.Compare(r.StepB, l.Rows[0].StepB), r.ComparedAt.Compare(l.Rows[0].ComparedAt), cmp.Compare(r.ComparisonID, l.ID)) > 0 {
+			latest[run] = c
+		}
+	}
+	if len(runs) == 0 {
+		return
+	}
+	slices.Sort(runs)
+	b.WriteString("\n## Each run's latest checkpoint against the run's best before it (eval watch)\n\n")
+	b.WriteString("| Run | checkpoint | best before it | headline figure | best before | this | difference (95% interval) | verdict | all figures: better / worse / within noise |\n")
+	b.WriteString("|---|---|---|---|---:|---:|---|---|---|\n")
+	for _, run := range runs {
+		c := latest[run]
+		r := c.Rows[0]
+		better, worse, noise := c.Counts()
+		head, a, bb, diff, verdict := "–", "–", "–", "–", "–"
+		if h := c.Headline(); h != nil {
+			head, a, bb = h.Label+" "+columnName(h.Column), strconv.FormatFloat(h.A, 'f', 1, 64), strconv.FormatFloat(h.B, 'f', 1, 64)
+			diff, verdict = signed(h.Diff)+" ("+diffInterval(h.CILow, h.CIHigh)+")", h.Verdict
+		}
+		fmt.Fprintf(b, "| %s | step %d (eval %.8s) | step %d (eval %.8s) | %s | %s | %s | %s | %s | %d / %d / %d |\n",
+			run, r.StepB, r.EvalB, r.StepA, r.EvalA, head, a, bb, diff, verdict, better, worse, noise)
+	}
+	b.WriteString("\nThe headline figure (eval watch --headline; by default the average's Pearson's r) picks the best and is the one test to read: " +
+		"with dozens of figures, about 1 in 20 of those that do not differ gets a verdict by chance. Every comparison: " +
+		ComparisonsDir + "/part-*.parquet.\n")
 }
 
 // fileSafe makes a name usable in a file name.

@@ -1,10 +1,13 @@
 package evalsink
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
 	"log/slog"
+	"slices"
+	"time"
 
 	"github.com/parastream/parastream/stream"
 )
@@ -12,11 +15,14 @@ import (
 // Watch evaluates each checkpoint announced on the checkpoint topic of
 // prefix, as consumer group group, until ctx is done: those announced
 // while no watcher of the group ran first, then each new one as it comes.
-// An event's offset is committed once its results are durable in every
-// sink (Evaluate returned), so a watcher stopped at any moment redoes at
-// most the evaluation it was in, and that adds no rows (Evaluate is
-// idempotent). An event whose checkpoint directory is gone is logged and
-// skipped; any other failure stops the watch with the error.
+// Each evaluation is then compared with the best evaluation of its run
+// before it (CompareWithBest) and the comparison recorded. An event's
+// offset is committed once its results and its comparison are durable in
+// every sink, so a watcher stopped at any moment redoes at most the
+// evaluation it was in, and that adds no rows (Evaluate and
+// RecordComparison are idempotent). An event whose checkpoint directory
+// is gone is logged and skipped; any other failure stops the watch with
+// the error.
 func Watch(ctx context.Context, ev *Evaluator, cc stream.ClientConfig, prefix, group string, logger *slog.Logger) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -30,8 +36,105 @@ func Watch(ctx context.Context, ev *Evaluator, cc stream.ClientConfig, prefix, g
 		if err != nil {
 			return err
 		}
-		logger.Info("evaluated announced checkpoint", "run", e.Run, "step", e.Step, "dir", e.Dir, "eval_id", sum.EvalID,
-			"added", sum.Added, "sql_added", sum.SQLInserted)
+		attrs := []any{"run", e.Run, "step", e.Step, "dir", e.Dir, "eval_id", sum.EvalID, "added", sum.Added, "sql_added", sum.SQLInserted}
+		c, added, err := ev.CompareWithBest(ctx, sum)
+		if err != nil {
+			return err
+		}
+		if c != nil {
+			better, worse, noise := c.Counts()
+			attrs = append(attrs, "against_step", c.Rows[0].StepA, "against_eval_id", c.Rows[0].EvalA,
+				"better", better, "worse", worse, "within_noise", noise, "comparison_added", added)
+			if h := c.Headline(); h != nil {
+				attrs = append(attrs, "headline", h.Label+" "+columnName(h.Column), "diff", signed(h.Diff),
+					"ci", diffInterval(h.CILow, h.CIHigh), "verdict", h.Verdict)
+			}
+		} else {
+			attrs = append(attrs, "verdict", "no evaluation of the run before it with these data and options: nothing to compare")
+		}
+		logger.Info("evaluated announced checkpoint", attrs...)
 		return nil
 	})
+}
+
+// CompareWithBest compares the evaluation sum (Evaluate's) with the best
+// evaluation of its run before it, made alike (the same data, scale,
+// candidates, seed and adaptation), and records the comparison
+// (RecordComparison, origin OriginWatch), then rewrites the views. Before
+// it: a lower step, or the same step evaluated earlier, so the choice
+// does not depend on the order checkpoints were announced in. Best: the
+// highest headline figure (Config.Headline; ties: the latest). It returns
+// a nil comparison when there is none before it; added is false when the
+// comparison was recorded already (the same evaluations and headline).
+func (ev *Evaluator) CompareWithBest(ctx context.Context, sum *Summary) (c *CheckpointComparison, added bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	out := ev.cfg.Out
+	opts, ok, err := readOptions(out, sum.EvalID)
+	if err != nil || !ok || len(sum.Rows) == 0 {
+		return nil, false, err
+	}
+	head, named, ok := chooseHeadline(rowFigureKeys(sum.Rows), ev.cfg.Headline)
+	if !ok {
+		return nil, false, nil
+	}
+	if ev.cfg.Headline != "" && !named {
+		ev.log.Warn("the headline figure named is not among the evaluation's figures: using the default", "headline", ev.cfg.Headline,
+			"used", FigureRef{head.dataset, head.kind, head.column}.String())
+	}
+	all, err := ReadResults(out)
+	if err != nil {
+		return nil, false, err
+	}
+	b := sum.Rows[0]
+	type candidate struct {
+		evalID string
+		step   int64
+		at     time.Time
+		value  float64
+	}
+	var cands []candidate
+	for _, r := range all {
+		before := r.Step < b.Step || r.Step == b.Step && r.EvaluatedAt.Before(b.EvaluatedAt)
+		if r.EvalID == b.EvalID || r.Run != b.Run || !before || keyOf(r) != (lineKey{head.corpus, head.split, head.dataset, head.kind}) {
+			continue
+		}
+		if p, err := r.column(head.column); err == nil && *p != nil {
+			cands = append(cands, candidate{r.EvalID, r.Step, r.EvaluatedAt, **p})
+		}
+	}
+	// The best first; the first made alike is the one.
+	slices.SortFunc(cands, func(x, y candidate) int {
+		return cmp.Or(cmp.Compare(y.value, x.value), cmp.Compare(y.step, x.step), y.at.Compare(x.at))
+	})
+	best := ""
+	for _, cd := range cands {
+		o, ok, err := readOptions(out, cd.evalID)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok && o == opts {
+			best = cd.evalID
+			break
+		}
+	}
+	if best == "" {
+		return nil, false, nil
+	}
+	c, err = CompareEvaluations(out, best, sum.EvalID, CompareOptions{
+		Bootstrap: Bootstrap{Resamples: ev.cfg.Resamples, Seed: ev.cfg.Seed},
+		Headline:  FigureRef{head.dataset, head.kind, head.column}.String(), Origin: OriginWatch})
+	if err != nil {
+		return nil, false, err
+	}
+	if added, err = RecordComparison(out, c); err != nil || !added {
+		return c, added, err
+	}
+	all, err = ReadResults(out)
+	if err != nil {
+		return c, added, err
+	}
+	_, err = WriteViews(out, all)
+	return c, added, err
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 
 	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/internal/cli"
@@ -28,10 +27,6 @@ func runAdapt(ctx context.Context, e *env, args []string) error {
 	if *dir == "" || *eval == "" || fs.NArg() > 0 {
 		return fmt.Errorf("%w: --checkpoint and --eval are required, and nothing else", cli.ErrUsage)
 	}
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelInfo
-	}
 	return evalsink.RunAdapt(ctx, evalsink.AdaptConfig{Checkpoint: *dir, Eval: *eval, Seed: *seed, Epochs: *epochs, ContextFor: topicContext,
-		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))}, e.stdout)
+		Logger: cli.Logger(e.stderr, *verbose)}, e.stdout)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 
 	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/internal/cli"
@@ -15,63 +14,71 @@ import (
 )
 
 const evalUsage = "parastream eval run --checkpoint DIR --eval SHARDS [--out RESULTS] | " +
-	"parastream eval watch --brokers ADDR [--topic-prefix P] [--group G] --eval SHARDS --out RESULTS " +
-	"[--sql-dsn DSN] [--scale cosine|angular] [--scatter SET] [--candidates N] [--seed S] [--run NAME] [--model NAME] [--adapt]"
+	"parastream eval watch --brokers ADDR [--topic-prefix P] [--group G] --eval SHARDS --out RESULTS | " +
+	"parastream eval compare [--eval SHARDS] --out RESULTS A B " +
+	"[--sql-dsn DSN] [--scale cosine|angular] [--scatter SET] [--candidates N] [--seed S] [--run NAME] [--model NAME] [--adapt] [--headline FIGURE]"
+
+const compareUsage = "parastream eval compare [--eval SHARDS] [--out RESULTS] [flags] A B   (B against A; each a checkpoint directory or an eval_id)"
 
 func runEval(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: give run or watch", cli.ErrUsage)
+		return fmt.Errorf("%w: give run, watch or compare", cli.ErrUsage)
 	}
 	switch args[0] {
 	case "run":
 		return runEvalRun(ctx, e, args[1:])
 	case "watch":
 		return runEvalWatch(ctx, e, args[1:])
+	case "compare":
+		return runEvalCompare(ctx, e, args[1:])
 	case "-h", "-help", "--help":
-		fmt.Fprintf(e.stdout, "usage: %s\n\nevaluate checkpoints and write result tables; parastream eval run --help and eval watch --help list the flags.\n", evalUsage)
+		fmt.Fprintf(e.stdout, "usage: %s\n\nevaluate checkpoints, write result tables and compare checkpoints; parastream eval run --help, eval watch --help and eval compare --help list the flags.\n", evalUsage)
 		return nil
 	}
-	return fmt.Errorf("%w: unknown eval subcommand %q: give run or watch", cli.ErrUsage, args[0])
+	return fmt.Errorf("%w: unknown eval subcommand %q: give run, watch or compare", cli.ErrUsage, args[0])
 }
 
-// evalFlags are the flags run and watch share; cfg builds the
-// evaluator's configuration from them.
-func evalFlags(e *env, fs *flag.FlagSet) (cfg func() evalsink.Config, verbose *bool) {
+// evalFlags are the flags run, watch and compare share; cfg parses args
+// and builds the evaluator's configuration from them, a usage error when
+// --headline or --out is wrong.
+func evalFlags(e *env, fs *flag.FlagSet) (cfg func(args []string) (evalsink.Config, error)) {
 	eval := fs.String("eval", "", "directory of evaluation shards (parastream extract --corpus sts|stsb|sick, and reddit or quora for retrieval) (required)")
-	out := fs.String("out", "results", "results directory: parts/ (Parquet), results.csv, report.md, plots/")
+	out := fs.String("out", "results", "results directory: parts/ (Parquet), results.csv, report.md, plots/, comparisons/")
 	run := fs.String("run", "", "run name where the checkpoint gives none (default: run.json's, else the checkpoint directory's parent)")
 	model := fs.String("model", "", "model name (default: the checkpoint's encoder)")
 	scale := fs.String("scale", evalsink.ScaleCosine, "similarity scale Pearson's r is taken on: cosine, or angular for 5(1 − arccos(cos)/π)")
 	scatter := fs.String("scatter", evalsink.DefaultScatter, "set whose predictions are plotted against the gold scores")
 	candidates := fs.Int("candidates", evalsink.DefaultCandidates, "responses each retrieval query ranks (1 true, the rest random)")
-	seed := fs.Uint64("seed", evalsink.DefaultSeed, "seed of the random retrieval candidates")
+	seed := fs.Uint64("seed", evalsink.DefaultSeed, "seed of the random retrieval candidates and of the bootstrap (intervals, comparisons)")
 	dsn := fs.String("sql-dsn", "", "also write the rows to PostgreSQL (e.g. postgres://user@host/db); the table is created when missing")
 	adapt := fs.Bool("adapt", false, "apply the checkpoint's STS adaptation (parastream adapt) to every embedding: rows marked adaptation sts-linear")
-	verbose = fs.Bool("v", false, "log progress")
-	return func() evalsink.Config {
-		level := slog.LevelWarn
-		if *verbose {
-			level = slog.LevelInfo
+	headline := fs.String("headline", "", "watch, compare: the figure a run's best is picked by and read first, DATASET[:KIND]:COLUMN, e.g. stsb/dev:pearson (default all:average:pearson, else stsb/dev:pearson)")
+	verbose := fs.Bool("v", false, "log progress")
+	return func(args []string) (evalsink.Config, error) {
+		if err := cli.Parse(fs, args); err != nil {
+			return evalsink.Config{}, err
+		}
+		if _, err := evalsink.ParseFigureRef(*headline); *headline != "" && err != nil {
+			return evalsink.Config{}, fmt.Errorf("%w: --headline: %v", cli.ErrUsage, err)
+		}
+		if err := outdir.Check(*out); err != nil {
+			return evalsink.Config{}, fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
 		}
 		return evalsink.Config{Eval: *eval, Out: *out, Run: *run, Model: *model, Scale: *scale, Scatter: *scatter,
-			Candidates: *candidates, Seed: *seed, SQLDSN: *dsn, ContextFor: topicContext, Adapt: *adapt,
-			Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))}
-	}, verbose
+			Candidates: *candidates, Seed: *seed, SQLDSN: *dsn, ContextFor: topicContext, Adapt: *adapt, Headline: *headline,
+			Logger: cli.Logger(e.stderr, *verbose)}, nil
+	}
 }
 
 func runEvalRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "eval run", evalUsage)
 	checkpoint := fs.String("checkpoint", "", "checkpoint directory (required)")
-	cfgOf, _ := evalFlags(e, fs)
-	if err := cli.Parse(fs, args); err != nil {
+	cfg, err := evalFlags(e, fs)(args)
+	if err != nil {
 		return err
 	}
-	cfg := cfgOf()
 	if *checkpoint == "" || cfg.Eval == "" || fs.NArg() > 0 {
 		return fmt.Errorf("%w: --checkpoint and --eval are required, and nothing else", cli.ErrUsage)
-	}
-	if err := outdir.Check(cfg.Out); err != nil {
-		return fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
 	}
 	ev, err := evalsink.NewEvaluator(ctx, cfg)
 	if err != nil {
@@ -90,20 +97,16 @@ func runEvalWatch(ctx context.Context, e *env, args []string) error {
 	client := cli.ClientFlags(fs)
 	prefix := fs.String("topic-prefix", stream.DefaultPrefix, "prefix of the topic names (checkpoints on <prefix>.checkpoints)")
 	group := fs.String("group", "parastream-eval", "consumer group: its committed offset is where a restarted watcher resumes")
-	cfgOf, _ := evalFlags(e, fs)
-	if err := cli.Parse(fs, args); err != nil {
+	cfg, err := evalFlags(e, fs)(args)
+	if err != nil {
 		return err
 	}
-	cfg := cfgOf()
 	if cfg.Eval == "" || fs.NArg() > 0 {
 		return fmt.Errorf("%w: --brokers, --eval and --out are required, and nothing else", cli.ErrUsage)
 	}
 	cc, err := client()
 	if err != nil {
 		return err
-	}
-	if err := outdir.Check(cfg.Out); err != nil {
-		return fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
 	}
 	ev, err := evalsink.NewEvaluator(ctx, cfg)
 	if err != nil {
@@ -116,5 +119,26 @@ func runEvalWatch(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stdout, "stopped")
 		return nil
 	}
+	return err
+}
+
+func runEvalCompare(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "eval compare", compareUsage)
+	cfgOf := evalFlags(e, fs)
+	cli.Describe(fs, e.stdout, compareUsage, "parastream eval compare --eval eval --out results ckpt/step-00000100 ckpt/step-00000340\n"+
+		"parastream eval compare --out results 3f2a9c1e 8b0d4e77   # two evaluations of results.csv, by eval_id",
+		cli.FlagGroup{Title: "input and output", Names: []string{"eval", "out"}}, cli.FlagGroup{Title: "comparison", Names: []string{"headline", "seed", "v"}},
+		cli.FlagGroup{Title: "evaluating a checkpoint RESULTS holds no evaluation of", Names: []string{"scale", "candidates", "adapt", "run", "model", "scatter", "sql-dsn"}})
+	cfg, err := cfgOf(args)
+	if err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return fmt.Errorf("%w: give A and B after the flags: two checkpoint directories or eval_ids (B is compared with A)", cli.ErrUsage)
+	}
+	if a, b := fs.Arg(0), fs.Arg(1); cfg.Eval == "" && (evalsink.IsCheckpoint(a) || evalsink.IsCheckpoint(b)) {
+		return fmt.Errorf("%w: A or B is a checkpoint: give --eval, the evaluation shards, to evaluate it", cli.ErrUsage)
+	}
+	_, err = evalsink.RunCompare(ctx, evalsink.CompareConfig{Config: cfg, A: fs.Arg(0), B: fs.Arg(1)}, e.stdout)
 	return err
 }

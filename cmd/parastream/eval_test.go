@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -194,8 +195,9 @@ func TestEvalWatch(t *testing.T) {
 	d3, e3 := ck(3, 3)
 	announce(e3)
 	announce(e1) // announced again: evaluated again, no rows added
+	announce(e2) // and its comparison with e1 not recorded again
 	w = startWatch(t, bin, b.addr, eval, out)
-	w.await(t, d3, d1)
+	w.await(t, d3, d1, d2)
 	w.stop(t)
 
 	rows, err := evalsink.ReadResults(out)
@@ -212,7 +214,92 @@ func TestEvalWatch(t *testing.T) {
 	if len(perEval) != 3 {
 		t.Errorf("%d evaluations in the results, want 3: %v", len(perEval), perEval)
 	}
-	if report, err := os.ReadFile(filepath.Join(out, evalsink.ReportName)); err != nil || !strings.Contains(string(report), "watched (avg, step 0)") {
+	if report, err := os.ReadFile(filepath.Join(out, evalsink.ReportName)); err != nil || !strings.Contains(string(report), "watched (avg, step 0)") ||
+		!strings.Contains(string(report), "## Each run's latest checkpoint against the run's best before it (eval watch)\n\n| Run |") {
 		t.Errorf("report: %v\n%s", err, report)
+	}
+	// Compared with the best before them: the second checkpoint (with the
+	// first) and the third; the first has none before it, and the second
+	// announced again records nothing new.
+	comps, err := evalsink.ReadComparisons(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byB := map[string]map[string]bool{}
+	for _, c := range comps {
+		if byB[c.CheckpointB] == nil {
+			byB[c.CheckpointB] = map[string]bool{}
+		}
+		byB[c.CheckpointB][c.ComparisonID] = true
+		if c.Origin != evalsink.OriginWatch || c.RunA != "watched" || c.RunB != "watched" {
+			t.Errorf("comparison row %+v", c)
+		}
+	}
+	if len(byB) != 2 || len(byB[d2]) != 1 || len(byB[d3]) != 1 {
+		t.Errorf("comparisons by checkpoint: %v", byB)
+	}
+}
+
+func TestEvalCompare(t *testing.T) {
+	code, out, errOut := runCLI(t, "eval", "compare", "--help")
+	if code != 0 || errOut != "" || lines(out) > 40 || strings.Contains(out, "\nother:") {
+		t.Fatalf("eval compare --help: exit %d, stderr %q, %d lines:\n%s", code, errOut, lines(out), out)
+	}
+	for _, want := range []string{"usage: parastream eval compare", "comparison:", "--headline", "--eval", "example:\n  parastream eval compare"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("eval compare --help lacks %q:\n%s", want, out)
+		}
+	}
+	bin := binary(t)
+	eval, vocab := evalFixtures(t, bin)
+	runs, results := t.TempDir(), t.TempDir()
+	ck1 := saveCheckpoint(t, filepath.Join(runs, "run-x", "step-1"), vocab, 1)
+	ck2 := saveCheckpoint(t, filepath.Join(runs, "run-x", "step-2"), vocab, 2)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--out", results, ck1}, 2, "give A and B after the flags"},
+		{[]string{"--out", results, ck1, ck2}, 2, "give --eval"},
+		{[]string{"--headline", "stsb/dev", "--out", results, ck1, ck2}, 2, "--headline: evalsink: figure \"stsb/dev\": give DATASET:COLUMN"},
+		{[]string{"--eval", eval, "--out", results, "0123abcd", ck2}, 1, "no checkpoint directory 0123abcd, nor an evaluation"},
+	} {
+		code, _, errOut := runCLI(t, append([]string{"eval", "compare"}, tc.args...)...)
+		if code != tc.code || lines(errOut) > 3 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("eval compare %q: exit %d (want %d), stderr %q, want %q", tc.args, code, tc.code, errOut, tc.want)
+		}
+	}
+	// A checkpoint against itself: within noise on every figure.
+	code, out, errOut = runCLI(t, "eval", "compare", "--eval", eval, "--out", results, ck1, ck1)
+	if code != 0 || !regexp.MustCompile(`\nB better on 0 figures, worse on 0, within noise on [1-9][0-9]*; headline .* \+0\.0 \(\+0\.0 to \+0\.0\), within noise\n$`).MatchString(out) {
+		t.Fatalf("eval compare A A: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// Two checkpoints, then the same two evaluations by eval_id prefix:
+	// the comparison recorded before.
+	if code, out, errOut = runCLI(t, "eval", "compare", "--eval", eval, "--out", results, ck1, ck2); code != 0 || !strings.Contains(out, "; recorded in ") {
+		t.Fatalf("eval compare A B: exit %d\n%s\n%s", code, out, errOut)
+	}
+	comps, err := evalsink.ReadComparisons(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last evalsink.ComparisonRow
+	for _, c := range comps {
+		if c.EvalA != c.EvalB {
+			last = c
+		}
+	}
+	if last.ComparisonID == "" {
+		t.Fatalf("no comparison of two evaluations in %d rows", len(comps))
+	}
+	code, out, _ = runCLI(t, "eval", "compare", "--out", results, last.EvalA[:8], last.EvalB[:10])
+	if code != 0 || !strings.Contains(out, "; recorded before in ") {
+		t.Errorf("eval compare by eval_id: exit %d\n%s", code, out)
+	}
+	for _, name := range []string{"part-" + last.ComparisonID + ".parquet", "comparison-" + last.ComparisonID + ".md"} {
+		if _, err := os.Stat(filepath.Join(results, evalsink.ComparisonsDir, name)); err != nil {
+			t.Error(err)
+		}
 	}
 }
