@@ -26,6 +26,16 @@
 // a relevant and an irrelevant candidate); each with what chance scores on
 // the same pools (RetrievalScores, ChanceAP, ChanceRR).
 //
+// Rankings (tasks of every evaluation): SemEval-2016/2017 Task 3 subtask
+// B, TrecQA and WikiQA dev, each question's candidates ranked by cosine;
+// MAP and MRR as each set's official scorer computes them (the SemEval
+// scorer v2.2, trec_eval), the report's line saying which questions count
+// and how one without a correct candidate counts (ScoreRankings,
+// RankingDef). Word similarity in context: SCWS, the target words alone
+// and, for a model with a topic context, each with its context's topic
+// vector (Embedder.EmbedInContext); Spearman and Pearson against the
+// ratings.
+//
 // Generation: for a model that writes text, BLEU (corpus BLEU-1 to 4 as
 // sacrebleu computes it), METEOR (exact then Porter-stem matches, the
 // fewest-chunk alignment; no synonyms or paraphrases) and TER (tercom's

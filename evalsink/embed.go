@@ -122,8 +122,43 @@ func (e *Embedder) IDs(tokens []string) []int32 {
 	return ids
 }
 
-// Embed returns the embedding of each text.
+// HasContext says whether the embedder gives each text a topic context
+// (its model takes one: SetContext).
+func (e *Embedder) HasContext() bool { return e.context != nil }
+
+// Embed returns the embedding of each text (with its own topic vector as
+// its context, for a model with a topic context).
 func (e *Embedder) Embed(ctx context.Context, texts [][]string) ([][]float32, error) {
+	return e.embed(ctx, texts, nil)
+}
+
+// EmbedInContext returns the embedding of each text with the topic vector
+// of contexts[i] as its context, for a model with a topic context
+// (HasContext): a word embedded with the topics of the sentence it occurs
+// in. A text whose context is the text itself embeds as Embed gives it.
+func (e *Embedder) EmbedInContext(ctx context.Context, texts, contexts [][]string) ([][]float32, error) {
+	if e.context == nil {
+		return nil, errors.New("evalsink: embedding in context: the model takes no context")
+	}
+	if len(contexts) != len(texts) {
+		return nil, fmt.Errorf("evalsink: embedding %d texts in %d contexts", len(texts), len(contexts))
+	}
+	return e.embed(ctx, texts, contexts)
+}
+
+// embed embeds texts, each in its own context (contexts nil) or in
+// contexts[i]'s; an embedding is cached under its text and, where it
+// differs from the text, its context.
+func (e *Embedder) embed(ctx context.Context, texts, contexts [][]string) ([][]float32, error) {
+	keyOf := func(i int) string {
+		k := strings.Join(texts[i], "\x00")
+		if contexts != nil {
+			if c := strings.Join(contexts[i], "\x00"); c != k {
+				k += "\x01" + c
+			}
+		}
+		return k
+	}
 	out := make([][]float32, len(texts))
 	var (
 		pending []int // indexes in texts of the unique texts to embed
@@ -133,7 +168,7 @@ func (e *Embedder) Embed(ctx context.Context, texts [][]string) ([][]float32, er
 	)
 	first := map[string]int{}
 	for i, t := range texts {
-		key := strings.Join(t, "\x00")
+		key := keyOf(i)
 		if v, ok := e.cache[key]; ok {
 			out[i] = v
 			continue
@@ -151,7 +186,11 @@ func (e *Embedder) Embed(ctx context.Context, texts [][]string) ([][]float32, er
 		}
 		pending, seqs, keys = append(pending, i), append(seqs, ids), append(keys, key)
 		if e.context != nil {
-			ctxs = append(ctxs, e.context(t))
+			c := t
+			if contexts != nil {
+				c = contexts[i]
+			}
+			ctxs = append(ctxs, e.context(c))
 		}
 	}
 	for lo := 0; lo < len(seqs); lo += embedChunk {
@@ -180,9 +219,9 @@ func (e *Embedder) Embed(ctx context.Context, texts [][]string) ([][]float32, er
 			out[pending[lo+j]] = v
 		}
 	}
-	for i, t := range texts {
+	for i := range texts {
 		if out[i] == nil {
-			out[i] = e.cache[strings.Join(t, "\x00")]
+			out[i] = e.cache[keyOf(i)]
 		}
 	}
 	return out, nil

@@ -36,6 +36,7 @@ type extracted struct {
 var (
 	realSets    extracted // ../shared STS, STS Benchmark, SICK, Quora
 	fixtureSets extracted // the repository's own fixtures (sts, stsb, sick, quora, reddit)
+	rankSets    extracted // ../shared SemEval CQA, TrecQA, WikiQA, SCWS
 )
 
 // get runs the extraction pipeline for each corpus and input glob into
@@ -70,6 +71,20 @@ func sharedSets(t *testing.T) string {
 		{"stsb", filepath.Join(eval, "stsbenchmark", "sts-*.csv")},
 		{"sick", filepath.Join(eval, "sick", "SICK_*.txt")},
 		{"quora", quora},
+	})
+}
+
+// rankingSetsDir extracts the real ranking sets (SemEval-2016 Task 3
+// train part 2 and dev, TrecQA train, raw and clean dev, WikiQA train and
+// dev) and SCWS of ../shared/data, or skips.
+func rankingSetsDir(t *testing.T) string {
+	t.Helper()
+	eval := testenv.SharedData(t, "eval")
+	return rankSets.get(t, [][2]string{
+		{"semeval-cqa", filepath.Join(eval, "semeval2017-cqa", "*.xml")},
+		{"trecqa", filepath.Join(eval, "trecqa", "*", "a.toks")},
+		{"wikiqa", filepath.Join(eval, "wikiqa", "WikiQA-*.tsv.gz")},
+		{"scws", filepath.Join(eval, "scws", "ratings.txt")},
 	})
 }
 
@@ -131,7 +146,7 @@ func checkpoint(t *testing.T, dir, name string, vocab []string, seed uint64) str
 }
 
 func cleanupExtracted() {
-	for _, x := range []*extracted{&realSets, &fixtureSets} {
+	for _, x := range []*extracted{&realSets, &fixtureSets, &rankSets} {
 		if x.dir != "" {
 			os.RemoveAll(x.dir)
 		}

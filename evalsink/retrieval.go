@@ -204,10 +204,10 @@ func RetrievalScores(ctx context.Context, e *Embedder, s *Set, candidates int, s
 func textKey(t []string) string { return strings.Join(t, "\x00") }
 
 // rankings measures MAP and MRR over the texts that the set pairs with at
-// least one relevant and one irrelevant labelled candidate. A query whose
-// candidates are all relevant ranks nothing (every order gives AP 1): it
-// is left out, as is a candidate that is the query's own text or repeats
-// one already counted.
+// least one relevant and one irrelevant labelled candidate (ScoreRankings
+// with RankingDef.Mixed). A query whose candidates are all relevant ranks
+// nothing (every order gives AP 1): it is left out, as is a candidate that
+// is the query's own text or repeats one already counted.
 func rankings(r *Retrieval, s *Set, qa, qb []int, vecs [][]float32) {
 	type cand struct {
 		text     int
@@ -232,55 +232,17 @@ func rankings(r *Retrieval, s *Set, qa, qb []int, vecs [][]float32) {
 		}
 		byQuery[qa[i]] = append(cs, cand{qb[i], Cosine(vecs[qa[i]], vecs[qb[i]]), p.Gold > 0})
 	}
-	var sumAP, sumRR, chanceAP, chanceRR float64
-	for _, q := range order {
-		cs := byQuery[q]
-		rel := 0
-		for _, c := range cs {
-			if c.relevant {
-				rel++
-			}
+	qs := make([]Question, len(order))
+	for i, q := range order {
+		qs[i].ID = firstID[q]
+		for _, c := range byQuery[q] {
+			qs[i].Candidates = append(qs[i].Candidates, Candidate{c.score, c.relevant})
 		}
-		if rel == 0 || rel == len(cs) {
-			continue
-		}
-		// Highest score first; on a tie the irrelevant candidate first
-		// (ties count against the model).
-		slices.SortStableFunc(cs, func(a, b cand) int {
-			if c := cmp.Compare(b.score, a.score); c != 0 {
-				return c
-			}
-			switch {
-			case a.relevant == b.relevant:
-				return 0
-			case a.relevant:
-				return 1
-			}
-			return -1
-		})
-		var hits, ap, firstRR float64
-		for k, c := range cs {
-			if c.relevant {
-				hits++
-				ap += hits / float64(k+1)
-				if firstRR == 0 {
-					firstRR = 1 / float64(k+1)
-				}
-			}
-		}
-		r.RankQueries++
-		r.RankCandidates += len(cs)
-		sumAP += ap / float64(rel)
-		sumRR += firstRR
-		r.PerRanking = append(r.PerRanking, RankingScore{firstID[q], ap / float64(rel), firstRR})
-		chanceAP += ChanceAP(len(cs), rel)
-		chanceRR += ChanceRR(len(cs), rel)
 	}
-	if r.RankQueries > 0 {
-		q := float64(r.RankQueries)
-		r.MAP, r.RankMRR = 100*sumAP/q, 100*sumRR/q
-		r.ChanceMAP, r.ChanceRankMRR = 100*chanceAP/q, 100*chanceRR/q
-	}
+	x := ScoreRankings(qs, RankingDef{Mixed: true})
+	r.RankQueries, r.RankCandidates = x.Questions, x.Candidates
+	r.MAP, r.RankMRR, r.ChanceMAP, r.ChanceRankMRR = x.MAP, x.MRR, x.ChanceMAP, x.ChanceMRR
+	r.PerRanking = x.PerQuestion
 }
 
 // ChanceAP is the expected average precision of a uniformly random order
@@ -309,13 +271,17 @@ func ChanceAP(n, rel int) float64 {
 // candidate in a uniformly random order of n candidates of which rel are
 // relevant: Σ_k P(first = k)/k, where P(first > k) = C(n−k, rel)/C(n, rel).
 // For one relevant candidate it is H(n)/n (0.0519 for n = 100).
-func ChanceRR(n, rel int) float64 {
+func ChanceRR(n, rel int) float64 { return chanceRRAt(n, rel, n) }
+
+// chanceRRAt is ChanceRR counting only a first relevant candidate within
+// the top cutoff ranks (a later one gives 0).
+func chanceRRAt(n, rel, cutoff int) float64 {
 	if n <= 0 || rel <= 0 || rel > n {
 		return 0
 	}
 	var sum float64
 	above := 1.0 // P(first > k−1)
-	for k := 1; k <= n-rel+1; k++ {
+	for k := 1; k <= min(n-rel+1, cutoff); k++ {
 		next := above * float64(n-k+1-rel) / float64(n-k+1) // P(first > k)
 		sum += (above - next) / float64(k)
 		above = next

@@ -32,7 +32,7 @@ type Task func(ctx context.Context, env TaskEnv) ([]RowFigures, error)
 // tasks returns the evaluation tasks run after similarity and retrieval,
 // in the order of their rows.
 func tasks() []Task {
-	return []Task{nliHeadTask}
+	return []Task{nliHeadTask, rankingTask, wordContextTask}
 }
 
 // taskLabels returns, by corpus, how the report names a row of one of the
@@ -40,7 +40,12 @@ func tasks() []Task {
 // what the figure was computed with (the training data, the choice of the
 // penalty, the questions kept).
 func taskLabels() map[string]func(Result) string {
-	return map[string]func(Result) string{}
+	return map[string]func(Result) string{
+		"semeval-cqa": semevalLabel,
+		"trecqa":      trecqaLabel,
+		"wikiqa":      wikiqaLabel,
+		"scws":        scwsLabel,
+	}
 }
 
 // similarityFigures returns the figures of one similarity score: the
@@ -101,12 +106,7 @@ func retrievalFigures(x *Retrieval) (retrieval, ranking []Figure) {
 		}
 		retrieval = append(retrieval, f)
 	}
-	ap, rr := Figure{Column: "map", Metric: MetricMean}, Figure{Column: "mrr", Metric: MetricMean}
-	for _, q := range x.PerRanking {
-		ap.Items = append(ap.Items, Item{ID: q.ID, Pred: q.AP})
-		rr.Items = append(rr.Items, Item{ID: q.ID, Pred: q.RR})
-	}
-	return retrieval, []Figure{ap, rr}
+	return retrieval, rankingFigures(x.PerRanking)
 }
 
 // b2f is 1 for true, 0 for false.
