@@ -15,7 +15,7 @@ BENCH       ?= .
 DATA        ?= ../shared/data
 EVAL_OUT    ?= out/eval
 
-.PHONY: all build eval-data build-dataflow vet-dataflow test test-long demo demo-models bench bench-compare bench-go bench-mem fmt vet lint clean interop fuzz parity parity-exact gpu-bundle
+.PHONY: all build eval-data eval-research build-dataflow vet-dataflow test test-long demo demo-models bench bench-compare bench-go bench-mem fmt vet lint clean interop fuzz parity parity-exact gpu-bundle
 
 all: build
 
@@ -60,6 +60,16 @@ eval-data: build
 
 demo: build
 	./$(BIN) demo --data testdata --out out/demo
+
+# The research's evaluations end to end on the shared data (issue 23;
+# docs/evalsink.md, "Every task on one checkpoint"): every evaluation set,
+# a single-task and a multitask (Quora + SNLI) run, their STS adaptations,
+# one eval run of each checkpoint (out of the box and adapted) with every
+# task's figure and interval, and eval compare of the two. Settings in
+# scripts/eval_research.sh (OUT, MODEL, DIM, EPOCHS, SEED, MIX). Not part
+# of make test.
+eval-research: build
+	BIN=./$(BIN) DATA='$(DATA)' bash scripts/eval_research.sh
 
 # The research's three larger models (transformer, csae, edd), a few steps
 # each on the demo's stream, evaluated (docs/models/).
