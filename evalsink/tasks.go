@@ -32,7 +32,7 @@ type Task func(ctx context.Context, env TaskEnv) ([]RowFigures, error)
 // tasks returns the evaluation tasks run after similarity and retrieval,
 // in the order of their rows.
 func tasks() []Task {
-	return []Task{}
+	return []Task{Classification}
 }
 
 // taskLabels returns, by corpus, how the report names a row of one of the
@@ -40,7 +40,10 @@ func tasks() []Task {
 // what the figure was computed with (the training data, the choice of the
 // penalty, the questions kept).
 func taskLabels() map[string]func(Result) string {
-	return map[string]func(Result) string{}
+	return map[string]func(Result) string{
+		"sst": classificationLabel, "mr": classificationLabel, "msrp": classificationLabel,
+		"sick": classificationLabel, "snli": classificationLabel,
+	}
 }
 
 // similarityFigures returns the figures of one similarity score: the
