@@ -277,14 +277,18 @@ func (t classifyTask) split(ctx context.Context, env TaskEnv, trainSet, devSet, 
 		return nil, err
 	}
 	best, bestAcc := 0, -1.0
+	accs := make([]string, len(models))
 	for i, m := range models {
-		if acc := accuracyOf(m.predict(dev.x), dev.y); acc > bestAcc {
+		acc := accuracyOf(m.predict(dev.x), dev.y)
+		if acc > bestAcc {
 			best, bestAcc = i, acc
 		}
+		accs[i] = fmt.Sprintf("%.2f", 100*acc)
 	}
 	rows := []RowFigures{t.row(env.Base, devSet, dev, models[best].predict(dev.x))}
 	env.info("classification", "task", t.name, "set", devSet.Dataset, "protocol", "split", "train", len(train.y), "items", len(dev.y),
-		"C", grid[best], "accuracy", fmt.Sprintf("%.2f", *rows[0].Row.Accuracy), "elapsed", time.Since(start).Round(time.Millisecond))
+		"C", grid[best], "accuracy", fmt.Sprintf("%.2f", *rows[0].Row.Accuracy), "dev_by_C", strings.Join(accs, " "),
+		"elapsed", time.Since(start).Round(time.Millisecond))
 	if testSet == nil {
 		return rows, nil
 	}

@@ -130,8 +130,8 @@ const testTol = 1e-10
 //   - the held-out accuracy within half a point;
 //   - the objective no higher than scikit-learn's (1e-12 for rounding),
 //     and scikit-learn's within 1e-6 of it (scipy's L-BFGS-B stops on a
-//     relative change of the objective of 64 ε, before its gradient
-//     tolerance);
+//     relative change of the objective below 2.2e-9, its default, before
+//     the gradient tolerance);
 //   - the weights within the distance that the difference of objectives
 //     allows: the per-item objective is 1/(Cn)-strongly convex in the
 //     weights, so f(w) − f* ≥ ‖w − w*‖²/(2Cn): ‖w_sk − w*‖ ≤
