@@ -26,6 +26,14 @@
 // a relevant and an irrelevant candidate); each with what chance scores on
 // the same pools (RetrievalScores, ChanceAP, ChanceRR).
 //
+// Classification: SentEval's transfer tasks on frozen sentence embeddings
+// (Classification, a Task): an L2-regularised logistic regression
+// (FitLogReg, the objective of scikit-learn's lbfgs LogisticRegression) on
+// u (SST-2, MR), (|u−v|, u⊙v) (MRPC, SICK entailment) or (u, v, |u−v|,
+// u⊙v) (SNLI), its C chosen on a dev set or by (nested) 10-fold
+// cross-validation; accuracy, and F1 of class 1 for binary tasks, each
+// with its items.
+//
 // Rankings (tasks of every evaluation): SemEval-2016/2017 Task 3 subtask
 // B, TrecQA and WikiQA dev, each question's candidates ranked by cosine;
 // MAP and MRR as each set's official scorer computes them (the SemEval

@@ -2,6 +2,7 @@ package evalsink
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -423,7 +424,7 @@ func withIntervals(rfs []RowFigures, b Bootstrap) ([]Result, error) {
 		rows[i] = r
 	}
 	out := make([]interval, len(jobs))
-	parallel(len(jobs), func(j int) {
+	parallelAll(len(jobs), func(j int) {
 		jb := jobs[j]
 		f := &rfs[jb.row].Figures[jb.fig]
 		lo, hi, ok := b.Interval(figureName(rows[jb.row], f.Column), f)
@@ -443,14 +444,26 @@ func withIntervals(rfs []RowFigures, b Bootstrap) ([]Result, error) {
 	return rows, nil
 }
 
-// parallel calls f(i) for every i in [0, n), on every core.
-func parallel(n int, f func(i int)) {
+// parallelAll calls f(i) for every i in [0, n), on every core.
+func parallelAll(n int, f func(i int)) {
+	_ = parallel(context.Background(), n, runtime.GOMAXPROCS(0), func(i int) error { f(i); return nil })
+}
+
+// parallel runs f(0) .. f(n-1) on up to workers goroutines and returns the
+// first error (by index); each f writes only its own results, so the
+// outcome does not depend on the order they run in.
+func parallel(ctx context.Context, n, workers int, f func(i int) error) error {
+	errs := make([]error, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
+	for range max(1, min(workers, n)) {
 		wg.Go(func() {
 			for i := range next {
-				f(i)
+				if err := ctx.Err(); err != nil {
+					errs[i] = err
+					continue
+				}
+				errs[i] = f(i)
 			}
 		})
 	}
@@ -459,4 +472,10 @@ func parallel(n int, f func(i int)) {
 	}
 	close(next)
 	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

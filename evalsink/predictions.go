@@ -190,7 +190,7 @@ func ComparePredictions(out, a, b string, boot Bootstrap) ([]Comparison, error) 
 		ok bool
 	}
 	res := make([]paired, len(keys))
-	parallel(len(keys), func(i int) {
+	parallelAll(len(keys), func(i int) {
 		k := keys[i]
 		c, ok := boot.Paired(figureName(Result{Corpus: k.corpus, Split: k.split, Dataset: k.dataset, Kind: k.kind}, k.column), fa[k], fb[k])
 		c.Corpus, c.Split, c.Dataset, c.Kind = k.corpus, k.split, k.dataset, k.kind

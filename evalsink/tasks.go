@@ -32,7 +32,7 @@ type Task func(ctx context.Context, env TaskEnv) ([]RowFigures, error)
 // tasks returns the evaluation tasks run after similarity and retrieval,
 // in the order of their rows.
 func tasks() []Task {
-	return []Task{nliHeadTask, rankingTask, wordContextTask}
+	return []Task{Classification, nliHeadTask, rankingTask, wordContextTask}
 }
 
 // taskLabels returns, by corpus, how the report names a row of one of the
@@ -41,6 +41,8 @@ func tasks() []Task {
 // penalty, the questions kept).
 func taskLabels() map[string]func(Result) string {
 	return map[string]func(Result) string{
+		"sst": classificationLabel, "mr": classificationLabel, "msrp": classificationLabel,
+		"sick": classificationLabel, "snli": classificationLabel, "multinli": classificationLabel,
 		"semeval-cqa": semevalLabel,
 		"trecqa":      trecqaLabel,
 		"wikiqa":      wikiqaLabel,
