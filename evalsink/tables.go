@@ -419,6 +419,13 @@ func writeReport(w io.Writer, rows []Result, comparisons []ComparisonRow) error 
 		}
 		return s
 	}
+	has := func(r *Result, col string) bool {
+		if r == nil {
+			return false
+		}
+		p, err := r.column(col)
+		return err == nil && *p != nil
+	}
 	table := func(title string, keep func(Result) bool, metrics []struct{ name, col string }) {
 		var sel []Result
 		for _, l := range lines {
@@ -433,6 +440,9 @@ func writeReport(w io.Writer, rows []Result, comparisons []ComparisonRow) error 
 		header("Dataset", sel[0].Kind == KindGeneration)
 		for _, l := range sel {
 			for _, m := range metrics {
+				if !slices.ContainsFunc(cells[keyOf(l)], func(c *Result) bool { return has(c, m.col) }) {
+					continue // a figure no column has (F1 of a 3-class task)
+				}
 				name := label(l)
 				if m.name != "" {
 					name += " " + m.name
