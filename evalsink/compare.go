@@ -410,13 +410,7 @@ func RecordComparison(out string, c *CheckpointComparison) (added bool, err erro
 // ReadComparisons reads every part of the comparisons table of out (none:
 // no rows), in the order of the parts' names.
 func ReadComparisons(out string) ([]ComparisonRow, error) {
-	names, err := filepath.Glob(filepath.Join(out, ComparisonsDir, "part-*.parquet"))
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(names)
-	var all []ComparisonRow
-	for _, name := range names {
+	return readParts(filepath.Join(out, ComparisonsDir), func(name string) ([]ComparisonRow, error) {
 		rows, err := parquet.ReadFile[ComparisonRow](name)
 		if err != nil {
 			return nil, fmt.Errorf("reading comparisons %s: %w", name, err)
@@ -424,9 +418,8 @@ func ReadComparisons(out string) ([]ComparisonRow, error) {
 		for i := range rows {
 			rows[i].ComparedAt = rows[i].ComparedAt.UTC()
 		}
-		all = append(all, rows...)
-	}
-	return all, nil
+		return rows, nil
+	})
 }
 
 // CompareConfig configures RunCompare.

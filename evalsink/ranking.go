@@ -238,21 +238,7 @@ func rankingDefs(s *Set) []RankingDef {
 // cosine of its pair's two texts' embeddings (each distinct text embedded
 // once); Gold > 0 is relevant.
 func rankingQuestions(ctx context.Context, e *Embedder, s *Set) ([]Question, error) {
-	index := map[string]int{}
-	var texts [][]string
-	add := func(t []string) int {
-		k := textKey(t)
-		if i, ok := index[k]; ok {
-			return i
-		}
-		index[k] = len(texts)
-		texts = append(texts, t)
-		return len(texts) - 1
-	}
-	qa, qb := make([]int, len(s.Pairs)), make([]int, len(s.Pairs))
-	for i, p := range s.Pairs {
-		qa[i], qb[i] = add(p.A), add(p.B)
-	}
+	texts, qa, qb := pairTexts(s.Pairs)
 	vecs, err := e.Embed(ctx, texts)
 	if err != nil {
 		return nil, err

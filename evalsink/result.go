@@ -164,21 +164,31 @@ func readPart(path string) ([]Result, error) {
 	return rows, nil
 }
 
-// ReadResults reads every part under the results directory out, in a
-// stable order: run, step, then as each evaluation wrote them.
-func ReadResults(out string) ([]Result, error) {
-	names, err := filepath.Glob(filepath.Join(out, PartsDir, "part-*.parquet"))
+// readParts reads the rows of every part-*.parquet of dir with read, in
+// the order of the parts' names (none: no rows).
+func readParts[T any](dir string, read func(path string) ([]T, error)) ([]T, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "part-*.parquet"))
 	if err != nil {
 		return nil, err
 	}
 	slices.Sort(names)
-	var all []Result
+	var all []T
 	for _, name := range names {
-		rows, err := readPart(name)
+		rows, err := read(name)
 		if err != nil {
 			return nil, err
 		}
 		all = append(all, rows...)
+	}
+	return all, nil
+}
+
+// ReadResults reads every part under the results directory out, in a
+// stable order: run, step, then as each evaluation wrote them.
+func ReadResults(out string) ([]Result, error) {
+	all, err := readParts(filepath.Join(out, PartsDir), readPart)
+	if err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(all, func(a, b Result) int {
 		return cmp.Or(cmp.Compare(a.Run, b.Run), cmp.Compare(a.Step, b.Step), a.EvaluatedAt.Compare(b.EvaluatedAt))

@@ -87,18 +87,7 @@ func positive(s *Set, p Pair) bool {
 func RetrievalScores(ctx context.Context, e *Embedder, s *Set, candidates int, seed uint64) (*Retrieval, error) {
 	r := &Retrieval{Corpus: s.Corpus, Split: s.Split, Dataset: s.Dataset}
 	// Distinct texts, embedded once.
-	index := map[string]int{}
-	var texts [][]string
-	add := func(t []string) int {
-		k := textKey(t)
-		if i, ok := index[k]; ok {
-			return i
-		}
-		index[k] = len(texts)
-		texts = append(texts, t)
-		return len(texts) - 1
-	}
-	qa, qb := make([]int, len(s.Pairs)), make([]int, len(s.Pairs))
+	texts, qa, qb := pairTexts(s.Pairs)
 	var responses []int
 	isResponse := map[int]bool{}
 	// related[t] are the texts the set pairs with t as a true pair, in
@@ -111,7 +100,6 @@ func RetrievalScores(ctx context.Context, e *Embedder, s *Set, candidates int, s
 		related[a][b] = true
 	}
 	for i, p := range s.Pairs {
-		qa[i], qb[i] = add(p.A), add(p.B)
 		if !isResponse[qb[i]] {
 			isResponse[qb[i]] = true
 			responses = append(responses, qb[i])
@@ -199,6 +187,26 @@ func RetrievalScores(ctx context.Context, e *Embedder, s *Set, candidates int, s
 		rankings(r, s, qa, qb, vecs)
 	}
 	return r, nil
+}
+
+// pairTexts indexes the distinct texts of pairs: texts holds each once, in
+// the order met; a[i] and b[i] are the indexes of pair i's sides.
+func pairTexts(pairs []Pair) (texts [][]string, a, b []int) {
+	index := map[string]int{}
+	add := func(t []string) int {
+		k := textKey(t)
+		if i, ok := index[k]; ok {
+			return i
+		}
+		index[k] = len(texts)
+		texts = append(texts, t)
+		return len(texts) - 1
+	}
+	a, b = make([]int, len(pairs)), make([]int, len(pairs))
+	for i, p := range pairs {
+		a[i], b[i] = add(p.A), add(p.B)
+	}
+	return texts, a, b
 }
 
 func textKey(t []string) string { return strings.Join(t, "\x00") }

@@ -150,12 +150,7 @@ func TestTrainKilledAndResumedExactlyOnce(t *testing.T) {
 	bin := binary(t)
 	const rows = 6000
 	root := writeFeaturized(t, rows, 50)
-	b := startBrokerProc(t, bin, "127.0.0.1:0", t.TempDir())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "100", "--quiet").CombinedOutput(); err != nil {
-		t.Fatalf("publish: %v\n%s", err, out)
-	}
+	ctx, b := publishedBroker(t, bin, root)
 
 	dir, trace := filepath.Join(t.TempDir(), "ck"), filepath.Join(t.TempDir(), "ids.tsv")
 	before, resumedAt := trainAndKill(ctx, t, bin, dir, trace, rows/20, "train", "--brokers", b.addr, "--dataset", "para", "--run", "crash",
@@ -169,27 +164,9 @@ func TestTrainKilledAndResumedExactlyOnce(t *testing.T) {
 	}
 	t.Logf("resumed: %s", out)
 
-	all, err := os.ReadFile(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
 	count := map[string]int{}
-	lost := 0
-	sc := bufio.NewScanner(bytes.NewReader(all))
-	for at := 0; sc.Scan(); at += len(sc.Bytes()) + 1 {
-		f := strings.Split(sc.Text(), "\t")
-		step, err := strconv.ParseInt(f[0], 10, 64)
-		if len(f) != 3 || err != nil || f[1] != "1" {
-			t.Fatalf("trace line %q", sc.Text())
-		}
-		if at < len(before) && step > resumedAt {
-			lost++
-			continue
-		}
+	for _, f := range tracedLines(t, trace, before, resumedAt, func(f []string) bool { return len(f) == 3 && f[1] == "1" }) {
 		count[f[2]]++
-	}
-	if lost == 0 {
-		t.Errorf("no lost work: the kill came right at a checkpoint, the test proves less than it should")
 	}
 	for id, n := range count {
 		if n != 1 {
@@ -199,7 +176,7 @@ func TestTrainKilledAndResumedExactlyOnce(t *testing.T) {
 	if len(count) != rows {
 		t.Errorf("%d rows trained, want %d", len(count), rows)
 	}
-	t.Logf("%d rows trained exactly once across the crash; %d trace lines of lost work dropped", len(count), lost)
+	t.Logf("%d rows trained exactly once across the crash", len(count))
 
 	// The final checkpoint embeds sentences and exports.
 	final, err := trainstep.LatestCheckpoint(dir)
@@ -243,6 +220,20 @@ func TestTrainKilledAndResumedExactlyOnce(t *testing.T) {
 		!strings.Contains(meta["vocab"], `"w399"`) || !strings.Contains(meta["config"], `"oov_buckets":50`) {
 		t.Errorf("exported safetensors: %v, %d tensors, metadata keys %d", err, len(ts), len(meta))
 	}
+}
+
+// publishedBroker starts a `parastream broker` and publishes the shards of
+// root to it in messages of 100 rows; the context ends the test's commands
+// after 2 minutes.
+func publishedBroker(t *testing.T, bin, root string) (context.Context, *brokerProc) {
+	t.Helper()
+	b := startBrokerProc(t, bin, "127.0.0.1:0", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	if out, err := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "100", "--quiet").CombinedOutput(); err != nil {
+		t.Fatalf("publish: %v\n%s", err, out)
+	}
+	return ctx, b
 }
 
 // trainAndKill runs `parastream train` with args, SIGKILLs it once it has
@@ -315,12 +306,7 @@ func TestTrainMixKilledAndResumedExactlyOnce(t *testing.T) {
 	bin := binary(t)
 	const na, nb = 3000, 1500
 	root := writeFeaturizedCorpora(t, []string{"alpha", "beta"}, []int{na, nb}, 0)
-	b := startBrokerProc(t, bin, "127.0.0.1:0", t.TempDir())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "100", "--quiet").CombinedOutput(); err != nil {
-		t.Fatalf("publish: %v\n%s", err, out)
-	}
+	ctx, b := publishedBroker(t, bin, root)
 	dir, trace := filepath.Join(t.TempDir(), "ck"), filepath.Join(t.TempDir(), "ids.tsv")
 	flags := []string{"--brokers", b.addr, "--dataset", "alpha,beta", "--epochs", "1", "--checkpoint-every", "20", "--window", "4",
 		"--shuffle-buffer", "500", "--trace-ids", trace}
@@ -331,30 +317,12 @@ func TestTrainMixKilledAndResumedExactlyOnce(t *testing.T) {
 		t.Fatalf("resumed train: %v\n%s", err, out)
 	}
 	t.Logf("resumed: %s", out)
-	all, err := os.ReadFile(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
 	count := map[string]map[string]int{}
-	lost := 0
-	sc := bufio.NewScanner(bytes.NewReader(all))
-	for at := 0; sc.Scan(); at += len(sc.Bytes()) + 1 {
-		f := strings.Split(sc.Text(), "\t")
-		step, err := strconv.ParseInt(f[0], 10, 64)
-		if len(f) != 5 || err != nil || f[1] != "1" || f[4] != "1" || !strings.HasPrefix(f[2], f[3]) {
-			t.Fatalf("trace line %q: want step, epoch 1, id, its dataset, pass 1", sc.Text())
-		}
-		if at < len(before) && step > resumedAt {
-			lost++
-			continue
-		}
+	for _, f := range tracedLines(t, trace, before, resumedAt, mixLine) {
 		if count[f[3]] == nil {
 			count[f[3]] = map[string]int{}
 		}
 		count[f[3]][f[2]]++
-	}
-	if lost == 0 {
-		t.Errorf("no lost work: the kill came right at a checkpoint, the test proves less than it should")
 	}
 	for ds, n := range map[string]int{"alpha": na, "beta": nb} {
 		if len(count[ds]) != n {
@@ -366,7 +334,46 @@ func TestTrainMixKilledAndResumedExactlyOnce(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("alpha %d and beta %d rows trained exactly once across the crash; %d lines of lost work dropped", len(count["alpha"]), len(count["beta"]), lost)
+	t.Logf("alpha %d and beta %d rows trained exactly once across the crash", len(count["alpha"]), len(count["beta"]))
+}
+
+// tracedLines reads the ids trace of a run killed and resumed (see
+// trainAndKill): the fields of each line of kept work, each line checked by
+// valid (a mistake: the test fails), and the count of lines of lost work
+// (the killed process's lines of steps after resumedAt), which it fails on
+// when there are none: the kill came right at a checkpoint, and the test
+// would prove less than it should.
+func tracedLines(t *testing.T, trace string, before []byte, resumedAt int64, valid func(f []string) bool) (kept [][]string) {
+	t.Helper()
+	all, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	sc := bufio.NewScanner(bytes.NewReader(all))
+	for at := 0; sc.Scan(); at += len(sc.Bytes()) + 1 {
+		f := strings.Split(sc.Text(), "\t")
+		step, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil || !valid(f) {
+			t.Fatalf("trace line %q", sc.Text())
+		}
+		if at < len(before) && step > resumedAt {
+			lost++
+			continue
+		}
+		kept = append(kept, f)
+	}
+	if lost == 0 {
+		t.Errorf("no lost work: the kill came right at a checkpoint, the test proves less than it should")
+	}
+	t.Logf("%d trace lines of lost work dropped", lost)
+	return kept
+}
+
+// mixLine says whether trace fields are a mix's first-epoch line: step,
+// epoch 1, id, the id's dataset (its prefix), pass 1.
+func mixLine(f []string) bool {
+	return len(f) == 5 && f[1] == "1" && f[4] == "1" && strings.HasPrefix(f[2], f[3])
 }
 
 func ptrTo[T any](v T) *T { return &v }
@@ -382,12 +389,7 @@ func TestTrainMultitaskKilledAndResumedExactlyOnce(t *testing.T) {
 	bin := binary(t)
 	const nl, ns = 3000, 1200
 	root := writeFeaturizedCorpora(t, []string{"labelled", "snli"}, []int{nl, ns}, 0)
-	b := startBrokerProc(t, bin, "127.0.0.1:0", t.TempDir())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "100", "--quiet").CombinedOutput(); err != nil {
-		t.Fatalf("publish: %v\n%s", err, out)
-	}
+	ctx, b := publishedBroker(t, bin, root)
 	dir, trace := filepath.Join(t.TempDir(), "ck"), filepath.Join(t.TempDir(), "ids.tsv")
 	flags := []string{"--brokers", b.addr, "--dataset", "labelled,snli", "--epochs", "1", "--checkpoint-every", "20", "--window", "4",
 		"--shuffle-buffer", "500", "--trace-ids", trace}
@@ -401,32 +403,14 @@ func TestTrainMultitaskKilledAndResumedExactlyOnce(t *testing.T) {
 	if !strings.Contains(string(out), " nli loss ") {
 		t.Errorf("the resumed run's progress gives no NLI loss:\n%s", out)
 	}
-	all, err := os.ReadFile(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
 	count := map[string]map[string]int{}
-	steps := map[string]map[int64]bool{}
-	lost := 0
-	sc := bufio.NewScanner(bytes.NewReader(all))
-	for at := 0; sc.Scan(); at += len(sc.Bytes()) + 1 {
-		f := strings.Split(sc.Text(), "\t")
-		step, err := strconv.ParseInt(f[0], 10, 64)
-		if len(f) != 5 || err != nil || f[1] != "1" || f[4] != "1" || !strings.HasPrefix(f[2], f[3]) {
-			t.Fatalf("trace line %q: want step, epoch 1, id, its dataset, pass 1", sc.Text())
-		}
-		if at < len(before) && step > resumedAt {
-			lost++
-			continue
-		}
+	steps := map[string]map[string]bool{}
+	for _, f := range tracedLines(t, trace, before, resumedAt, mixLine) {
 		if count[f[3]] == nil {
-			count[f[3]], steps[f[3]] = map[string]int{}, map[int64]bool{}
+			count[f[3]], steps[f[3]] = map[string]int{}, map[string]bool{}
 		}
 		count[f[3]][f[2]]++
-		steps[f[3]][step] = true
-	}
-	if lost == 0 {
-		t.Errorf("no lost work: the kill came right at a checkpoint, the test proves less than it should")
+		steps[f[3]][f[0]] = true
 	}
 	for ds, n := range map[string]int{"labelled": nl / 2, "snli": ns} {
 		if len(count[ds]) != n {
@@ -440,7 +424,7 @@ func TestTrainMultitaskKilledAndResumedExactlyOnce(t *testing.T) {
 	}
 	for step := range steps["snli"] {
 		if steps["labelled"][step] {
-			t.Errorf("step %d trained rows of both datasets: a batch is of one kind", step)
+			t.Errorf("step %s trained rows of both datasets: a batch is of one kind", step)
 		}
 	}
 	final, err := trainstep.LatestCheckpoint(dir)
@@ -463,6 +447,6 @@ func TestTrainMultitaskKilledAndResumedExactlyOnce(t *testing.T) {
 	if heads != 4 {
 		t.Errorf("final checkpoint: %d NLI head tensors, want 4", heads)
 	}
-	t.Logf("labelled %d and snli %d rows trained exactly once across the crash, in %d and %d steps; %d lines of lost work dropped",
-		len(count["labelled"]), len(count["snli"]), len(steps["labelled"]), len(steps["snli"]), lost)
+	t.Logf("labelled %d and snli %d rows trained exactly once across the crash, in %d and %d steps",
+		len(count["labelled"]), len(count["snli"]), len(steps["labelled"]), len(steps["snli"]))
 }
