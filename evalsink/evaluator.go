@@ -254,9 +254,16 @@ func (ev *Evaluator) evalID(ck checkpointInfo) string {
 // then it writes nothing new to the part files, and hands the part's rows
 // to the SQL sink, which adds only those it lacks. Either way it rewrites
 // the CSV, the report and the learning curves from every part. The rows
-// are durable in every sink when it returns nil.
+// are durable in every sink when it returns nil. t.Dir is a checkpoint, or
+// a training run's checkpoint directory: its newest good checkpoint.
 func (ev *Evaluator) Evaluate(ctx context.Context, t Target) (*Summary, error) {
-	ck, err := readCheckpointInfo(t.Dir)
+	// A training run's checkpoint directory stands for its newest good
+	// checkpoint, as for embed.
+	dir, err := trainstep.LatestCheckpoint(t.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("evaluating: %w", err)
+	}
+	ck, err := readCheckpointInfo(dir)
 	if err != nil {
 		return nil, err
 	}

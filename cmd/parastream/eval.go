@@ -72,7 +72,7 @@ func evalFlags(e *env, fs *flag.FlagSet) (cfg func(args []string) (evalsink.Conf
 
 func runEvalRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "eval run", evalUsage)
-	checkpoint := fs.String("checkpoint", "", "checkpoint directory (required)")
+	checkpoint := fs.String("checkpoint", "", "checkpoint directory, or a run's checkpoint directory for its newest good checkpoint (required)")
 	cfg, err := evalFlags(e, fs)(args)
 	if err != nil {
 		return err
