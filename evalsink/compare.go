@@ -514,10 +514,10 @@ func RunCompare(ctx context.Context, cc CompareConfig, w io.Writer) (*CompareRes
 	return res, err
 }
 
-// IsCheckpoint says whether dir is a checkpoint directory (it holds the
-// trainer's state).
+// IsCheckpoint says whether dir is a checkpoint, or a training run's
+// checkpoint directory holding one (Evaluate takes its newest good one).
 func IsCheckpoint(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, trainstep.FileTrainer))
+	_, err := trainstep.LatestCheckpoint(dir)
 	return err == nil
 }
 

@@ -333,7 +333,7 @@ func evaluated(out, evalID string) (bool, error) {
 // compute loads the model and measures it on every set.
 func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, sum *Summary) ([]*Scored, []Result, error) {
 	start := time.Now()
-	emb, _, err := OpenEmbedder(ck.dir, ev.cfg.ContextFor)
+	emb, loaded, err := OpenEmbedder(ck.dir, ev.cfg.ContextFor)
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluating: %w", err)
 	}
@@ -396,7 +396,7 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 			rfs = append(rfs, RowFigures{r, rankFigs}, RowFigures{Row: chance})
 		}
 	}
-	env := TaskEnv{Emb: emb, Sets: ev.sets, Dir: ck.dir, Base: base, Seed: ev.cfg.Seed, Log: ev.log}
+	env := TaskEnv{Emb: emb, Sets: ev.sets, Dir: ck.dir, Model: loaded.Config, Base: base, Seed: ev.cfg.Seed, Log: ev.log}
 	for _, task := range tasks() {
 		trs, err := task(ctx, env)
 		if err != nil {

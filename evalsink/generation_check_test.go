@@ -1,9 +1,7 @@
 package evalsink_test
 
 import (
-	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -74,22 +72,8 @@ func runGenerationCheck(t *testing.T, in any) generationCheck {
 			t.Skip("skipping: no python3 to run testdata/generation_check.py")
 		}
 	}
-	data, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, filepath.Join("testdata", "generation_check.py"))
-	cmd.Stdin = bytes.NewReader(data)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("generation_check.py: %v\n%s", err, stderr.String())
-	}
 	var c generationCheck
-	if err := json.Unmarshal(out, &c); err != nil {
-		t.Fatal(err)
-	}
+	runCheck(t, py, "generation_check.py", in, &c)
 	return c
 }
 

@@ -1,15 +1,12 @@
 package evalsink_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -201,23 +198,6 @@ func pinnedSklearnFits() []sklearnFit {
 	}
 }
 
-// sklearnPython is Debian's python3 with scikit-learn, or skips the test
-// (fails it with PARASTREAM_REQUIRE_SKLEARN=1, as CI sets).
-func sklearnPython(t *testing.T) string {
-	t.Helper()
-	const py = "/usr/bin/python3"
-	err := exec.Command(py, "-c", "import sklearn.linear_model, scipy.special").Run()
-	if err == nil {
-		return py
-	}
-	msg := "scikit-learn check: " + py + " with scikit-learn is missing (apt-get install -y python3-sklearn): " + err.Error()
-	if os.Getenv("PARASTREAM_REQUIRE_SKLEARN") == "1" {
-		t.Fatal(msg + " (PARASTREAM_REQUIRE_SKLEARN=1 makes this a failure)")
-	}
-	t.Skip("skipping " + msg)
-	return ""
-}
-
 // sklearnSet is one set sklearn_check.py fits.
 type sklearnSet struct {
 	Name    string      `json:"name"`
@@ -273,7 +253,7 @@ func randomSet(seed uint64, n, d, classes int, sep float64) (evalsink.Features, 
 // items of 60 features, separable or nearly), and compares each fit with
 // it as the pinned test does.
 func TestLogRegAgainstSklearn(t *testing.T) {
-	py := sklearnPython(t)
+	py := pythonWith(t, "sklearn.linear_model, scipy.special", "python3-sklearn", "PARASTREAM_REQUIRE_SKLEARN")
 	fx := readLogRegFixture(t)
 	cs := []float64{0.25, 1, 8}
 	sets := []sklearnSet{
@@ -285,25 +265,11 @@ func TestLogRegAgainstSklearn(t *testing.T) {
 		sets = append(sets, newSklearnSet(fmt.Sprintf("random %d×%d, %d classes", c.n, c.d, c.classes), x, y, c.n*3/4, c.classes,
 			[]float64{0.25, 2, 32}))
 	}
-	in, err := json.Marshal(map[string]any{"sets": sets})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, filepath.Join("testdata", "sklearn_check.py"))
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("sklearn_check.py: %v\n%s", err, stderr.String())
-	}
 	var ref struct {
 		Sklearn string
 		Fits    []sklearnFit
 	}
-	if err := json.Unmarshal(out, &ref); err != nil {
-		t.Fatal(err)
-	}
+	runCheck(t, py, "sklearn_check.py", map[string]any{"sets": sets}, &ref)
 	t.Logf("scikit-learn %s", ref.Sklearn)
 	byName := map[string]sklearnSet{}
 	for _, s := range sets {

@@ -3,7 +3,6 @@ package evalsink
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/parastream/parastream/trainstep"
@@ -28,18 +27,14 @@ func nliHeadTask(ctx context.Context, env TaskEnv) ([]RowFigures, error) {
 	if len(sets) == 0 {
 		return nil, nil
 	}
-	var cfg compute.Config
-	if err := readJSON(filepath.Join(env.Dir, trainstep.FileConfig), &cfg); err != nil {
-		return nil, err
-	}
-	if cfg.NLIHidden <= 0 {
+	if env.Model.NLIHidden <= 0 {
 		return nil, nil
 	}
 	if env.Base.Adaptation != "" {
-		env.Log.Info("the NLI head is not scored on adapted embeddings (it was trained on the embeddings as they are)", "adaptation", env.Base.Adaptation)
+		env.info("the NLI head is not scored on adapted embeddings (it was trained on the embeddings as they are)", "adaptation", env.Base.Adaptation)
 		return nil, nil
 	}
-	head, err := compute.NewNLIHead(cfg.Defaults(), env.Emb.model.Params())
+	head, err := compute.NewNLIHead(env.Model, env.Emb.model.Params())
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", env.Dir, err)
 	}
@@ -50,7 +45,7 @@ func nliHeadTask(ctx context.Context, env TaskEnv) ([]RowFigures, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scoring the NLI head on %s: %w", s.Dataset, err)
 		}
-		env.Log.Info("scored the NLI head", "set", s.Dataset, "pairs", rf.Row.Pairs, "accuracy", *rf.Row.Accuracy,
+		env.info("scored the NLI head", "set", s.Dataset, "pairs", rf.Row.Pairs, "accuracy", *rf.Row.Accuracy,
 			"elapsed", time.Since(start).Round(time.Millisecond))
 		out = append(out, rf)
 	}

@@ -1,13 +1,8 @@
 package evalsink_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,30 +10,13 @@ import (
 	"github.com/parastream/parastream/trainstep"
 )
 
-// python is Debian's python3 with scipy, or skips the test (fails it with
-// PARASTREAM_REQUIRE_SCIPY=1, as CI sets).
-func python(t *testing.T) string {
-	t.Helper()
-	const py = "/usr/bin/python3"
-	err := exec.Command(py, "-c", "import scipy.stats").Run()
-	if err == nil {
-		return py
-	}
-	msg := "scipy check: " + py + " with scipy is missing (apt-get install -y python3-scipy): " + err.Error()
-	if os.Getenv("PARASTREAM_REQUIRE_SCIPY") == "1" {
-		t.Fatal(msg + " (PARASTREAM_REQUIRE_SCIPY=1 makes this a failure)")
-	}
-	t.Skip("skipping " + msg)
-	return ""
-}
-
 // TestAgainstScipy scores every similarity set of ../shared (STS
 // 2012-2015, STS Benchmark, SICK) with a random word-averaging model, and
 // checks each set's Pearson and Spearman against scipy to 1e-6, and the
 // year aggregates (mean, weighted mean, pooled) and the average against
 // figures computed here by hand from scipy's.
 func TestAgainstScipy(t *testing.T) {
-	py := python(t)
+	py := pythonWith(t, "scipy.stats", "python3-scipy", "PARASTREAM_REQUIRE_SCIPY")
 	sets := loadSets(t, sharedSets(t))
 	// A vocabulary of the 3000 most frequent words: the rest are
 	// unknown, so that some texts embed from <unk> alone.
@@ -85,18 +63,6 @@ func TestAgainstScipy(t *testing.T) {
 	if len(scored) < 20 {
 		t.Fatalf("%d similarity sets, want the 19 STS test sets, 3 STS 2012 train sets, STS Benchmark and SICK", len(scored))
 	}
-	in, err := json.Marshal(dump)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, filepath.Join("testdata", "scipy_check.py"))
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("scipy_check.py: %v\n%s", err, stderr.String())
-	}
 	var ref struct {
 		Sets []struct {
 			Name              string
@@ -104,9 +70,7 @@ func TestAgainstScipy(t *testing.T) {
 		}
 		Pools map[string]struct{ Pearson, Spearman float64 }
 	}
-	if err := json.Unmarshal(out, &ref); err != nil {
-		t.Fatal(err)
-	}
+	runCheck(t, py, "scipy_check.py", dump, &ref)
 
 	scores := evalsink.SimilarityScores(scored)
 	const tol = 1e-6

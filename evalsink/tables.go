@@ -405,11 +405,18 @@ func writeReport(w io.Writer, rows []Result, comparisons []ComparisonRow) error 
 		b.WriteString("\n|---|---:|" + strings.Repeat("---:|", len(cols)) + "\n")
 	}
 	intervals := false
-	cell := func(r *Result, col string) string {
+	has := func(r *Result, col string) bool {
+		if r == nil {
+			return false
+		}
 		p, err := r.column(col)
-		if err != nil || *p == nil {
+		return err == nil && *p != nil
+	}
+	cell := func(r *Result, col string) string {
+		if !has(r, col) {
 			return "–"
 		}
+		p, _ := r.column(col)
 		s := strconv.FormatFloat(**p, 'f', 1, 64)
 		lo, okLo := r.CILow[col]
 		hi, okHi := r.CIHigh[col]
@@ -418,13 +425,6 @@ func writeReport(w io.Writer, rows []Result, comparisons []ComparisonRow) error 
 			s += " (" + figureInterval(lo, hi) + ")"
 		}
 		return s
-	}
-	has := func(r *Result, col string) bool {
-		if r == nil {
-			return false
-		}
-		p, err := r.column(col)
-		return err == nil && *p != nil
 	}
 	table := func(title string, keep func(Result) bool, metrics []struct{ name, col string }) {
 		var sel []Result

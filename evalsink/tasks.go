@@ -3,6 +3,8 @@ package evalsink
 import (
 	"context"
 	"log/slog"
+
+	"github.com/parastream/parastream/trainstep/compute"
 )
 
 // TaskEnv is what an evaluation task gets: the checkpoint's embedder, the
@@ -12,8 +14,9 @@ import (
 type TaskEnv struct {
 	Emb  *Embedder
 	Sets *Sets
-	// Dir is the checkpoint directory.
-	Dir string
+	// Dir is the checkpoint directory; Model its model's configuration.
+	Dir   string
+	Model compute.Config
 	// Base is the row a task's rows start from: copy it, then set the
 	// corpus, split, dataset, kind, item count and figures.
 	Base Result

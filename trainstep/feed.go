@@ -178,17 +178,17 @@ func (f *feed) next(ctx context.Context) *window {
 		return w
 	}
 	// The NLI datasets' rows are batched apart: a batch trains one loss.
-	var pairs, nli []item
+	var pairRows, nliRows []item
 	for _, r := range pool {
 		if f.c.nli[r.ds] {
-			nli = append(nli, r)
+			nliRows = append(nliRows, r)
 		} else {
-			pairs = append(pairs, r)
+			pairRows = append(pairRows, r)
 		}
 	}
 	lens := func(r item) (int, int) { return len(r.IDsA), len(r.IDsB) }
-	batches, skipped := bucket(pairs, f.model.BatchSize, f.model.MaxLen, lens)
-	nliBatches, nliSkipped := bucket(nli, f.model.BatchSize, f.model.MaxLen, lens)
+	batches, skipped := bucket(pairRows, f.model.BatchSize, f.model.MaxLen, lens)
+	nliBatches, nliSkipped := bucket(nliRows, f.model.BatchSize, f.model.MaxLen, lens)
 	batches = append(batches, nliBatches...)
 	w.skipped = int64(skipped + nliSkipped)
 	rng := rand.New(rand.NewPCG(f.model.Seed, uint64(f.step)))

@@ -99,8 +99,21 @@ type float interface{ float32 | float64 }
 type graphKey struct {
 	rows, T int
 	train   bool
-	// nli: the graph of an NLI batch (the head's loss, not Config.Loss).
+	// nli: the graph of an NLI batch (lossNLI, not Config.Loss).
 	nli bool
+}
+
+// lossNLI is the loss of an NLI batch's graph: the NLI head's
+// cross-entropy (losses.go, nli).
+const lossNLI = "nli"
+
+// lossOf is the loss a batch trains: the NLI head's for an NLI batch,
+// Config.Loss otherwise.
+func (m *model[T]) lossOf(nli bool) string {
+	if nli {
+		return lossNLI
+	}
+	return m.cfg.Loss
 }
 
 // graph is one expression graph for a batch shape, compiled into vm.
@@ -112,6 +125,10 @@ type graph struct {
 	loss  *G.Node
 	in    lossInputs
 	grads map[string]*G.Node // by parameter name
+	// stepped are the parameters a training step on the graph steps: those
+	// it differentiates, and the word and bigram tables (scattered from the
+	// words' gradients).
+	stepped map[string]bool
 	// gx are the gradients of the words: of x, or of each xs[t]; gxb of
 	// DAN's bigrams.
 	gx  []*G.Node
@@ -166,10 +183,10 @@ type model[T float] struct {
 	maxGraphs    int
 	budget, host int64
 	held         int64
-	// stepped are the parameters the last ForwardBackward's graph reads:
-	// the only ones Update steps (a multitask run's NLI head is not
-	// stepped by a pairs batch, nor the pairs loss's head by an NLI
-	// batch). nil: every parameter.
+	// stepped are the parameters the last ForwardBackward's graph steps
+	// (graph.stepped): the only ones Update steps (a multitask run's NLI
+	// head is not stepped by a pairs batch, nor the pairs loss's head by
+	// an NLI batch). nil: every parameter.
 	stepped map[string]bool
 	// rows are, per table (embeddings, bigrams), the distinct rows the
 	// last batch touched, sorted; dirty the rows of the table's gradient
@@ -247,12 +264,8 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 	gr = &graph{g: g, enc: e, emb: e.encode()}
 	if k.train {
 		n := k.rows / 2
-		loss := m.cfg.Loss
-		if k.nli {
-			loss = "nli"
-		}
-		switch loss {
-		case "nli":
+		switch m.lossOf(k.nli) {
+		case lossNLI:
 			gr.loss = e.nli(gr.emb, n, &gr.in)
 		case compute.LossMargin:
 			gr.loss = e.margin(gr.emb, n, &gr.in)
@@ -292,8 +305,9 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 			return nil, fmt.Errorf("differentiating the %s loss: %w", m.cfg.Loss, err)
 		}
 		gr.grads = map[string]*G.Node{}
+		gr.stepped = map[string]bool{compute.ParamEmbeddings: true, compute.ParamBigrams: true}
 		for i, name := range names {
-			gr.grads[name] = gs[i]
+			gr.grads[name], gr.stepped[name] = gs[i], true
 		}
 		gr.gx = gs[len(names) : len(names)+len(xs)]
 		if e.xb != nil {
@@ -461,12 +475,8 @@ func (m *model[T]) feedLoss(gr *graph, b *compute.Batch) (float64, error) {
 	if err := m.feedRecon(gr, b); err != nil {
 		return 0, err
 	}
-	loss := m.cfg.Loss
-	if b.NLI {
-		loss = "nli"
-	}
-	switch loss {
-	case "nli":
+	switch m.lossOf(b.NLI) {
+	case lossNLI:
 		v := make([]T, n*compute.NLIClasses)
 		for i, y := range b.Labels {
 			v[i*compute.NLIClasses+int(y)] = 1
@@ -637,17 +647,13 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 	loss := float64(values[T](gr.loss)[0]) + konst
 	// Gradients: graph parameters directly (those outside the graph: 0,
 	// and not stepped); embeddings scattered from x.
-	m.stepped = map[string]bool{compute.ParamEmbeddings: true, compute.ParamBigrams: true}
+	m.stepped = gr.stepped
 	for _, s := range m.specs {
-		node, ok := gr.grads[s.Name]
-		if !ok {
-			if s.Name != compute.ParamEmbeddings && s.Name != compute.ParamBigrams {
-				clear(m.grad[s.Name])
-			}
-			continue
+		if node, ok := gr.grads[s.Name]; ok {
+			copy(m.grad[s.Name], values[T](node))
+		} else if !gr.stepped[s.Name] {
+			clear(m.grad[s.Name])
 		}
-		copy(m.grad[s.Name], values[T](node))
-		m.stepped[s.Name] = true
 	}
 	d := m.cfg.Dim
 	R := 2 * n
