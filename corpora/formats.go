@@ -43,6 +43,10 @@ type Format struct {
 	// New builds a reader over opened inputs, one per entry of Files. The
 	// reader closes them.
 	New func(inputs []*Input, opts Options) (Reader, error)
+	// Eval says whether the format is an evaluation set, its task, its
+	// official split and whether its rows are single texts; the zero
+	// value for a training corpus.
+	Eval Eval
 }
 
 // formatList returns every format, built fresh: each reader's file has a

@@ -38,7 +38,7 @@ import (
 //   - Dataset: "msrp/<split>", the release's split from the file name
 //     (msr_paraphrase_train.txt gives "msrp/train"); "msrp" for other
 //     names; or Options.Dataset. MSRP is an evaluation set: an extraction
-//     keeps its official split (text.OfficialSplit: msrp/train is train,
+//     keeps its official split (its Eval.Split: msrp/train is train,
 //     msrp/test test) and every pair, without deduplication.
 //   - Meta: "id1", "id2": #1 ID and #2 ID.
 //
@@ -222,6 +222,7 @@ func msrpFormats() (fs []Format) {
 		New: func(in []*Input, o Options) (Reader, error) {
 			return NewMSRPReader(in[0], o), nil
 		},
+		Eval: Eval{Task: TaskClassification, Order: 3, Split: splitInDataset},
 	})
 	return fs
 }

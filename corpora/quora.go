@@ -397,6 +397,7 @@ func quoraFormats() (fs []Format) {
 		New: func(in []*Input, o Options) (Reader, error) {
 			return NewQuoraReader(in[0], o), nil
 		},
+		Eval: Eval{Task: TaskRetrieval, Order: 2},
 	})
 	return fs
 }

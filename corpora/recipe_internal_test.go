@@ -2,10 +2,14 @@ package corpora
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -17,6 +21,10 @@ type pipeReader struct {
 	in    *Input
 	lines *lineReader
 	st    Stats
+}
+
+func newPipeReader(in *Input, o Options) *pipeReader {
+	return &pipeReader{in: in, lines: newLineReader(in, o.Limits), st: Stats{Rejected: map[Reason]int64{}}}
 }
 
 func (r *pipeReader) Next() (Example, error) {
@@ -50,7 +58,7 @@ func TestAddFormatRecipe(t *testing.T) {
 		Summary: "a toy format: one pair a line, a|b",
 		Mapping: "A, B: the two sides of the line; no Label",
 		New: func(in []*Input, o Options) (Reader, error) {
-			return &pipeReader{in: in[0], lines: newLineReader(in[0], o.Limits), st: Stats{Rejected: map[Reason]int64{}}}, nil
+			return newPipeReader(in[0], o), nil
 		},
 	})
 	if _, err := reg.lookup("toy-pipes"); err != nil {
@@ -89,4 +97,95 @@ func TestAddFormatRecipe(t *testing.T) {
 	if _, err := LookupFormat("toy-pipes"); err == nil {
 		t.Error("the toy format leaked into the package's formats")
 	}
+}
+
+// namedReader names its reader's examples' dataset after its file, as the
+// evaluation sets' readers do ("toy/dev" for toy_dev.txt).
+type namedReader struct {
+	Reader
+	dataset string
+}
+
+func (r namedReader) Next() (Example, error) {
+	ex, err := r.Reader.Next()
+	ex.Dataset = r.dataset
+	return ex, err
+}
+
+// TestAddEvalSetRecipe is docs/architecture.md's recipe "Add an evaluation
+// set" followed once in corpora: the toy format of TestAddFormatRecipe,
+// its datasets named by split, marked as a similarity set with an official
+// split rule. The registry then finds its Eval by its corpus (what
+// extraction's split and single-text choice and evalsink's LoadSets read,
+// through Evaluation), its rows take the split their dataset names, and
+// it is listed among the evaluation sets at its place in the report.
+// (evalsink's TestEvalSetsHaveTasks and pipelines' TestEvalFormatsExtract
+// and TestEvalDataTarget check the recipe's other steps for the real
+// formats.)
+func TestAddEvalSetRecipe(t *testing.T) {
+	reg := formats()
+	reg.register(Format{
+		Name: "toy-sts", Corpus: "toy", Files: []string{"pairs"},
+		Summary: "a toy similarity set: one pair a line, a|b; toy_<split>.txt",
+		Mapping: "A, B: the two sides of the line; Dataset: toy/<split> from the file name",
+		New: func(in []*Input, o Options) (Reader, error) {
+			return namedReader{Reader: newPipeReader(in[0], o), dataset: "toy/" + splitName(baseName(in[0].Name), "test")}, nil
+		},
+		Eval: Eval{Task: TaskSimilarity, Order: 4, Split: splitInDataset},
+	})
+	e := reg.evaluation("toy")
+	if !e.Evaluated() || e.Task != TaskSimilarity {
+		t.Fatalf("the toy's evaluation %+v", e)
+	}
+	var order []string
+	for _, f := range reg.evalFormats() {
+		if f.Eval.Task == TaskSimilarity {
+			order = append(order, f.Corpus)
+		}
+	}
+	if want := []string{"sts", "stsb", "sick", "toy"}; !slices.Equal(order, want) {
+		t.Errorf("similarity sets in the report's order %v, want %v", order, want)
+	}
+	splits := map[string]string{}
+	for _, name := range []string{"toy_train.txt", "toy_dev.txt.gz", "toy.txt"} {
+		path := filepath.Join(t.TempDir(), name)
+		if err := writeMaybeGzip(path, "a cat|a feline\n"); err != nil {
+			t.Fatal(err)
+		}
+		r, err := reg.open("toy-sts", []string{path}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, err := r.Next()
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		split, ok := reg.evaluation(ex.Corpus).OfficialSplit(ex.Dataset)
+		if !ok {
+			t.Fatalf("%s: no official split", name)
+		}
+		splits[ex.Dataset] = split
+	}
+	if want := map[string]string{"toy/train": "train", "toy/dev": "dev", "toy/test": "test"}; !maps.Equal(splits, want) {
+		t.Errorf("official splits %v, want %v", splits, want)
+	}
+	if Evaluation("toy").Evaluated() {
+		t.Error("the toy set leaked into the package's formats")
+	}
+}
+
+// writeMaybeGzip writes text to path, gzip-compressed where the name ends
+// in .gz.
+func writeMaybeGzip(path, text string) error {
+	if !strings.HasSuffix(path, ".gz") {
+		return os.WriteFile(path, []byte(text), 0o644)
+	}
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(text))
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }

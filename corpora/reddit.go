@@ -683,6 +683,7 @@ func redditFormats() (fs []Format) {
 		New: func(in []*Input, o Options) (Reader, error) {
 			return NewRedditCommentsReader(in[0], o), nil
 		},
+		Eval: Eval{Task: TaskRetrieval, Order: 1},
 	})
 	fs = append(fs, Format{
 		Name: "reddit-submissions", Corpus: "reddit", Files: []string{"submissions"},

@@ -247,6 +247,7 @@ func scwsFormats() (fs []Format) {
 		New: func(in []*Input, o Options) (Reader, error) {
 			return NewSCWSReader(in[0], o), nil
 		},
+		Eval: Eval{Task: TaskWordContext, Order: 1, Split: wholeSet},
 	}, Format{
 		Name: "wikiqa", Corpus: "wikiqa", Files: []string{"tsv"},
 		Summary: "WikiQA answer selection: WikiQA-<split>.tsv[.gz] with its header",
@@ -254,6 +255,7 @@ func scwsFormats() (fs []Format) {
 		New: func(in []*Input, o Options) (Reader, error) {
 			return NewWikiQAReader(in[0], o), nil
 		},
+		Eval: Eval{Task: TaskRanking, Order: 3, Split: splitInDataset},
 	})
 	return fs
 }

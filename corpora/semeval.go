@@ -301,6 +301,7 @@ func semEvalFormats() (fs []Format) {
 			}
 			return NewSemEvalCQAReader(in[0], gold, o), nil
 		},
+		Eval: Eval{Task: TaskRanking, Order: 1, Split: splitInDataset},
 	})
 	return fs
 }

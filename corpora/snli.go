@@ -30,7 +30,7 @@ import (
 //     snli_1.0_dev.jsonl.gz gives "snli/dev",
 //     snli_1.0_train.first1024.jsonl.gz "snli/train",
 //     multinli_1.0_dev_matched.jsonl "multinli/dev_matched"; "snli" for
-//     other names; or Options.Dataset. The split (text.OfficialSplit) is
+//     other names; or Options.Dataset. The split (its Eval.Split) is
 //     the one the name holds: train, dev (dev_matched too) or test.
 //   - Meta: "gold_label" (as in the file), "pair_id", "caption_id"
 //     (MultiNLI: the promptID), and "genre" where the record has one.
@@ -219,6 +219,7 @@ func snliFormats() (fs []Format) {
 		New: func(in []*Input, o Options) (Reader, error) {
 			return NewSNLIReader(in[0], o), nil
 		},
+		Eval: Eval{Task: TaskClassification, Order: 4, Split: splitInDataset},
 	})
 	return fs
 }

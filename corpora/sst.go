@@ -163,6 +163,7 @@ func mrSSTFormats() (fs []Format) {
 		New: func(in []*Input, o Options) (Reader, error) {
 			return NewSSTReader(in[0], o), nil
 		},
+		Eval: Eval{Task: TaskClassification, Order: 1, Split: splitInDataset, SingleText: true},
 	}, Format{
 		Name: "mr", Corpus: "mr", Files: []string{"pos|neg"},
 		Summary: "MR sentence polarity v1.0: rt-polarity.pos / rt-polarity.neg, one snippet a line, Latin-1 by default",
@@ -175,6 +176,7 @@ func mrSSTFormats() (fs []Format) {
 			}
 			return NewMRReader(in[0], o), nil
 		},
+		Eval: Eval{Task: TaskClassification, Order: 2, Split: wholeSet, SingleText: true},
 	})
 	return fs
 }

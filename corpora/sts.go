@@ -422,6 +422,7 @@ func stsFormats() (fs []Format) {
 		New: func(in []*Input, o Options) (Reader, error) {
 			return NewSTSReader(in[0], in[1], o), nil
 		},
+		Eval: Eval{Task: TaskSimilarity, Order: 1, Split: stsSplit},
 	})
 	fs = append(fs, Format{
 		Name: "stsb", Corpus: "stsb", Files: []string{"tsv"},
@@ -430,6 +431,7 @@ func stsFormats() (fs []Format) {
 		New: func(in []*Input, o Options) (Reader, error) {
 			return NewSTSBReader(in[0], o), nil
 		},
+		Eval: Eval{Task: TaskSimilarity, Order: 2, Split: namedSplit},
 	})
 	fs = append(fs, Format{
 		Name: "sick", Corpus: "sick", Files: []string{"tsv"},
@@ -438,6 +440,7 @@ func stsFormats() (fs []Format) {
 		New: func(in []*Input, o Options) (Reader, error) {
 			return NewSICKReader(in[0], o), nil
 		},
+		Eval: Eval{Task: TaskSimilarity, Order: 3, Split: namedSplit},
 	})
 	return fs
 }

@@ -29,7 +29,7 @@ import (
 //   - ID: "trecqa:<folder>:<line>"; Group: "trecqa:<folder>:<qid>".
 //   - Dataset: "trecqa/<folder>", the folder's name (trecqa/train,
 //     trecqa/raw-dev, trecqa/clean-dev), or Options.Dataset; its split
-//     (text.OfficialSplit) is train, dev or test by that name.
+//     (its Eval.Split) is train, dev or test by that name.
 //   - Meta: "qid", id.txt's id as written.
 //
 // Rejected records, located at a.toks's line: invalid UTF-8 in any file
@@ -175,6 +175,7 @@ func trecQAFormats() (fs []Format) {
 		New: func(in []*Input, o Options) (Reader, error) {
 			return openTrecQA(in[0], o)
 		},
+		Eval: Eval{Task: TaskRanking, Order: 2, Split: splitInDataset},
 	})
 	return fs
 }

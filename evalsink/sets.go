@@ -10,48 +10,37 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/shards"
 )
 
-// Tasks of a Set.
+// Tasks of a Set: its corpus's evaluation task (corpora.Eval.Task).
 const (
 	// TaskSimilarity: graded pairs; cosine against the gold score
 	// (Pearson, Spearman).
-	TaskSimilarity = "similarity"
+	TaskSimilarity = corpora.TaskSimilarity
 	// TaskRetrieval: input-response pairs; pick the response among
 	// candidates (precision at N, MRR, MAP).
-	TaskRetrieval = "retrieval"
+	TaskRetrieval = corpora.TaskRetrieval
 	// TaskClassification: labelled sentences or pairs (SST, MR, MSRP,
 	// SNLI); a classifier on frozen embeddings (accuracy, F1).
-	TaskClassification = "classification"
+	TaskClassification = corpora.TaskClassification
 	// TaskRanking: questions with labelled candidates (SemEval CQA,
 	// TrecQA, WikiQA); rank the candidates (MAP, MRR).
-	TaskRanking = "ranking"
+	TaskRanking = corpora.TaskRanking
 	// TaskWordContext: word pairs in context (SCWS); cosine of the
 	// words' representations against the human rating (Spearman).
-	TaskWordContext = "word_context"
+	TaskWordContext = corpora.TaskWordContext
 )
 
-// similarityCorpora and retrievalCorpora return the corpora evaluated, in
-// the order of the report.
-func similarityCorpora() []string { return []string{"sts", "stsb", "sick"} }
-func retrievalCorpora() []string  { return []string{"reddit", "quora"} }
-
-// taskCorpora returns the corpora of the other tasks, by task, in the
-// order of the report; every split of each is loaded.
-func taskCorpora() map[string]string {
-	return map[string]string{
-		"snli": TaskClassification, "multinli": TaskClassification, "msrp": TaskClassification,
-		"sst": TaskClassification, "mr": TaskClassification,
-		"semeval-cqa": TaskRanking, "trecqa": TaskRanking, "wikiqa": TaskRanking,
-		"scws": TaskWordContext,
-	}
-}
-
-// corpusOrder returns every evaluated corpus in the order of the report.
+// corpusOrder returns every evaluated corpus in the order of the report:
+// the evaluation sets of corpora's formats (corpora.EvalFormats).
 func corpusOrder() []string {
-	return append(append(similarityCorpora(), retrievalCorpora()...),
-		"sst", "mr", "msrp", "snli", "multinli", "semeval-cqa", "trecqa", "wikiqa", "scws")
+	var out []string
+	for _, f := range corpora.EvalFormats() {
+		out = append(out, f.Corpus)
+	}
+	return out
 }
 
 // RetrievalSplit is the held-out split of the retrieval corpora that is
@@ -99,9 +88,11 @@ type Sets struct {
 }
 
 // LoadSets reads the evaluation sets under root (a directory written by
-// parastream extract, with its manifest): every split of the sts, stsb and
-// sick corpora and of the other tasks' corpora (taskCorpora), and the test
-// split of reddit and quora. Rows without a label are counted
+// parastream extract, with its manifest): the splits of the corpora that
+// corpora's formats mark as evaluation sets (corpora.Eval), each a Set of
+// its task: every split of a set with an official split (sts, stsb, sick,
+// and the other tasks' corpora), the held-out test split (RetrievalSplit)
+// of one without (reddit, quora). Rows without a label are counted
 // (Unlabelled) and skipped, except in retrieval sets. It verifies the
 // manifest's checksums first. Texts are the rows' tokens (TokensA,
 // TokensB), as extraction tokenised them.
@@ -130,12 +121,12 @@ func LoadSets(ctx context.Context, root string, logger *slog.Logger) (*Sets, err
 	})
 	for _, key := range keys {
 		si := m.Splits[key]
-		sim, ret := slices.Contains(similarityCorpora(), si.Corpus), slices.Contains(retrievalCorpora(), si.Corpus)
-		other := taskCorpora()[si.Corpus]
-		if !sim && !(ret && si.Split == RetrievalSplit) && other == "" {
+		eval := corpora.Evaluation(si.Corpus)
+		if !eval.Evaluated() || (eval.Split == nil && si.Split != RetrievalSplit) {
 			logger.Debug("not an evaluation split", "split", key)
 			continue
 		}
+		ret := eval.Task == TaskRetrieval
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -150,19 +141,13 @@ func LoadSets(ctx context.Context, root string, logger *slog.Logger) (*Sets, err
 			if ret {
 				name = si.Corpus + "/" + si.Split
 			}
-			if (sim || other != "") && row.Label == nil {
+			if !ret && row.Label == nil {
 				out.Unlabelled++
 				continue
 			}
 			s := byName[name]
 			if s == nil {
-				s = &Set{Corpus: si.Corpus, Split: si.Split, Dataset: name, Task: TaskSimilarity}
-				if ret {
-					s.Task = TaskRetrieval
-				}
-				if other != "" {
-					s.Task = other
-				}
+				s = &Set{Corpus: si.Corpus, Split: si.Split, Dataset: name, Task: eval.Task}
 				if si.Corpus == "sts" {
 					s.Year, _, _ = strings.Cut(name, "/")
 				}
@@ -180,8 +165,8 @@ func LoadSets(ctx context.Context, root string, logger *slog.Logger) (*Sets, err
 			return nil, err
 		}
 	}
-	corpora := corpusOrder()
-	order := func(c string) int { return slices.Index(corpora, c) }
+	corpusRank := corpusOrder()
+	order := func(c string) int { return slices.Index(corpusRank, c) }
 	slices.SortStableFunc(out.Sets, func(a, b *Set) int {
 		return cmp.Or(cmp.Compare(order(a.Corpus), order(b.Corpus)),
 			cmp.Compare(a.Split, b.Split), cmp.Compare(a.Year, b.Year), cmp.Compare(a.Dataset, b.Dataset))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/trainstep/compute"
 )
 
@@ -41,15 +42,34 @@ func tasks() []Task {
 // taskLabels returns, by corpus, how the report names a row of one of the
 // tasks beyond similarity (its kind is not a similarity kind): the set, and
 // what the figure was computed with (the training data, the choice of the
-// penalty, the questions kept).
+// penalty, the questions kept). It covers the evaluation sets of corpora's
+// formats by their task, and the similarity sets that a classification
+// task also scores (SICK's entailment).
 func taskLabels() map[string]func(Result) string {
+	labels := map[string]func(Result) string{}
+	for _, f := range corpora.EvalFormats() {
+		switch f.Eval.Task {
+		case TaskClassification:
+			labels[f.Corpus] = classificationLabel
+		case TaskRanking:
+			labels[f.Corpus] = rankingLabels()[f.Corpus]
+		case TaskWordContext:
+			labels[f.Corpus] = scwsLabel
+		}
+	}
+	for _, t := range classifyTasks() {
+		labels[t.corpus] = classificationLabel
+	}
+	return labels
+}
+
+// rankingLabels returns, by ranking set, how the report names its rows:
+// the scorer and the questions kept (rankingDefs says what is scored).
+func rankingLabels() map[string]func(Result) string {
 	return map[string]func(Result) string{
-		"sst": classificationLabel, "mr": classificationLabel, "msrp": classificationLabel,
-		"sick": classificationLabel, "snli": classificationLabel, "multinli": classificationLabel,
 		"semeval-cqa": semevalLabel,
 		"trecqa":      trecqaLabel,
 		"wikiqa":      wikiqaLabel,
-		"scws":        scwsLabel,
 	}
 }
 

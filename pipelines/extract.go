@@ -55,9 +55,8 @@ type ExtractConfig struct {
 	Prepare transforms.PrepareConfig
 	// Pair configures Reddit thread pairing.
 	Pair transforms.PairOptions
-	// Split: ratios and seed of the hashed split. Evaluation sets (sts,
-	// stsb, sick, snli, msrp, sst, mr, semeval-cqa, trecqa, wikiqa, scws)
-	// keep their official splits (text.OfficialSplit).
+	// Split: ratios and seed of the hashed split. Evaluation sets with an
+	// official split (their format's corpora.Eval) keep it.
 	Split text.SplitRatios
 	Seed  uint64
 	// Budget samples the corpus down to a number of tokens (both sides of
@@ -128,13 +127,13 @@ func (c ExtractConfig) corpusName() string {
 	return f.Corpus
 }
 
-func (c ExtractConfig) official() bool {
-	switch c.corpusName() {
-	case "sts", "stsb", "sick", "snli", "msrp", "sst", "mr", "semeval-cqa", "trecqa", "wikiqa", "scws":
-		return true
-	}
-	return false
-}
+// eval is how the corpus's rows are evaluated: whether it is an
+// evaluation set with official splits, whether its rows are single texts.
+func (c ExtractConfig) eval() corpora.Eval { return corpora.Evaluation(c.corpusName()) }
+
+// official says the corpus is an evaluation set with official splits: its
+// rows keep them, and every pair.
+func (c ExtractConfig) official() bool { return c.eval().Split != nil }
 
 // symmetric says whether (A, B) and (B, A) are the same pair for dedupe:
 // true for paraphrase corpora, false for Reddit's input-response pairs.
@@ -197,7 +196,7 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 	// the reader's goroutines.
 	prep := cfg.Prepare
 	prep.Reddit = cfg.Corpus == "reddit"
-	prep.SingleText = text.SingleText(cfg.corpusName())
+	prep.SingleText = cfg.eval().SingleText
 	prepared, rejects := transforms.Read(s, transforms.ReadConfig{
 		Format: cfg.formatOf(), Input: cfg.Input, InputB: cfg.InputB, Options: cfg.Reader, SkipBadFiles: cfg.SkipBadFiles, Prepare: &prep,
 	})

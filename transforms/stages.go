@@ -278,17 +278,28 @@ func collect(paths func(*string) bool) []string {
 type SplitConfig struct {
 	Ratios text.SplitRatios
 	Seed   uint64
-	// Official keeps the evaluation sets' own splits (see OfficialSplit).
+	// Official keeps the evaluation sets' own splits (the official split
+	// of the row's corpus, corpora.Eval).
 	Official bool
 }
 
-func (c SplitConfig) split(r *shards.Row) string {
-	if c.Official {
-		if s, ok := text.OfficialSplit(r.Corpus, r.Dataset); ok {
-			return s
+// splitter returns the function that chooses a record's split. Each
+// corpus's evaluation entry is looked up once.
+func (c SplitConfig) splitter() func(r *shards.Row) string {
+	evals := map[string]corpora.Eval{}
+	return func(r *shards.Row) string {
+		if c.Official {
+			e, seen := evals[r.Corpus]
+			if !seen {
+				e = corpora.Evaluation(r.Corpus)
+				evals[r.Corpus] = e
+			}
+			if s, ok := e.OfficialSplit(r.Dataset); ok {
+				return s
+			}
 		}
+		return text.AssignSplit(r.GroupKey, c.Seed, c.Ratios)
 	}
-	return text.AssignSplit(r.GroupKey, c.Seed, c.Ratios)
 }
 
 // DedupeConfig configures the stages that deduplicate the dedupe spills,
@@ -410,8 +421,9 @@ func (fn *dedupeFn) dedupe(ctx context.Context, bucket int, files []string, w *d
 // split, and returns the records of each split sorted by ID.
 func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates bool, split SplitConfig) (map[string][]shards.Row, DedupeStats, error) {
 	bySplit := make(map[string][]shards.Row)
+	splitOf := split.splitter()
 	keep := func(r shards.Row) {
-		r.Split = split.split(&r)
+		r.Split = splitOf(&r)
 		bySplit[r.Split] = append(bySplit[r.Split], r)
 	}
 	var st DedupeStats

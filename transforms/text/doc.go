@@ -21,6 +21,6 @@
 // exactly one rule name.
 //
 // AssignSplit chooses a record's split from Hash64 of its group, so that a
-// group's records share a split in every run for a seed; OfficialSplit is
-// the split an evaluation set was released with.
+// group's records share a split in every run for a seed (an evaluation
+// set's official split is corpora.Eval's).
 package text

@@ -28,22 +28,3 @@ func TestAssignSplitIsStableAndProportional(t *testing.T) {
 		t.Error("ratios summing to 0.99 accepted")
 	}
 }
-
-func TestOfficialSplit(t *testing.T) {
-	for _, c := range []struct{ corpus, dataset, want string }{
-		{"sts", "2014/deft-forum", "test"}, {"sts", "2012-train/MSRpar", "train"},
-		{"stsb", "stsb/dev", "dev"}, {"sick", "sick/trial", "trial"}, {"sick", "sick/train", "train"},
-		{"snli", "snli/dev", "dev"}, {"snli", "snli/train", "train"}, {"snli", "multinli/dev_matched", "dev"}, {"snli", "snli/test", "test"},
-		{"msrp", "msrp/train", "train"}, {"msrp", "msrp/test", "test"}, {"sst", "sst/dev", "dev"}, {"sst", "sst/train", "train"},
-		{"mr", "mr", "test"}, {"scws", "scws", "test"}, {"semeval-cqa", "semeval-cqa/train-part2", "train"}, {"semeval-cqa", "semeval-cqa/dev", "dev"},
-		{"trecqa", "trecqa/train", "train"}, {"trecqa", "trecqa/raw-dev", "dev"}, {"trecqa", "trecqa/clean-dev", "dev"}, {"trecqa", "trecqa/clean-test", "test"},
-		{"wikiqa", "wikiqa/train", "train"}, {"wikiqa", "wikiqa/dev", "dev"},
-	} {
-		if got, ok := text.OfficialSplit(c.corpus, c.dataset); !ok || got != c.want {
-			t.Errorf("%s %s: %q", c.corpus, c.dataset, got)
-		}
-	}
-	if _, ok := text.OfficialSplit("quora", "quora"); ok {
-		t.Error("quora has an official split?")
-	}
-}
