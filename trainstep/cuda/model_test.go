@@ -320,8 +320,8 @@ func TestEmulatorUpdate(t *testing.T) {
 func TestEmulatorEmbed(t *testing.T) {
 	for _, enc := range compute.Encoders() {
 		t.Run(enc, func(t *testing.T) {
-			if enc == compute.EncCSAE {
-				t.Skip("the csae is the CPU backend's alone (TestUnsupported)")
+			if spec, _ := compute.LookupEncoder(enc); !spec.Has(compute.BackendCUDA) {
+				t.Skipf("the %s is the CPU backend's alone (TestUnsupported)", enc)
 			}
 			cfg := smallConfig(enc, compute.NegMax)
 			cfg.MaxLen = 9
@@ -421,7 +421,7 @@ func TestUnsupported(t *testing.T) {
 	}
 	for _, enc := range compute.Encoders() {
 		for _, loss := range compute.Losses() {
-			if enc == compute.EncCSAE || loss == compute.LossRecon {
+			if spec, _ := compute.LookupEncoder(enc); !spec.Has(compute.BackendCUDA) || loss == compute.LossRecon {
 				continue // the csae is the CPU backend's alone: refused below
 			}
 			cfg := smallModel(enc, loss, compute.NegMax)
