@@ -1,7 +1,11 @@
 package compute_test
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parastream/parastream/trainstep/compute"
@@ -91,4 +95,48 @@ func TestWithEncoder(t *testing.T) {
 	if _, ok := compute.LookupEncoder("toy"); ok {
 		t.Error("the toy leaked into the list")
 	}
+}
+
+// docs/gpu.md names the encoders the CUDA backend has and those it
+// refuses: the list's, by their Backends.
+func TestGPUDocEncoders(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "gpu.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(doc)), " ")
+	has := between(t, text, "The backend implements the encoders whose entry", "It implements every loss")
+	refused := between(t, text, "A topic context (`--context topics`), the encoders", "and the NLI head")
+	var wantHas, wantRefused []string
+	for _, s := range compute.EncoderSpecs() {
+		if s.Has(compute.BackendCUDA) {
+			wantHas = append(wantHas, s.Name)
+		} else {
+			wantRefused = append(wantRefused, s.Name)
+		}
+	}
+	names := func(s string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile("`([a-z0-9]+)`").FindAllStringSubmatch(s, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	if got := names(has); !slices.Equal(got, wantHas) {
+		t.Errorf("docs/gpu.md says the CUDA backend has %v; the list says %v", got, wantHas)
+	}
+	if got := names(refused); !slices.Equal(got, wantRefused) {
+		t.Errorf("docs/gpu.md says the CUDA backend refuses %v; the list says %v", got, wantRefused)
+	}
+}
+
+// between is the text of s from the start of from to the start of to.
+func between(t *testing.T, s, from, to string) string {
+	t.Helper()
+	i := strings.Index(s, from)
+	j := strings.Index(s[max(i, 0):], to)
+	if i < 0 || j < 0 {
+		t.Fatalf("docs/gpu.md: no %q ... %q", from, to)
+	}
+	return s[i : i+j]
 }
