@@ -377,7 +377,7 @@ func (c Config) Validate() error {
 	if c.NLIHidden < 0 {
 		bad("nli_hidden %d: give the NLI head's hidden units (512 in Yang et al. 2018), or 0 for no head", c.NLIHidden)
 	}
-	if c.NLIHidden > 0 && c.IsEDD() {
+	if c.NLIHidden > 0 && spec.Generator {
 		bad("an NLI head trains a sentence encoder: not the %s generator", c.Encoder)
 	}
 	c.csaeValidate(bad)
