@@ -149,11 +149,12 @@ func EncoderSpecs() []EncoderSpec {
 
 // LookupEncoder is the list's entry named name.
 func LookupEncoder(name string) (EncoderSpec, bool) {
-	i := slices.IndexFunc(EncoderSpecs(), func(s EncoderSpec) bool { return s.Name == name })
+	specs := EncoderSpecs()
+	i := slices.IndexFunc(specs, func(s EncoderSpec) bool { return s.Name == name })
 	if i < 0 {
 		return EncoderSpec{}, false
 	}
-	return EncoderSpecs()[i], true
+	return specs[i], true
 }
 
 // Encoders lists the names of the sentence encoders (the generators left

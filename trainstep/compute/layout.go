@@ -80,6 +80,7 @@ func InitParams(cfg Config, rng *rand.Rand) []Tensor {
 	specs := Layout(cfg)
 	out := make([]Tensor, len(specs))
 	def := cfg.Defaults()
+	spec, _ := def.Spec()
 	kind, scale, err := ParseEmbedInit(def.EmbedInit)
 	if err != nil {
 		panic("compute: " + err.Error()) // Validate refuses it first
@@ -116,7 +117,7 @@ func InitParams(cfg Config, rng *rand.Rand) []Tensor {
 			}
 		}
 		if def.RecurrentInit == RecurrentInitAvg {
-			startAsAverage(def, s.Name, t)
+			startAsAverage(spec, s.Name, t)
 		}
 		out[i] = t
 	}
@@ -126,7 +127,7 @@ func InitParams(cfg Config, rng *rand.Rand) []Tensor {
 // avgGateBias is the size of the gate biases of RecurrentInitAvg: σ(3) = 0.95.
 const avgGateBias = 3
 
-// startAsAverage sets t, a parameter of cfg's encoder drawn as
+// startAsAverage sets t, a parameter of the encoder spec drawn as
 // RecurrentInitGlorot, to RecurrentInitAvg's start, under which every
 // recurrent encoder starts as (a multiple of) the mean of its words:
 //   - the LSTM: W_x's cell-input block is the identity (on the first
@@ -142,11 +143,10 @@ const avgGateBias = 3
 //     the reduction to word averaging of W&G 2017 §3.1.
 //
 // edd's encoder starts as lstm's; its decoder ("dec.") stays Glorot.
-func startAsAverage(cfg Config, name string, t Tensor) {
+func startAsAverage(spec EncoderSpec, name string, t Tensor) {
 	if strings.HasPrefix(name, "dec.") {
 		return
 	}
-	spec, _ := cfg.Spec()
 	switch {
 	case strings.HasSuffix(name, "lstm.wx"):
 		in, h := t.Shape[0], t.Shape[1]/4
@@ -172,7 +172,7 @@ func startAsAverage(cfg Config, name string, t Tensor) {
 		}
 	case strings.Contains(name, "gran.b"):
 		b := float32(avgGateBias)
-		if cfg.Encoder == EncGRAN5 && strings.HasSuffix(name, "gran.b2") {
+		if spec.Name == EncGRAN5 && strings.HasSuffix(name, "gran.b2") {
 			b = -avgGateBias
 		}
 		for j := range t.Data {
