@@ -11,26 +11,6 @@ import (
 	"github.com/parastream/parastream/featurize/lexicon"
 )
 
-// Encoder names (Config.Encoder).
-const (
-	EncAvg       = "avg"       // mean of word embeddings (Wieting & Gimpel 2017, §3.1)
-	EncLSTM      = "lstm"      // final hidden state of a peephole LSTM
-	EncLSTMAvg   = "lstmavg"   // mean of the LSTM hidden states
-	EncBiLSTMAvg = "bilstmavg" // forward and backward lstmavg, added
-	EncGRAN      = "gran"      // a_t = x_t ⊙ σ(W_x x_t + W_h h_t + b), averaged
-	EncGRAN2     = "gran2"     // a_t = h_t ⊙ σ(W_x x_t + W_h h_t + b), averaged
-	EncGRAN3     = "gran3"     // a_t = x_t ⊙ g1 + a_{t-1} ⊙ g2, a_{-1}/n
-	EncGRAN4     = "gran4"     // as gran3, gates also see a_{t-1}
-	EncGRAN5     = "gran5"     // a_t = x_t ⊙ g1 + h_t ⊙ g2, averaged
-	EncBiGRAN    = "bigran"    // forward and backward gran, added
-	EncDAN       = "dan"       // (Σ words + Σ bigrams)/sqrt(n), feed-forward tanh stack (Yang et al. 2018)
-	// EncTransformer is the transformer encoder of Yang et al. (2018,
-	// §2.3.2): pre-norm self-attention blocks over sqrt(Dim)·e_t + PE(t),
-	// a final layer norm, the outputs averaged over the sentence's words
-	// (layout.go, TransformerLayout, has the formulas).
-	EncTransformer = "transformer"
-)
-
 // Context kinds (Config.Context).
 const (
 	// ContextTopics adds each sentence's NMF topic vector θ (featurize's
@@ -216,6 +196,9 @@ type Config struct {
 	BucketWidth int    `json:"bucket_width"` // padded lengths are multiples of this; default 8
 	MaxLen      int    `json:"max_len"`      // longer sentences are truncated; default 64
 	Seed        uint64 `json:"seed"`         // seeds initialisation and noise; default 1
+
+	// own is the encoder's entry when it is not in the list (WithEncoder).
+	own *EncoderSpec
 }
 
 // Defaults returns c with every zero field set to its default.
@@ -223,48 +206,27 @@ func (c Config) Defaults() Config {
 	if c.Encoder == "" {
 		c.Encoder = EncAvg
 	}
-	c = c.eddDefaults()
+	spec, _ := c.Spec()
 	if c.OOVBuckets > 0 && c.OOVHash == "" {
 		c.OOVHash = lexicon.Hash
 	}
 	if c.Dim == 0 {
-		c.Dim = 300
-		if c.Encoder == EncTransformer {
-			c.Dim = 512
-		}
+		c.Dim = cmp.Or(spec.Dim, defaultDim)
 	}
 	if c.Hidden == 0 {
 		c.Hidden = c.Dim
 	}
-	if c.Encoder == EncDAN {
-		if len(c.DANLayers) == 0 {
-			c.DANLayers = []int{300, 300, 500}
-		}
-		if c.BigramBuckets == 0 {
-			c.BigramBuckets = 100003
-		}
+	if spec.Defaults != nil {
+		c = spec.Defaults(c)
 	}
-	if c.Encoder == EncTransformer {
-		c.TFLayers = cmp.Or(c.TFLayers, 6)
-		c.TFHeads = cmp.Or(c.TFHeads, 8)
-		c.TFFilter = cmp.Or(c.TFFilter, 4*c.Dim)
-	}
-	c = c.csaeDefaults()
 	if c.EmbedInit == "" {
 		c.EmbedInit = DefaultEmbedInit
 	}
-	if c.RecurrentInit == "" && c.hasLSTM() {
+	if c.RecurrentInit == "" && spec.Recurrent {
 		c.RecurrentInit = RecurrentInitAvg
 	}
 	if c.Loss == "" {
-		switch c.Encoder {
-		case EncCSAE:
-			c.Loss = LossRecon // the autoencoder's own objective (Amiri et al. 2016, Eq. 7)
-		case EncEDD:
-			c.Loss = LossLocalGlobal // the generator with its discriminator (Patro et al. 2018, Eq. 6)
-		default:
-			c.Loss = LossMargin
-		}
+		c.Loss = cmp.Or(spec.Loss, LossMargin)
 	}
 	if c.Margin == 0 {
 		switch c.Loss {
@@ -330,21 +292,10 @@ func (c Config) Defaults() Config {
 	return c
 }
 
-// hasLSTM reports whether the encoder has an LSTM (every one but avg, dan,
-// transformer and csae).
-func (c Config) hasLSTM() bool {
-	return c.Encoder != EncAvg && c.Encoder != EncDAN && c.Encoder != EncTransformer && c.Encoder != EncCSAE
-}
-
 // EmbedDim is the size of the sentence embedding g(s).
 func (c Config) EmbedDim() int {
-	switch c.Encoder {
-	case EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN2, EncEDD:
-		return c.Hidden
-	case EncDAN:
-		return c.DANLayers[len(c.DANLayers)-1]
-	case EncCSAE:
-		return c.CSAESizes()[len(c.CSAELayers)]
+	if spec, ok := c.Spec(); ok && spec.EmbedDim != nil {
+		return spec.EmbedDim(c)
 	}
 	return c.Dim
 }
@@ -353,37 +304,15 @@ func (c Config) EmbedDim() int {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	switch c.Encoder {
-	case EncAvg, EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN, EncGRAN2, EncGRAN3, EncGRAN4, EncGRAN5, EncBiGRAN, EncDAN, EncTransformer, EncCSAE, EncEDD:
-	default:
-		bad("encoder %q: use one of %s, or %s (a generator)", c.Encoder, strings.Join(Encoders(), ", "), EncEDD)
+	spec, known := c.Spec()
+	if !known {
+		bad("encoder %q: use one of %s, or %s (a generator)", c.Encoder, strings.Join(Encoders(), ", "), strings.Join(Generators(), ", "))
 	}
 	if c.Dim <= 0 || c.Hidden <= 0 {
 		bad("dim %d, hidden %d: both must be positive", c.Dim, c.Hidden)
 	}
-	if c.Encoder == EncGRAN5 && c.Hidden != c.Dim {
-		bad("gran5 adds gated x_t and h_t: hidden (%d) must equal dim (%d)", c.Hidden, c.Dim)
-	}
-	if c.Encoder == EncDAN {
-		if len(c.DANLayers) == 0 {
-			bad("dan needs at least one layer in dan_layers")
-		}
-		for _, n := range c.DANLayers {
-			if n <= 0 {
-				bad("dan_layers %v: sizes must be positive", c.DANLayers)
-				break
-			}
-		}
-		if c.BigramBuckets <= 0 {
-			bad("bigram_buckets %d: must be positive for dan", c.BigramBuckets)
-		}
-	}
-	if c.Encoder == EncTransformer {
-		if c.TFLayers <= 0 || c.TFHeads <= 0 || c.TFFilter <= 0 {
-			bad("tf_layers %d, tf_heads %d, tf_filter %d: all must be positive for transformer", c.TFLayers, c.TFHeads, c.TFFilter)
-		} else if c.Dim%c.TFHeads != 0 || c.Dim%2 != 0 {
-			bad("transformer: dim %d must be even (the timing signal's sines and cosines) and a multiple of tf_heads %d", c.Dim, c.TFHeads)
-		}
+	if spec.Validate != nil {
+		spec.Validate(c, bad)
 	}
 	if c.Vocab <= 0 {
 		bad("vocab %d: set it to the vocabulary size", c.Vocab)
@@ -448,7 +377,7 @@ func (c Config) Validate() error {
 	if c.NLIHidden < 0 {
 		bad("nli_hidden %d: give the NLI head's hidden units (512 in Yang et al. 2018), or 0 for no head", c.NLIHidden)
 	}
-	if c.NLIHidden > 0 && c.IsEDD() {
+	if c.NLIHidden > 0 && spec.Generator {
 		bad("an NLI head trains a sentence encoder: not the %s generator", c.Encoder)
 	}
 	c.csaeValidate(bad)
@@ -504,11 +433,6 @@ func ParseEmbedInit(s string) (kind string, scale float64, err error) {
 		return "", 0, fmt.Errorf("embed_init %q: use uniform:A (uniform in ±A) or normal:S (standard deviation S), as uniform:0.1 or normal:1", s)
 	}
 	return kind, scale, nil
-}
-
-// Encoders lists the encoder names.
-func Encoders() []string {
-	return []string{EncAvg, EncLSTM, EncLSTMAvg, EncBiLSTMAvg, EncGRAN, EncGRAN2, EncGRAN3, EncGRAN4, EncGRAN5, EncBiGRAN, EncDAN, EncTransformer, EncCSAE}
 }
 
 // Losses lists the loss names.

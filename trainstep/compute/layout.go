@@ -41,67 +41,14 @@ type ParamSpec struct {
 // wh (H, 4H), b (4H); peepholes (Gers et al. 2003) are diagonal: pi, pf, po
 // (H).
 func Layout(cfg Config) []ParamSpec {
-	d, h, e := cfg.Dim, cfg.Hidden, cfg.EmbedDim()
-	ps := []ParamSpec{{Name: ParamEmbeddings, Shape: []int{cfg.Vocab, d}, Init: InitEmbedding}}
-	add := func(name string, init Init, shape ...int) {
-		ps = append(ps, ParamSpec{Name: name, Shape: shape, Init: init, Compositional: true})
+	e := cfg.EmbedDim()
+	ps := []ParamSpec{{Name: ParamEmbeddings, Shape: []int{cfg.Vocab, cfg.Dim}, Init: InitEmbedding}}
+	add := func(name string, init Init, shape ...int) { ps = append(ps, compositional(name, init, shape...)) }
+	spec, _ := cfg.Spec()
+	if spec.Layout != nil {
+		ps = append(ps, spec.Layout(cfg)...)
 	}
-	lstm := func(prefix string) {
-		add(prefix+"lstm.wx", InitGlorot, d, 4*h)
-		add(prefix+"lstm.wh", InitGlorot, h, 4*h)
-		add(prefix+"lstm.b", InitZero, 4*h) // forget slice set to 1 in InitParams
-		add(prefix+"lstm.pi", InitZero, h)
-		add(prefix+"lstm.pf", InitZero, h)
-		add(prefix+"lstm.po", InitZero, h)
-	}
-	gate := func(prefix, i string, out int, withA bool) {
-		add(prefix+"gran.wx"+i, InitGlorot, d, out)
-		add(prefix+"gran.wh"+i, InitGlorot, h, out)
-		if withA {
-			add(prefix+"gran.wa"+i, InitGlorot, d, out)
-		}
-		add(prefix+"gran.b"+i, InitZero, out)
-	}
-	switch cfg.Encoder {
-	case EncLSTM, EncLSTMAvg:
-		lstm("")
-	case EncEDD:
-		lstm("")
-		ps = append(ps, eddLayout(cfg)...)
-	case EncBiLSTMAvg:
-		lstm("fwd.")
-		lstm("bwd.")
-	case EncGRAN:
-		lstm("")
-		gate("", "", d, false)
-	case EncGRAN2:
-		lstm("")
-		gate("", "", h, false)
-	case EncGRAN3, EncGRAN4, EncGRAN5:
-		lstm("")
-		gate("", "1", d, cfg.Encoder == EncGRAN4)
-		gate("", "2", d, cfg.Encoder == EncGRAN4)
-	case EncBiGRAN:
-		for _, p := range []string{"fwd.", "bwd."} {
-			lstm(p)
-			gate(p, "", d, false)
-		}
-	case EncTransformer:
-		for _, s := range TransformerLayout(cfg) {
-			add(s.Name, s.Init, s.Shape...)
-		}
-	case EncDAN:
-		ps = append(ps, ParamSpec{Name: ParamBigrams, Shape: []int{cfg.BigramBuckets, d}, Init: InitEmbedding})
-		in := d
-		for i, n := range cfg.DANLayers {
-			add(fmt.Sprintf("dan.w%d", i), InitGlorot, in, n)
-			add(fmt.Sprintf("dan.b%d", i), InitZero, n)
-			in = n
-		}
-	case EncCSAE:
-		ps = append(ps, csaeLayout(cfg)...)
-	}
-	if cfg.Context == ContextTopics && cfg.Encoder != EncCSAE { // the csae's context is its own layer
+	if cfg.Context == ContextTopics && !spec.OwnContext {
 		add(ParamContextW, InitZero, cfg.Topics, e)
 		add(ParamContextB, InitZero, e)
 	}
@@ -133,6 +80,7 @@ func InitParams(cfg Config, rng *rand.Rand) []Tensor {
 	specs := Layout(cfg)
 	out := make([]Tensor, len(specs))
 	def := cfg.Defaults()
+	spec, _ := def.Spec()
 	kind, scale, err := ParseEmbedInit(def.EmbedInit)
 	if err != nil {
 		panic("compute: " + err.Error()) // Validate refuses it first
@@ -169,7 +117,7 @@ func InitParams(cfg Config, rng *rand.Rand) []Tensor {
 			}
 		}
 		if def.RecurrentInit == RecurrentInitAvg {
-			startAsAverage(def.Encoder, s.Name, t)
+			startAsAverage(spec, s.Name, t)
 		}
 		out[i] = t
 	}
@@ -179,23 +127,24 @@ func InitParams(cfg Config, rng *rand.Rand) []Tensor {
 // avgGateBias is the size of the gate biases of RecurrentInitAvg: σ(3) = 0.95.
 const avgGateBias = 3
 
-// startAsAverage sets t, a parameter of encoder drawn as
+// startAsAverage sets t, a parameter of the encoder spec drawn as
 // RecurrentInitGlorot, to RecurrentInitAvg's start, under which every
 // recurrent encoder starts as (a multiple of) the mean of its words:
 //   - the LSTM: W_x's cell-input block is the identity (on the first
 //     min(Dim, Hidden) units), W_h is 0, and the input and output gates'
 //     biases are +avgGateBias. The forget gate's is −avgGateBias where the
 //     states are averaged (h_t ≈ 0.9·x_t, with the embeddings' small
-//     values) and +avgGateBias for lstm, whose last state then carries the
-//     sum of the words (h_n ≈ tanh(Σ_t 0.95^(n−t)·x_t)).
+//     values) and +avgGateBias where the embedding is the last state
+//     (EncoderSpec.LastState: lstm), which then carries the sum of the
+//     words (h_n ≈ tanh(Σ_t 0.95^(n−t)·x_t)).
 //   - the GRAN gates' biases are +avgGateBias, so a_t ≈ 0.95·x_t (gran)
 //     or 0.95·h_t (gran2), and gran3 and gran4 carry a running sum
 //     (a_t ≈ 0.95·(x_t + a_{t−1})); gran5's gate on h_t is −avgGateBias,
 //     the reduction to word averaging of W&G 2017 §3.1.
 //
 // edd's encoder starts as lstm's; its decoder ("dec.") stays Glorot.
-func startAsAverage(encoder, name string, t Tensor) {
-	if encoder == EncEDD && strings.HasPrefix(name, "dec.") {
+func startAsAverage(spec EncoderSpec, name string, t Tensor) {
+	if strings.HasPrefix(name, "dec.") {
 		return
 	}
 	switch {
@@ -213,7 +162,7 @@ func startAsAverage(encoder, name string, t Tensor) {
 	case strings.HasSuffix(name, "lstm.b"):
 		h := t.Shape[0] / 4
 		forget := float32(-avgGateBias)
-		if encoder == EncLSTM || encoder == EncEDD {
+		if spec.LastState {
 			forget = avgGateBias
 		}
 		for j := range h {
@@ -223,7 +172,7 @@ func startAsAverage(encoder, name string, t Tensor) {
 		}
 	case strings.Contains(name, "gran.b"):
 		b := float32(avgGateBias)
-		if encoder == EncGRAN5 && strings.HasSuffix(name, "gran.b2") {
+		if spec.Name == EncGRAN5 && strings.HasSuffix(name, "gran.b2") {
 			b = -avgGateBias
 		}
 		for j := range t.Data {

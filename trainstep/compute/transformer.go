@@ -1,6 +1,7 @@
 package compute
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 )
@@ -60,6 +61,24 @@ func TransformerLayout(cfg Config) []ParamSpec {
 	add("tf.lnf.g", InitOne, d)
 	add("tf.lnf.b", InitZero, d)
 	return ps
+}
+
+// transformerDefaults fills the transformer's zero fields: 6 blocks of 8
+// heads, a feed-forward of 4·Dim.
+func transformerDefaults(c Config) Config {
+	c.TFLayers = cmp.Or(c.TFLayers, 6)
+	c.TFHeads = cmp.Or(c.TFHeads, 8)
+	c.TFFilter = cmp.Or(c.TFFilter, 4*c.Dim)
+	return c
+}
+
+// transformerValidate reports the transformer's problems through bad.
+func transformerValidate(c Config, bad func(string, ...any)) {
+	if c.TFLayers <= 0 || c.TFHeads <= 0 || c.TFFilter <= 0 {
+		bad("tf_layers %d, tf_heads %d, tf_filter %d: all must be positive for transformer", c.TFLayers, c.TFHeads, c.TFFilter)
+	} else if c.Dim%c.TFHeads != 0 || c.Dim%2 != 0 {
+		bad("transformer: dim %d must be even (the timing signal's sines and cosines) and a multiple of tf_heads %d", c.Dim, c.TFHeads)
+	}
 }
 
 // TimingSignal returns PE for T positions of D (even) units, (T, D)

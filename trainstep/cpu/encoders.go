@@ -36,6 +36,8 @@ type encoderGraph struct {
 	invs  map[int]*G.Node   // (R, dim): 1/len (DAN: 1/sqrt(len))
 	lens  *G.Node           // (R): len, made on first use
 	csaeN *csaeNodes        // the csae's context layer and target (csae.go)
+	// builder builds the encoder's own part (encoderBuilders).
+	builder encoderBuilder
 }
 
 // lengths is the (R) input of the rows' lengths, made on first use.
@@ -45,12 +47,6 @@ func (e *encoderGraph) lengths() *G.Node {
 	}
 	return e.lens
 }
-
-// stepwise reports whether the encoder takes its words step by step (xs)
-// rather than as one tensor (x): gran3 and gran4, whose a_t depends on
-// a_{t-1} through the gates. The others run their LSTM as one fused node
-// over x and never slice it per step.
-func stepwise(enc string) bool { return enc == compute.EncGRAN3 || enc == compute.EncGRAN4 }
 
 func (e *encoderGraph) p(name string) *G.Node {
 	n, ok := e.params[name]
@@ -186,71 +182,113 @@ func (e *encoderGraph) gran(prefix string, backward bool) *G.Node {
 // encode builds g(s) for the R rows: (R, EmbedDim), with the topic
 // context added when the model has one: tanh(θ·W_θ + b_θ).
 func (e *encoderGraph) encode() *G.Node {
-	g := e.encodeWords()
-	if e.ctx == nil || e.cfg.Encoder == compute.EncCSAE { // the csae's context is inside it
+	g := e.builder.build(e)
+	if e.ctx == nil || e.builder.spec.OwnContext { // the csae's context is inside it
 		return g
 	}
 	return e.add(g, e.tanh(e.linear(e.ctx, e.p(compute.ParamContextW), e.p(compute.ParamContextB))))
 }
 
-// encodeWords is the encoder of the words alone.
-func (e *encoderGraph) encodeWords() *G.Node {
-	cfg := e.cfg
-	d := cfg.Dim
-	switch cfg.Encoder {
-	case compute.EncAvg:
-		// Padded and dropped words are zero rows of x.
-		return e.prod(e.sum(e.x, 0), e.inv(d))
-	case compute.EncLSTM, compute.EncEDD:
+// encoderBuilder is the CPU backend's builder of one encoder.
+type encoderBuilder struct {
+	// build is the encoder of the words alone: g(s) for the R rows, (R,
+	// EmbedDim).
+	build func(e *encoderGraph) *G.Node
+	// stepwise says that the encoder takes its words step by step (xs)
+	// rather than as one tensor (x): gran3 and gran4, whose a_t depends on
+	// a_{t-1} through the gates. The others run their LSTM as one fused
+	// node over x and never slice it per step.
+	stepwise bool
+	// sqrtLen says that its 1/len inputs (inv) are 1/sqrt(len) (the DAN).
+	sqrtLen bool
+	// spec is the encoder's entry of the list, set by the model.
+	spec compute.EncoderSpec
+}
+
+// encoderBuilders is the CPU backend's encoder table, keyed by
+// compute.EncoderSpec.Name: the backend builds an encoder exactly when it
+// has an entry here, and the entry's spec names compute.BackendCPU (a
+// test checks that the two agree). Adding an encoder adds its entry to
+// compute.EncoderSpecs, here, and to the CUDA backend's table if it runs
+// on the GPU.
+func encoderBuilders() map[string]encoderBuilder {
+	return map[string]encoderBuilder{
+		compute.EncAvg: {build: func(e *encoderGraph) *G.Node {
+			// Padded and dropped words are zero rows of x.
+			return e.prod(e.sum(e.x, 0), e.inv(e.cfg.Dim))
+		}},
 		// The state carried through padding: the last word's h.
-		return e.at(e.lstmAll("", false, false), e.T-1)
-	case compute.EncLSTMAvg:
-		return e.lstmMean("", false)
-	case compute.EncBiLSTMAvg:
-		return e.add(e.lstmMean("fwd.", false), e.lstmMean("bwd.", true))
-	case compute.EncGRAN:
-		return e.gran("", false)
-	case compute.EncBiGRAN:
-		return e.add(e.gran("fwd.", false), e.gran("bwd.", true))
-	case compute.EncGRAN2:
-		// The gate applies to h_t instead of x_t: Σ_t h_t⊙σ(x_t·Wx + h_t·Wh + b)
-		// with h 0 at padded steps.
-		h := e.lstmAll("", false, true)
-		zx := e.project(e.x, e.p("gran.wx"), nil)
-		zh := e.project(h, e.p("gran.wh"), nil)
-		return e.prod(e.gateSumNode(h, zx, zh, e.p("gran.b")), e.inv(cfg.Hidden))
-	case compute.EncGRAN3, compute.EncGRAN4:
-		// a_t = x_t⊙g1 + a_{t-1}⊙g2, a running sum kept through padding;
-		// the embedding is a_{-1}/len. Step by step (stepwise).
-		hs := e.lstmSteps("", false)
-		g1, g2 := e.newGate("", "1"), e.newGate("", "2")
-		a := e.zeros(d)
-		for t := range e.T {
-			an := e.add(e.prod(e.xs[t], e.gateAt(g1, t, hs[t], a)), e.prod(a, e.gateAt(g2, t, hs[t], a)))
-			a = e.carry(a, an, e.mask(d, t))
-		}
-		return e.prod(a, e.inv(d))
-	case compute.EncGRAN5:
-		// Σ_t x_t⊙σ(g1) + h_t⊙σ(g2), both gates of x_t and h_t; h is 0 at
-		// padded steps, as x is.
-		h := e.lstmAll("", false, true)
-		sum := func(v *G.Node, i string) *G.Node {
-			zx := e.project(e.x, e.p("gran.wx"+i), nil)
-			zh := e.project(h, e.p("gran.wh"+i), nil)
-			return e.gateSumNode(v, zx, zh, e.p("gran.b"+i))
-		}
-		return e.prod(e.add(sum(e.x, "1"), sum(h, "2")), e.inv(d))
-	case compute.EncCSAE:
-		return e.csae()
-	case compute.EncDAN:
-		// (Σ words + Σ bigrams)/sqrt(len), then tanh layers.
-		s := e.prod(e.add(e.sum(e.x, 0), e.sum(e.xb, 0)), e.inv(d))
-		for i := range cfg.DANLayers {
-			s = e.tanh(e.linear(s, e.p(fmt.Sprintf("dan.w%d", i)), e.p(fmt.Sprintf("dan.b%d", i))))
-		}
-		return s
-	case compute.EncTransformer:
-		return e.transformer() // transformer.go
+		compute.EncLSTM: {build: (*encoderGraph).lastState},
+		compute.EncEDD:  {build: (*encoderGraph).lastState},
+		compute.EncLSTMAvg: {build: func(e *encoderGraph) *G.Node {
+			return e.lstmMean("", false)
+		}},
+		compute.EncBiLSTMAvg: {build: func(e *encoderGraph) *G.Node {
+			return e.add(e.lstmMean("fwd.", false), e.lstmMean("bwd.", true))
+		}},
+		compute.EncGRAN: {build: func(e *encoderGraph) *G.Node {
+			return e.gran("", false)
+		}},
+		compute.EncBiGRAN: {build: func(e *encoderGraph) *G.Node {
+			return e.add(e.gran("fwd.", false), e.gran("bwd.", true))
+		}},
+		compute.EncGRAN2:       {build: (*encoderGraph).gran2},
+		compute.EncGRAN3:       {build: (*encoderGraph).granRunning, stepwise: true},
+		compute.EncGRAN4:       {build: (*encoderGraph).granRunning, stepwise: true},
+		compute.EncGRAN5:       {build: (*encoderGraph).gran5},
+		compute.EncCSAE:        {build: (*encoderGraph).csae},
+		compute.EncDAN:         {build: (*encoderGraph).dan, sqrtLen: true},
+		compute.EncTransformer: {build: (*encoderGraph).transformer}, // transformer.go
 	}
-	panic("cpu: unknown encoder " + cfg.Encoder)
+}
+
+// lastState is the LSTM's state after the sentence's last word (lstm,
+// and edd's encoder).
+func (e *encoderGraph) lastState() *G.Node {
+	return e.at(e.lstmAll("", false, false), e.T-1)
+}
+
+// gran2 applies the gate to h_t instead of x_t: Σ_t h_t⊙σ(x_t·Wx + h_t·Wh
+// + b) with h 0 at padded steps.
+func (e *encoderGraph) gran2() *G.Node {
+	h := e.lstmAll("", false, true)
+	zx := e.project(e.x, e.p("gran.wx"), nil)
+	zh := e.project(h, e.p("gran.wh"), nil)
+	return e.prod(e.gateSumNode(h, zx, zh, e.p("gran.b")), e.inv(e.cfg.Hidden))
+}
+
+// granRunning is gran3 and gran4 (whose gates also see a_{t-1}, through
+// gran.wa1 and gran.wa2): a_t = x_t⊙g1 + a_{t-1}⊙g2, a running sum kept
+// through padding; the embedding is a_{-1}/len. Step by step (stepwise).
+func (e *encoderGraph) granRunning() *G.Node {
+	d := e.cfg.Dim
+	hs := e.lstmSteps("", false)
+	g1, g2 := e.newGate("", "1"), e.newGate("", "2")
+	a := e.zeros(d)
+	for t := range e.T {
+		an := e.add(e.prod(e.xs[t], e.gateAt(g1, t, hs[t], a)), e.prod(a, e.gateAt(g2, t, hs[t], a)))
+		a = e.carry(a, an, e.mask(d, t))
+	}
+	return e.prod(a, e.inv(d))
+}
+
+// gran5 is Σ_t x_t⊙σ(g1) + h_t⊙σ(g2), both gates of x_t and h_t; h is 0
+// at padded steps, as x is.
+func (e *encoderGraph) gran5() *G.Node {
+	h := e.lstmAll("", false, true)
+	sum := func(v *G.Node, i string) *G.Node {
+		zx := e.project(e.x, e.p("gran.wx"+i), nil)
+		zh := e.project(h, e.p("gran.wh"+i), nil)
+		return e.gateSumNode(v, zx, zh, e.p("gran.b"+i))
+	}
+	return e.prod(e.add(sum(e.x, "1"), sum(h, "2")), e.inv(e.cfg.Dim))
+}
+
+// dan is (Σ words + Σ bigrams)/sqrt(len), then tanh layers.
+func (e *encoderGraph) dan() *G.Node {
+	s := e.prod(e.add(e.sum(e.x, 0), e.sum(e.xb, 0)), e.inv(e.cfg.Dim))
+	for i := range e.cfg.DANLayers {
+		s = e.tanh(e.linear(s, e.p(fmt.Sprintf("dan.w%d", i)), e.p(fmt.Sprintf("dan.b%d", i))))
+	}
+	return s
 }

@@ -29,6 +29,10 @@ type Backend struct {
 	// MaxGraphs bounds the number of compiled graphs a model keeps, the
 	// least recently used going first; 0: no bound but MemoryBudget's.
 	MaxGraphs int
+
+	// encoders is the encoder table (nil: encoderBuilders()); a test adds
+	// a toy encoder through it.
+	encoders map[string]encoderBuilder
 }
 
 // New returns the float32 gorgonia CPU backend.
@@ -58,6 +62,10 @@ func (b *Backend) Build(cfg compute.Config, params []compute.Tensor) (compute.Mo
 	if err := compute.CheckParams(cfg, params); err != nil {
 		return nil, fmt.Errorf("building %s model: %w", cfg.Encoder, err)
 	}
+	enc, err := b.encoder(cfg)
+	if err != nil {
+		return nil, err
+	}
 	BLAS() // the BLAS chosen, or auto's
 	if b.MaxGraphs < 0 {
 		return nil, fmt.Errorf("cpu backend: MaxGraphs %d: use 0 for no bound or a positive count", b.MaxGraphs)
@@ -66,9 +74,23 @@ func (b *Backend) Build(cfg compute.Config, params []compute.Tensor) (compute.Mo
 		return nil, fmt.Errorf("cpu backend: MemoryBudget %d: use 0 for no bound or a positive number of bytes", b.MemoryBudget)
 	}
 	if b.Float64 {
-		return bounded(newModel[float64](cfg, params, tensor.Float64), b)
+		return bounded(newModel[float64](cfg, enc, params, tensor.Float64), b)
 	}
-	return bounded(newModel[float32](cfg, params, tensor.Float32), b)
+	return bounded(newModel[float32](cfg, enc, params, tensor.Float32), b)
+}
+
+// encoder is cfg's (valid) encoder's builder, with its spec.
+func (b *Backend) encoder(cfg compute.Config) (encoderBuilder, error) {
+	table := b.encoders
+	if table == nil {
+		table = encoderBuilders()
+	}
+	enc, ok := table[cfg.Encoder]
+	if !ok {
+		return encoderBuilder{}, fmt.Errorf("encoder %s: the CPU backend has no builder for it (trainstep/cpu/encoders.go)", cfg.Encoder)
+	}
+	enc.spec, _ = cfg.Spec()
+	return enc, nil
 }
 
 // bounded sets the model's bounds and checks that the model and the graph
@@ -167,6 +189,7 @@ func letSteps[T float](whole *G.Node, steps []*G.Node, v []T, L, R, dim int) err
 
 type model[T float] struct {
 	cfg    compute.Config
+	enc    encoderBuilder
 	dt     tensor.Dtype
 	specs  []compute.ParamSpec
 	w      map[string][]T // parameters; the dense tensors share these slices
@@ -197,8 +220,8 @@ type model[T float] struct {
 	dirtyAll map[string]bool
 }
 
-func newModel[T float](cfg compute.Config, params []compute.Tensor, dt tensor.Dtype) *model[T] {
-	m := &model[T]{cfg: cfg, dt: dt, specs: compute.Layout(cfg), w: map[string][]T{},
+func newModel[T float](cfg compute.Config, enc encoderBuilder, params []compute.Tensor, dt tensor.Dtype) *model[T] {
+	m := &model[T]{cfg: cfg, enc: enc, dt: dt, specs: compute.Layout(cfg), w: map[string][]T{},
 		dense: map[string]*tensor.Dense{}, grad: map[string][]T{}, graphs: map[graphKey]*graph{},
 		rows: map[string][]int32{}, dirty: map[string][]int32{}, dirtyAll: map[string]bool{}}
 	byName := map[string]compute.Tensor{}
@@ -236,7 +259,7 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 	g := G.NewGraph()
 	o := &ops{g: g, dt: m.dt}
 	e := &encoderGraph{ops: o, cfg: m.cfg, T: k.T, R: k.rows, params: map[string]*G.Node{}, used: map[string]bool{},
-		masks: map[int][]*G.Node{}, invs: map[int]*G.Node{}}
+		masks: map[int][]*G.Node{}, invs: map[int]*G.Node{}, builder: m.enc}
 	for _, s := range m.specs {
 		if s.Name == compute.ParamEmbeddings || s.Name == compute.ParamBigrams {
 			continue
@@ -247,7 +270,7 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 		}
 		e.params[s.Name] = n
 	}
-	if stepwise(m.cfg.Encoder) {
+	if m.enc.stepwise {
 		e.xs = make([]*G.Node, k.T)
 		for t := range e.xs {
 			e.xs[t] = o.input(fmt.Sprintf("x.%d", t), k.rows, m.cfg.Dim)
@@ -255,7 +278,7 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 	} else {
 		e.x = o.input("x", k.T, k.rows, m.cfg.Dim)
 	}
-	if m.cfg.Encoder == compute.EncDAN {
+	if m.enc.spec.Bigrams {
 		e.xb = o.input("xb", k.T, k.rows, m.cfg.Dim)
 	}
 	if m.cfg.Context == compute.ContextTopics {
@@ -445,7 +468,7 @@ func (m *model[T]) feed(gr *graph, seqs [][]int32, drop func(r int) []float32, c
 		v := make([]T, R*dim)
 		for r, s := range seqs {
 			f := 1 / float64(len(s))
-			if m.cfg.Encoder == compute.EncDAN {
+			if m.enc.sqrtLen {
 				f = 1 / math.Sqrt(float64(len(s)))
 			}
 			for u := range dim {

@@ -304,7 +304,7 @@ func TestHeldCellBias(t *testing.T) {
 func TestStartsAsAverage(t *testing.T) {
 	seqs := [][]int32{{1, 2, 3, 4, 5, 6, 7}, {8, 9}, {10, 11, 12, 1, 2}}
 	for _, enc := range compute.Encoders() {
-		if enc == compute.EncAvg || enc == compute.EncDAN || enc == compute.EncTransformer || enc == compute.EncCSAE {
+		if spec, _ := compute.LookupEncoder(enc); !spec.Recurrent {
 			continue
 		}
 		for _, init := range []string{compute.RecurrentInitAvg, compute.RecurrentInitGlorot} {

@@ -43,11 +43,17 @@ type Backend struct {
 	opts Options
 }
 
-// supportedEncoders are the encoders the CUDA backend implements.
+// supportedEncoders are the encoders the CUDA backend implements: those
+// of its table (encoderTable), in the order of compute.EncoderSpecs.
 func supportedEncoders() []string {
-	return []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncBiLSTMAvg, compute.EncGRAN,
-		compute.EncGRAN2, compute.EncGRAN3, compute.EncGRAN4, compute.EncGRAN5, compute.EncBiGRAN, compute.EncDAN,
-		compute.EncTransformer}
+	table := encoderTable()
+	var out []string
+	for _, spec := range compute.EncoderSpecs() {
+		if _, ok := table[spec.Name]; ok {
+			out = append(out, spec.Name)
+		}
+	}
+	return out
 }
 
 // supportedLosses are the losses the CUDA backend implements.

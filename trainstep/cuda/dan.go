@@ -79,7 +79,7 @@ func (m *model) danBackward(s *seq, p *pass, dEmb ptr) {
 // the forward pass reads them: device work before the step, outside its
 // graph (the number of rows changes from batch to batch).
 func (m *model) prepareBigrams(s *seq, seqs [][]int32) {
-	if m.cfg.Encoder != compute.EncDAN {
+	if !m.bigrams {
 		return
 	}
 	m.bigramRows = m.bigramRows[:0]

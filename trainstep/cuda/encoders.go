@@ -37,10 +37,9 @@ type encState struct {
 }
 
 // directions are the encoder's directions: the batch's words, then, for
-// the bidirectional encoders, them reversed in time.
-func (m *model) directions(s *seq, p *pass) []*dirState {
-	switch m.cfg.Encoder {
-	case compute.EncBiLSTMAvg, compute.EncBiGRAN:
+// a bidirectional encoder (bi), them reversed in time.
+func (m *model) directions(s *seq, p *pass, bi bool) []*dirState {
+	if bi {
 		R, T, d := p.R, p.T, m.cfg.Dim
 		xr := s.work("x.rev", T*R*d)
 		s.launch(kReverse, argN(R), argN(T), argN(d), argI(p.lens), argP(p.x), argS(0), argP(xr))
@@ -63,29 +62,78 @@ func (m *model) meanInto(s *seq, p *pass, i int, v ptr, dim int) {
 
 // encode computes p.emb, keeping what the backward pass needs in p.
 func (m *model) encode(s *seq, p *pass) {
-	c := m.cfg
-	R, T, d, H := p.R, p.T, c.Dim, c.Hidden
 	p.enc = encState{}
-	switch c.Encoder {
-	case compute.EncAvg:
-		// Padded and dropped words are zero rows of x.
-		p.emb = s.work("emb", R*d)
-		s.launch(kMaskedMean, argN(R), argN(T), argN(d), argI(p.lens), argP(p.x), argP(p.emb))
-	case compute.EncLSTM:
-		dir := m.directions(s, p)[0]
-		p.enc.dirs = []*dirState{dir}
-		m.lstmForward(s, p, dir)
-		p.emb = dir.h.at(T * R * H) // the state after the last step: each row's last word (carried through padding)
-	case compute.EncLSTMAvg, compute.EncBiLSTMAvg:
-		p.enc.dirs = m.directions(s, p)
+	m.encoder.forward(m, s, p)
+}
+
+// encoderKernels is the CUDA backend's builder of one encoder: its
+// forward and backward passes as products and kernels.
+type encoderKernels struct {
+	// forward computes p.emb, keeping what backward needs in p.enc.
+	forward func(m *model, s *seq, p *pass)
+	// backward turns dEmb (R, EmbedDim) into the encoder's parameter
+	// gradients and p.dx (allocated, (T, R, Dim)), the gradient of x.
+	backward func(m *model, s *seq, p *pass, dEmb ptr)
+}
+
+// encoderTable is the CUDA backend's encoder table, keyed by
+// compute.EncoderSpec.Name: the backend runs an encoder exactly when it
+// has an entry here (Supports refuses the others), and the entry's spec
+// names compute.BackendCUDA (a test checks that the two agree). Adding
+// an encoder to the GPU adds its entry here, its spec naming the backend.
+func encoderTable() map[string]encoderKernels {
+	return map[string]encoderKernels{
+		compute.EncAvg:         {(*model).avgForward, (*model).avgBackward},
+		compute.EncLSTM:        {(*model).lstmLastForward, (*model).lstmLastBackward},
+		compute.EncLSTMAvg:     {lstmMeanForward(false), (*model).lstmMeanBackward},
+		compute.EncBiLSTMAvg:   {lstmMeanForward(true), (*model).lstmMeanBackward},
+		compute.EncGRAN:        {granForward(false), (*model).granBackward},
+		compute.EncBiGRAN:      {granForward(true), (*model).granBackward},
+		compute.EncGRAN2:       {(*model).gran2Forward, (*model).gran2Backward},
+		compute.EncGRAN3:       {granRunningForward(false), granRunningBackward(false)},
+		compute.EncGRAN4:       {granRunningForward(true), granRunningBackward(true)},
+		compute.EncGRAN5:       {(*model).gran5Forward, (*model).gran5Backward},
+		compute.EncDAN:         {(*model).danForward, (*model).danBackward}, // dan.go
+		compute.EncTransformer: {(*model).tfForward, (*model).tfBackward},   // transformer.go
+	}
+}
+
+// avgForward: padded and dropped words are zero rows of x.
+func (m *model) avgForward(s *seq, p *pass) {
+	R, T, d := p.R, p.T, m.cfg.Dim
+	p.emb = s.work("emb", R*d)
+	s.launch(kMaskedMean, argN(R), argN(T), argN(d), argI(p.lens), argP(p.x), argP(p.emb))
+}
+
+// lstmLastForward is lstm's: the LSTM's last state.
+func (m *model) lstmLastForward(s *seq, p *pass) {
+	R, T, H := p.R, p.T, m.cfg.Hidden
+	dir := m.directions(s, p, false)[0]
+	p.enc.dirs = []*dirState{dir}
+	m.lstmForward(s, p, dir)
+	p.emb = dir.h.at(T * R * H) // the state after the last step: each row's last word (carried through padding)
+}
+
+// lstmMeanForward is lstmavg's, and bilstmavg's (bi): the mean of the
+// LSTM's states.
+func lstmMeanForward(bi bool) func(m *model, s *seq, p *pass) {
+	return func(m *model, s *seq, p *pass) {
+		R, H := p.R, m.cfg.Hidden
+		p.enc.dirs = m.directions(s, p, bi)
 		p.emb = s.work("emb", R*H)
 		for i, dir := range p.enc.dirs {
 			m.lstmForward(s, p, dir)
 			m.meanInto(s, p, i, dir.hs(R, H), H)
 		}
-	case compute.EncGRAN, compute.EncBiGRAN:
-		// a_t = x_t ⊙ σ(x_t·Wx + h_t·Wh + b), averaged.
-		p.enc.dirs = m.directions(s, p)
+	}
+}
+
+// granForward is gran's, and bigran's (bi): a_t = x_t ⊙ σ(x_t·Wx +
+// h_t·Wh + b), averaged.
+func granForward(bi bool) func(m *model, s *seq, p *pass) {
+	return func(m *model, s *seq, p *pass) {
+		R, T, d := p.R, p.T, m.cfg.Dim
+		p.enc.dirs = m.directions(s, p, bi)
 		p.emb = s.work("emb", R*d)
 		for i, dir := range p.enc.dirs {
 			m.lstmForward(s, p, dir)
@@ -93,34 +141,47 @@ func (m *model) encode(s *seq, p *pass) {
 			s.launch(kGateFwd, argN(T*R*d), argP(dir.x), argP(dir.s1), argP(dir.a1))
 			m.meanInto(s, p, i, dir.a1, d)
 		}
-	case compute.EncGRAN2:
-		// a_t = h_t ⊙ σ(x_t·Wx + h_t·Wh + b), averaged over the sentence's
-		// steps (the CPU's h is 0 at padded steps; here they are left out).
-		dir := m.directions(s, p)[0]
-		p.enc.dirs = []*dirState{dir}
-		m.lstmForward(s, p, dir)
-		dir.s1, dir.a1 = m.gatePre(s, p, dir, "", H), s.work("gran.a", T*R*H)
-		s.launch(kGateFwd, argN(T*R*H), argP(dir.hs(R, H)), argP(dir.s1), argP(dir.a1))
-		p.emb = s.work("emb", R*H)
-		m.meanInto(s, p, 0, dir.a1, H)
-	case compute.EncGRAN5:
-		// a_t = x_t ⊙ σ(g1) + h_t ⊙ σ(g2), both gates of x_t and h_t,
-		// averaged (Hidden = Dim).
-		dir := m.directions(s, p)[0]
-		p.enc.dirs = []*dirState{dir}
-		m.lstmForward(s, p, dir)
-		dir.s1, dir.a1 = m.gatePre(s, p, dir, "1", d), s.work("gran.a1", T*R*d)
-		dir.s2, dir.a2 = m.gatePre(s, p, dir, "2", d), s.work("gran.a2", T*R*d)
-		s.launch(kGateFwd, argN(T*R*d), argP(dir.x), argP(dir.s1), argP(dir.a1))
-		s.launch(kGateFwd, argN(T*R*d), argP(dir.hs(R, H)), argP(dir.s2), argP(dir.a2))
-		s.launch(kAddTo, argN(T*R*d), argP(dir.a2), argP(dir.a1))
-		p.emb = s.work("emb", R*d)
-		m.meanInto(s, p, 0, dir.a1, d)
-	case compute.EncGRAN3, compute.EncGRAN4:
-		// a_t = x_t⊙σ(g1) + a_{t-1}⊙σ(g2), kept through padding; the
-		// embedding is a_{T-1}/len. The gates' x and h products are GEMMs
-		// over every step; gran4's a_{t-1}·Wa are GEMMs per step.
-		dir := m.directions(s, p)[0]
+	}
+}
+
+// gran2Forward: a_t = h_t ⊙ σ(x_t·Wx + h_t·Wh + b), averaged over the
+// sentence's steps (the CPU's h is 0 at padded steps; here they are left
+// out).
+func (m *model) gran2Forward(s *seq, p *pass) {
+	R, T, H := p.R, p.T, m.cfg.Hidden
+	dir := m.directions(s, p, false)[0]
+	p.enc.dirs = []*dirState{dir}
+	m.lstmForward(s, p, dir)
+	dir.s1, dir.a1 = m.gatePre(s, p, dir, "", H), s.work("gran.a", T*R*H)
+	s.launch(kGateFwd, argN(T*R*H), argP(dir.hs(R, H)), argP(dir.s1), argP(dir.a1))
+	p.emb = s.work("emb", R*H)
+	m.meanInto(s, p, 0, dir.a1, H)
+}
+
+// gran5Forward: a_t = x_t ⊙ σ(g1) + h_t ⊙ σ(g2), both gates of x_t and
+// h_t, averaged (Hidden = Dim).
+func (m *model) gran5Forward(s *seq, p *pass) {
+	R, T, d, H := p.R, p.T, m.cfg.Dim, m.cfg.Hidden
+	dir := m.directions(s, p, false)[0]
+	p.enc.dirs = []*dirState{dir}
+	m.lstmForward(s, p, dir)
+	dir.s1, dir.a1 = m.gatePre(s, p, dir, "1", d), s.work("gran.a1", T*R*d)
+	dir.s2, dir.a2 = m.gatePre(s, p, dir, "2", d), s.work("gran.a2", T*R*d)
+	s.launch(kGateFwd, argN(T*R*d), argP(dir.x), argP(dir.s1), argP(dir.a1))
+	s.launch(kGateFwd, argN(T*R*d), argP(dir.hs(R, H)), argP(dir.s2), argP(dir.a2))
+	s.launch(kAddTo, argN(T*R*d), argP(dir.a2), argP(dir.a1))
+	p.emb = s.work("emb", R*d)
+	m.meanInto(s, p, 0, dir.a1, d)
+}
+
+// granRunningForward is gran3's, and gran4's (withA): a_t = x_t⊙σ(g1) +
+// a_{t-1}⊙σ(g2), kept through padding; the embedding is a_{T-1}/len. The
+// gates' x and h products are GEMMs over every step; gran4's a_{t-1}·Wa
+// are GEMMs per step.
+func granRunningForward(withA bool) func(m *model, s *seq, p *pass) {
+	return func(m *model, s *seq, p *pass) {
+		R, T, d := p.R, p.T, m.cfg.Dim
+		dir := m.directions(s, p, false)[0]
 		p.enc.dirs = []*dirState{dir}
 		m.lstmForward(s, p, dir)
 		dir.s1, dir.s2 = m.gatePre(s, p, dir, "1", d), m.gatePre(s, p, dir, "2", d)
@@ -129,7 +190,7 @@ func (m *model) encode(s *seq, p *pass) {
 		RD := R * d
 		for t := range T {
 			z1, z2, prev := dir.s1.at(t*RD), dir.s2.at(t*RD), dir.run.at(t*RD)
-			if c.Encoder == compute.EncGRAN4 && t > 0 { // a_{-1} = 0
+			if withA && t > 0 { // a_{-1} = 0
 				s.mm(mmDims{false, false, R, d, d}, matrix{prev, d}, matrix{m.w["gran.wa1"], d}, 1, matrix{z1, d})
 				s.mm(mmDims{false, false, R, d, d}, matrix{prev, d}, matrix{m.w["gran.wa2"], d}, 1, matrix{z2, d})
 			}
@@ -138,12 +199,6 @@ func (m *model) encode(s *seq, p *pass) {
 		}
 		p.emb = s.work("emb", R*d)
 		s.launch(kDivLen, argN(R), argN(d), argI(p.lens), argP(dir.run.at(T*RD)), argP(p.emb))
-	case compute.EncDAN:
-		m.danForward(s, p)
-	case compute.EncTransformer:
-		m.tfForward(s, p)
-	default:
-		panic("cuda: encoder " + c.Encoder + " passed Supports")
 	}
 }
 
@@ -231,57 +286,78 @@ func (m *model) addReversed(s *seq, p *pass, i int, dx ptr) {
 // encodeBackward turns dEmb (R, EmbedDim) into the encoder's parameter
 // gradients and p.dx, the gradient of x.
 func (m *model) encodeBackward(s *seq, p *pass, dEmb ptr) {
-	c := m.cfg
-	R, T, d, H := p.R, p.T, c.Dim, c.Hidden
-	p.dx = s.work("dx", T*R*d)
-	dirs := p.enc.dirs
-	switch c.Encoder {
-	case compute.EncAvg:
-		s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(d), argI(p.lens), argP(dEmb), argP(p.dx))
-	case compute.EncLSTM:
-		dh := s.work("lstm.dhext", T*R*H)
-		s.zero(dh, T*R*H)
-		s.copy(dh.at((T-1)*R*H), dEmb, R*H)
-		m.lstmBackward(s, p, dirs[0], dh, p.dx, 0)
-	case compute.EncLSTMAvg, compute.EncBiLSTMAvg:
-		dh := s.work("lstm.dhext", T*R*H) // the same for both directions
-		s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(H), argI(p.lens), argP(dEmb), argP(dh))
-		for i, dir := range dirs {
-			dx := m.dirDx(s, p, i)
-			m.lstmBackward(s, p, dir, dh, dx, 0)
-			m.addReversed(s, p, i, dx)
-		}
-	case compute.EncGRAN, compute.EncBiGRAN:
-		da, dz := s.work("gran.da", T*R*d), s.work("gran.dz", T*R*d)
-		dh := s.work("lstm.dhext", T*R*H)
-		s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(d), argI(p.lens), argP(dEmb), argP(da))
-		for i, dir := range dirs {
-			dx := m.dirDx(s, p, i)
-			s.launch(kGateBwd, argN(T*R*d), argP(dir.x), argP(dir.s1), argP(da), argP(dx), argP(dz))
-			m.gateBackward(s, p, granGate{dir, "", d}, dz, sink{dx, 1}, sink{dh, 0})
-			m.lstmBackward(s, p, dir, dh, dx, 1)
-			m.addReversed(s, p, i, dx)
-		}
-	case compute.EncGRAN2:
-		dir := dirs[0]
-		da, dz := s.work("gran.da", T*R*H), s.work("gran.dz", T*R*H)
-		dh := s.work("lstm.dhext", T*R*H)
-		s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(H), argI(p.lens), argP(dEmb), argP(da))
-		s.launch(kGateBwd, argN(T*R*H), argP(dir.hs(R, H)), argP(dir.s1), argP(da), argP(dh), argP(dz))
-		m.gateBackward(s, p, granGate{dir, "", H}, dz, sink{p.dx, 0}, sink{dh, 1})
-		m.lstmBackward(s, p, dir, dh, p.dx, 1)
-	case compute.EncGRAN5:
-		dir := dirs[0]
-		da, dz1, dz2 := s.work("gran.da", T*R*d), s.work("gran.dz1", T*R*d), s.work("gran.dz2", T*R*d)
-		dh := s.work("lstm.dhext", T*R*H)
-		s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(d), argI(p.lens), argP(dEmb), argP(da))
-		s.launch(kGateBwd, argN(T*R*d), argP(dir.x), argP(dir.s1), argP(da), argP(p.dx), argP(dz1))
-		s.launch(kGateBwd, argN(T*R*d), argP(dir.hs(R, H)), argP(dir.s2), argP(da), argP(dh), argP(dz2))
-		m.gateBackward(s, p, granGate{dir, "1", d}, dz1, sink{p.dx, 1}, sink{dh, 1})
-		m.gateBackward(s, p, granGate{dir, "2", d}, dz2, sink{p.dx, 1}, sink{dh, 1})
-		m.lstmBackward(s, p, dir, dh, p.dx, 1)
-	case compute.EncGRAN3, compute.EncGRAN4:
-		dir := dirs[0]
+	p.dx = s.work("dx", p.T*p.R*m.cfg.Dim)
+	m.encoder.backward(m, s, p, dEmb)
+}
+
+func (m *model) avgBackward(s *seq, p *pass, dEmb ptr) {
+	s.launch(kMaskedMeanBwd, argN(p.R), argN(p.T), argN(m.cfg.Dim), argI(p.lens), argP(dEmb), argP(p.dx))
+}
+
+func (m *model) lstmLastBackward(s *seq, p *pass, dEmb ptr) {
+	R, T, H := p.R, p.T, m.cfg.Hidden
+	dh := s.work("lstm.dhext", T*R*H)
+	s.zero(dh, T*R*H)
+	s.copy(dh.at((T-1)*R*H), dEmb, R*H)
+	m.lstmBackward(s, p, p.enc.dirs[0], dh, p.dx, 0)
+}
+
+// lstmMeanBackward is lstmavg's and bilstmavg's.
+func (m *model) lstmMeanBackward(s *seq, p *pass, dEmb ptr) {
+	R, T, H := p.R, p.T, m.cfg.Hidden
+	dh := s.work("lstm.dhext", T*R*H) // the same for both directions
+	s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(H), argI(p.lens), argP(dEmb), argP(dh))
+	for i, dir := range p.enc.dirs {
+		dx := m.dirDx(s, p, i)
+		m.lstmBackward(s, p, dir, dh, dx, 0)
+		m.addReversed(s, p, i, dx)
+	}
+}
+
+// granBackward is gran's and bigran's.
+func (m *model) granBackward(s *seq, p *pass, dEmb ptr) {
+	R, T, d, H := p.R, p.T, m.cfg.Dim, m.cfg.Hidden
+	da, dz := s.work("gran.da", T*R*d), s.work("gran.dz", T*R*d)
+	dh := s.work("lstm.dhext", T*R*H)
+	s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(d), argI(p.lens), argP(dEmb), argP(da))
+	for i, dir := range p.enc.dirs {
+		dx := m.dirDx(s, p, i)
+		s.launch(kGateBwd, argN(T*R*d), argP(dir.x), argP(dir.s1), argP(da), argP(dx), argP(dz))
+		m.gateBackward(s, p, granGate{dir, "", d}, dz, sink{dx, 1}, sink{dh, 0})
+		m.lstmBackward(s, p, dir, dh, dx, 1)
+		m.addReversed(s, p, i, dx)
+	}
+}
+
+func (m *model) gran2Backward(s *seq, p *pass, dEmb ptr) {
+	R, T, H := p.R, p.T, m.cfg.Hidden
+	dir := p.enc.dirs[0]
+	da, dz := s.work("gran.da", T*R*H), s.work("gran.dz", T*R*H)
+	dh := s.work("lstm.dhext", T*R*H)
+	s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(H), argI(p.lens), argP(dEmb), argP(da))
+	s.launch(kGateBwd, argN(T*R*H), argP(dir.hs(R, H)), argP(dir.s1), argP(da), argP(dh), argP(dz))
+	m.gateBackward(s, p, granGate{dir, "", H}, dz, sink{p.dx, 0}, sink{dh, 1})
+	m.lstmBackward(s, p, dir, dh, p.dx, 1)
+}
+
+func (m *model) gran5Backward(s *seq, p *pass, dEmb ptr) {
+	R, T, d, H := p.R, p.T, m.cfg.Dim, m.cfg.Hidden
+	dir := p.enc.dirs[0]
+	da, dz1, dz2 := s.work("gran.da", T*R*d), s.work("gran.dz1", T*R*d), s.work("gran.dz2", T*R*d)
+	dh := s.work("lstm.dhext", T*R*H)
+	s.launch(kMaskedMeanBwd, argN(R), argN(T), argN(d), argI(p.lens), argP(dEmb), argP(da))
+	s.launch(kGateBwd, argN(T*R*d), argP(dir.x), argP(dir.s1), argP(da), argP(p.dx), argP(dz1))
+	s.launch(kGateBwd, argN(T*R*d), argP(dir.hs(R, H)), argP(dir.s2), argP(da), argP(dh), argP(dz2))
+	m.gateBackward(s, p, granGate{dir, "1", d}, dz1, sink{p.dx, 1}, sink{dh, 1})
+	m.gateBackward(s, p, granGate{dir, "2", d}, dz2, sink{p.dx, 1}, sink{dh, 1})
+	m.lstmBackward(s, p, dir, dh, p.dx, 1)
+}
+
+// granRunningBackward is gran3's, and gran4's (withA).
+func granRunningBackward(withA bool) func(m *model, s *seq, p *pass, dEmb ptr) {
+	return func(m *model, s *seq, p *pass, dEmb ptr) {
+		R, T, d, H := p.R, p.T, m.cfg.Dim, m.cfg.Hidden
+		dir := p.enc.dirs[0]
 		RD := R * d
 		da, dz1, dz2 := s.work("gran.da", RD), s.work("gran.dz1", T*RD), s.work("gran.dz2", T*RD)
 		dh := s.work("lstm.dhext", T*R*H)
@@ -290,13 +366,13 @@ func (m *model) encodeBackward(s *seq, p *pass, dEmb ptr) {
 			d1, d2 := dz1.at(t*RD), dz2.at(t*RD)
 			s.launch(kGRAN3Bwd, argN(R), argN(d), argN(t), argI(p.lens), argP(dir.x.at(t*RD)), argP(dir.s1.at(t*RD)),
 				argP(dir.s2.at(t*RD)), argP(dir.run.at(t*RD)), argP(da), argP(p.dx.at(t*RD)), argP(d1), argP(d2))
-			if c.Encoder == compute.EncGRAN4 && t > 0 {
+			if withA && t > 0 {
 				// The gates saw a_{t-1}: its gradient gains dz·Waᵀ.
 				s.mm(mmDims{false, true, R, d, d}, matrix{d1, d}, matrix{m.w["gran.wa1"], d}, 1, matrix{da, d})
 				s.mm(mmDims{false, true, R, d, d}, matrix{d2, d}, matrix{m.w["gran.wa2"], d}, 1, matrix{da, d})
 			}
 		}
-		if c.Encoder == compute.EncGRAN4 {
+		if withA {
 			// a_{t-1} for every t: the running states from a_{-1} = 0.
 			s.mm(mmDims{true, false, d, d, T * R}, matrix{dir.run, d}, matrix{dz1, d}, 0, matrix{m.g["gran.wa1"], d})
 			s.mm(mmDims{true, false, d, d, T * R}, matrix{dir.run, d}, matrix{dz2, d}, 0, matrix{m.g["gran.wa2"], d})
@@ -304,10 +380,6 @@ func (m *model) encodeBackward(s *seq, p *pass, dEmb ptr) {
 		m.gateBackward(s, p, granGate{dir, "1", d}, dz1, sink{p.dx, 1}, sink{dh, 0})
 		m.gateBackward(s, p, granGate{dir, "2", d}, dz2, sink{p.dx, 1}, sink{dh, 1})
 		m.lstmBackward(s, p, dir, dh, p.dx, 1)
-	case compute.EncDAN:
-		m.danBackward(s, p, dEmb)
-	case compute.EncTransformer:
-		m.tfBackward(s, p, dEmb)
 	}
 }
 

@@ -211,10 +211,7 @@ func TestGraphCacheEvicts(t *testing.T) {
 // losses and the parameters after the updates must match (bits on the
 // emulator).
 func TestEveryModelCaptures(t *testing.T) {
-	encs := []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncBiLSTMAvg, compute.EncGRAN,
-		compute.EncGRAN2, compute.EncGRAN3, compute.EncGRAN4, compute.EncGRAN5, compute.EncBiGRAN, compute.EncDAN,
-		compute.EncTransformer}
-	for _, enc := range encs {
+	for _, enc := range gpuEncoders() {
 		for _, loss := range []string{compute.LossMargin, compute.LossHinge, compute.LossSoftmax, compute.LossSim} {
 			t.Run(enc+"/"+loss, func(t *testing.T) {
 				cfg := smallModel(enc, loss, compute.NegMix)

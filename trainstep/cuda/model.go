@@ -16,10 +16,12 @@ import (
 // those of compute.Layout and compute.Optimizer, so checkpoints are the
 // CPU backend's.
 type model struct {
-	dev   device
-	cfg   compute.Config
-	specs []compute.ParamSpec
-	w, g  map[string]ptr // parameters and gradients by name
+	dev     device
+	cfg     compute.Config
+	encoder encoderKernels // the encoder's passes (encoderTable)
+	bigrams bool           // the encoder reads bigram embeddings (compute.EncoderSpec.Bigrams)
+	specs   []compute.ParamSpec
+	w, g    map[string]ptr // parameters and gradients by name
 	// Optimiser state ("adam.m/<param>", ...), in compute.Optimizer's order.
 	state      map[string]ptr
 	stateOrder []string
@@ -52,7 +54,8 @@ type model struct {
 func (m *model) sparse() bool { return m.cfg.EmbeddingUpdate != compute.UpdateDense }
 
 func newModel(dev device, cfg compute.Config, params []compute.Tensor, opts Options) (m *model, err error) {
-	m = &model{dev: dev, cfg: cfg, specs: compute.Layout(cfg), w: map[string]ptr{}, g: map[string]ptr{},
+	spec, _ := cfg.Spec()
+	m = &model{dev: dev, cfg: cfg, encoder: encoderTable()[cfg.Encoder], bigrams: spec.Bigrams, specs: compute.Layout(cfg), w: map[string]ptr{}, g: map[string]ptr{},
 		state: map[string]ptr{}, stateShape: map[string][]int{}, ws: map[string]*buffer{}}
 	if !opts.NoGraphs {
 		m.graphs = newGraphCache(opts.MaxGraphs)
@@ -251,7 +254,7 @@ func (m *model) batchInputs(seqs [][]int32, T int, drop []float32) *inputs {
 		copy(in.ids[r*T:], q)
 		in.lens[r] = int32(len(q))
 	}
-	if m.cfg.Encoder == compute.EncDAN {
+	if m.bigrams {
 		in.bigrams = bigramIDs(seqs, T, m.cfg.BigramBuckets)
 	}
 	return in

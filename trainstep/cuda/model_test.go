@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,13 +139,16 @@ func closeTo(got, want []float32) (int, float64, bool) {
 // the other losses with the average, a bidirectional and the DAN encoder.
 func emulatorCases() [][3]string {
 	var cs [][3]string
-	for _, enc := range []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncGRAN} {
+	first := []string{compute.EncAvg, compute.EncLSTM, compute.EncLSTMAvg, compute.EncGRAN}
+	for _, enc := range first {
 		for _, neg := range []string{compute.NegMax, compute.NegMix, compute.NegRand} {
 			cs = append(cs, [3]string{enc, compute.LossMargin, neg})
 		}
 	}
-	for _, enc := range []string{compute.EncBiLSTMAvg, compute.EncGRAN2, compute.EncGRAN3, compute.EncGRAN4, compute.EncGRAN5, compute.EncBiGRAN, compute.EncDAN, compute.EncTransformer} {
-		cs = append(cs, [3]string{enc, compute.LossMargin, compute.NegMix})
+	for _, enc := range gpuEncoders() {
+		if !slices.Contains(first, enc) {
+			cs = append(cs, [3]string{enc, compute.LossMargin, compute.NegMix})
+		}
 	}
 	for _, loss := range []string{compute.LossHinge, compute.LossSoftmax, compute.LossSim} {
 		for _, enc := range []string{compute.EncAvg, compute.EncBiLSTMAvg, compute.EncDAN, compute.EncTransformer} {
@@ -320,8 +324,8 @@ func TestEmulatorUpdate(t *testing.T) {
 func TestEmulatorEmbed(t *testing.T) {
 	for _, enc := range compute.Encoders() {
 		t.Run(enc, func(t *testing.T) {
-			if enc == compute.EncCSAE {
-				t.Skip("the csae is the CPU backend's alone (TestUnsupported)")
+			if spec, _ := compute.LookupEncoder(enc); !spec.Has(compute.BackendCUDA) {
+				t.Skipf("the %s is the CPU backend's alone (TestUnsupported)", enc)
 			}
 			cfg := smallConfig(enc, compute.NegMax)
 			cfg.MaxLen = 9
@@ -421,7 +425,7 @@ func TestUnsupported(t *testing.T) {
 	}
 	for _, enc := range compute.Encoders() {
 		for _, loss := range compute.Losses() {
-			if enc == compute.EncCSAE || loss == compute.LossRecon {
+			if spec, _ := compute.LookupEncoder(enc); !spec.Has(compute.BackendCUDA) || loss == compute.LossRecon {
 				continue // the csae is the CPU backend's alone: refused below
 			}
 			cfg := smallModel(enc, loss, compute.NegMax)
