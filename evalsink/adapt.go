@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
@@ -318,10 +319,10 @@ func AdaptPearson(p AdaptPairs, a *Adaptation) AdaptFigures {
 		if a != nil {
 			u, v = a.Apply(u), a.Apply(v)
 		}
-		cos[i] = Cosine(u, v)
-		ang[i] = Angular(cos[i])
+		cos[i] = metric.Cosine(u, v)
+		ang[i] = metric.Angular(cos[i])
 	}
-	return AdaptFigures{Angular: 100 * Pearson(ang, p.Gold), Cosine: 100 * Pearson(cos, p.Gold)}
+	return AdaptFigures{Angular: 100 * metric.Pearson(ang, p.Gold), Cosine: 100 * metric.Pearson(cos, p.Gold)}
 }
 
 // TrainAdaptation searches cfg's grid (learning rate × λ, each trial
@@ -505,7 +506,7 @@ func devPearson(w []float64, d int, p adaptData) float64 {
 		}
 		sim[i] = angularSim(c)
 	}
-	return 100 * Pearson(sim, p.gold)
+	return 100 * metric.Pearson(sim, p.gold)
 }
 
 // adam is Adam (Kingma & Ba 2015) with the usual β1 0.9, β2 0.999, ε 1e-8.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/trainstep"
 )
@@ -190,7 +191,7 @@ func rowFigureKeys(rows []Result) []figureKey {
 type CompareOptions struct {
 	// Bootstrap seeds the resamples (Seed) and sets their number
 	// (Resamples; 0: DefaultResamples).
-	Bootstrap Bootstrap
+	Bootstrap metric.Bootstrap
 	// Headline names the headline figure (FigureRef syntax); "" or a
 	// figure not compared: the average's Pearson's r, else STS Benchmark
 	// dev's, else the first figure compared.
@@ -230,7 +231,7 @@ func CompareEvaluations(out, a, b string, opts CompareOptions) (*CheckpointCompa
 	}
 	ra, rb := rowsA[0], rowsB[0]
 	origin := cmp.Or(opts.Origin, OriginCompare)
-	resamples := int64(opts.Bootstrap.resamples())
+	resamples := int64(opts.Bootstrap.ResampleCount())
 	id := NewEvalID("comparison", origin, a, b, strconv.FormatUint(opts.Bootstrap.Seed, 10), strconv.FormatInt(resamples, 10),
 		head.corpus, head.split, head.dataset, head.kind, head.column)
 	now := time.Now().UTC().Truncate(time.Millisecond)
@@ -285,9 +286,9 @@ func (c *CheckpointComparison) Headline() *ComparisonRow {
 func (c *CheckpointComparison) Counts() (better, worse, noise int) {
 	for _, r := range c.Rows {
 		switch r.Verdict {
-		case VerdictBetter:
+		case metric.VerdictBetter:
 			better++
-		case VerdictWorse:
+		case metric.VerdictWorse:
 			worse++
 		default:
 			noise++
@@ -490,7 +491,7 @@ func RunCompare(ctx context.Context, cc CompareConfig, w io.Writer) (*CompareRes
 	if res.EvalB, err = resolve(cc.B); err != nil {
 		return nil, err
 	}
-	opts := CompareOptions{Bootstrap: Bootstrap{Resamples: cc.Resamples, Seed: cmp.Or(cc.Seed, DefaultSeed)}, Headline: cc.Headline}
+	opts := CompareOptions{Bootstrap: metric.Bootstrap{Resamples: cc.Resamples, Seed: cmp.Or(cc.Seed, DefaultSeed)}, Headline: cc.Headline}
 	c, err := CompareEvaluations(cc.Out, res.EvalA, res.EvalB, opts)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/trainstep"
 )
@@ -241,7 +242,7 @@ func readJSON(path string, v any) error {
 // options that change the figures.
 func (ev *Evaluator) evalID(ck checkpointInfo) string {
 	key := fmt.Appendf(nil, "%s\n%s\n%s\n%d\n%d\n%d", ck.checkpointID, ev.sets.DataHash, ev.cfg.Scale, ev.cfg.Candidates, ev.cfg.Seed,
-		cmp.Or(ev.cfg.Resamples, DefaultResamples))
+		cmp.Or(ev.cfg.Resamples, metric.DefaultResamples))
 	if ck.adapt != nil {
 		key = fmt.Appendf(key, "\nadaptation %s %s", ck.adapt.Name, ck.adapt.Hash)
 	}
@@ -404,7 +405,7 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 		}
 		rfs = append(rfs, trs...)
 	}
-	rows, err := withIntervals(rfs, Bootstrap{Resamples: ev.cfg.Resamples, Seed: ev.cfg.Seed})
+	rows, err := withIntervals(rfs, metric.Bootstrap{Resamples: ev.cfg.Resamples, Seed: ev.cfg.Seed})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,15 +1,11 @@
 package evalsink_test
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/internal/evaltest"
 	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/pipelines"
 	"github.com/parastream/parastream/trainstep"
@@ -170,41 +167,14 @@ func (w tWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// pythonWith is Debian's python3 when it imports modules (the Debian
-// package pkg holds them), or skips the test; with the environment
-// variable require set to 1 (as CI sets it) it fails the test instead.
+// pythonWith: see evaltest.PythonWith.
 func pythonWith(t *testing.T, modules, pkg, require string) string {
 	t.Helper()
-	const py = "/usr/bin/python3"
-	err := exec.Command(py, "-c", "import "+modules).Run()
-	if err == nil {
-		return py
-	}
-	msg := fmt.Sprintf("%s check: %s importing %s is missing (apt-get install -y %s): %v", pkg, py, modules, pkg, err)
-	if os.Getenv(require) == "1" {
-		t.Fatalf("%s (%s=1 makes this a failure)", msg, require)
-	}
-	t.Skip("skipping " + msg)
-	return ""
+	return evaltest.PythonWith(t, modules, pkg, require)
 }
 
-// runCheck runs testdata/<script> with python py, in as JSON on its
-// stdin, and decodes its stdout's JSON into out.
+// runCheck: see evaltest.Run.
 func runCheck(t *testing.T, py, script string, in, out any) {
 	t.Helper()
-	data, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, filepath.Join("testdata", script))
-	cmd.Stdin = bytes.NewReader(data)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	got, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", script, err, stderr.String())
-	}
-	if err := json.Unmarshal(got, out); err != nil {
-		t.Fatalf("%s: %v", script, err)
-	}
+	evaltest.Run(t, py, script, in, out)
 }

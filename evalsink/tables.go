@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/internal/atomicfile"
 )
 
@@ -460,27 +461,27 @@ func writeReport(w io.Writer, rows []Result, comparisons []ComparisonRow) error 
 		}
 		b.WriteString("\n")
 	}
-	type metric = struct{ name, col string }
+	type figure = struct{ name, col string }
 	similarity := func(r Result) bool { return isSimilarity(r.Kind) }
-	table("Semantic textual similarity: Pearson's r × 100", similarity, []metric{{"", "pearson"}})
-	table("Semantic textual similarity: Spearman's ρ × 100", similarity, []metric{{"", "spearman"}})
+	table("Semantic textual similarity: Pearson's r × 100", similarity, []figure{{"", "pearson"}})
+	table("Semantic textual similarity: Spearman's ρ × 100", similarity, []figure{{"", "spearman"}})
 	table("Response retrieval among candidates (1 true, the rest drawn at random from the set's other responses): precision at N and MRR, × 100",
-		func(r Result) bool { return r.Kind == KindRetrieval || r.Kind == KindRetrievalChance }, []metric{
+		func(r Result) bool { return r.Kind == KindRetrieval || r.Kind == KindRetrievalChance }, []figure{
 			{"P@1", "p_at_1"}, {"P@3", "p_at_3"},
 			{"P@10", "p_at_10"}, {"MRR", "mrr"}})
 	table("Rankings the data gives (a question with labelled candidates; each line says which questions it keeps): MAP and MRR, × 100",
-		func(r Result) bool { return r.Kind == KindRanking || r.Kind == KindRankingChance }, []metric{
+		func(r Result) bool { return r.Kind == KindRanking || r.Kind == KindRankingChance }, []figure{
 			{"MAP", "map"}, {"MRR", "mrr"}})
 	table("Classification on the frozen sentence embeddings (logistic regression; each line says its training data and how its L2 penalty was chosen): accuracy and F1 of the positive class, × 100",
-		func(r Result) bool { return r.Kind == KindClassification }, []metric{
+		func(r Result) bool { return r.Kind == KindClassification }, []figure{
 			{"accuracy", "accuracy"}, {"F1", "f1"}})
 	table("Classification by the checkpoint's own head (trained with the encoder): accuracy, × 100",
-		func(r Result) bool { return r.Kind == KindClassificationHead }, []metric{{"accuracy", "accuracy"}})
+		func(r Result) bool { return r.Kind == KindClassificationHead }, []figure{{"accuracy", "accuracy"}})
 	table("Word similarity in context: the human rating against the cosine of the two words' representations, Spearman's ρ and Pearson's r × 100",
-		func(r Result) bool { return r.Kind == KindWordContext }, []metric{
+		func(r Result) bool { return r.Kind == KindWordContext }, []figure{
 			{"ρ", "spearman"}, {"r", "pearson"}})
 	table("Generation (the model's outputs against the set's references): corpus BLEU-1 to 4, mean sentence METEOR and corpus TER, × 100 (TER: edits per reference word, lower is better)",
-		func(r Result) bool { return r.Kind == KindGeneration }, []metric{
+		func(r Result) bool { return r.Kind == KindGeneration }, []figure{
 			{"BLEU-1", "bleu_1"}, {"BLEU-2", "bleu_2"},
 			{"BLEU-3", "bleu_3"}, {"BLEU-4", "bleu_4"},
 			{"METEOR", "meteor"}, {"TER", "ter"}})
@@ -494,7 +495,7 @@ func writeReport(w io.Writer, rows []Result, comparisons []ComparisonRow) error 
 		fmt.Fprintf(&b, "\nIn parentheses, a figure's 95%% interval: a seeded percentile bootstrap (the 2.5th and 97.5th percentiles of the figure over "+
 			"resamples of its items with replacement: the set's pairs; retrieval and rankings: its queries; an aggregate: resampled within each of its sets), "+
 			"%d resamples (unless configured otherwise) drawn from the evaluation's seed. Chance lines have none. Two checkpoints whose intervals overlap may still differ: "+
-			"parastream eval compare tests the difference on the same items.\n", DefaultResamples)
+			"parastream eval compare tests the difference on the same items.\n", metric.DefaultResamples)
 	}
 	if small {
 		fmt.Fprintf(&b, "\n† fewer than %d pairs (queries): too small to compare models on; such a figure can move tens of points between two equally good models.\n", SmallSet)
