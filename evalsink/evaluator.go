@@ -227,6 +227,17 @@ func readCheckpointInfo(dir string) (checkpointInfo, error) {
 	return info, nil
 }
 
+// CheckpointHash reads the checkpoint directory dir as Evaluate does and
+// returns its absolute path and its model hash (the sha256 of
+// model.safetensors): what an adaptation is stored for.
+func CheckpointHash(dir string) (abs, modelHash string, err error) {
+	ck, err := readCheckpointInfo(dir)
+	if err != nil {
+		return "", "", err
+	}
+	return ck.dir, ck.modelHash, nil
+}
+
 func readJSON(path string, v any) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
