@@ -105,11 +105,6 @@ type CheckpointComparison struct {
 // kind, the first figure of the dataset with that column.
 type FigureRef struct{ Dataset, Kind, Column string }
 
-// figureColumns returns the Result columns a figure with items fills.
-func figureColumns() []string {
-	return []string{"pearson", "spearman", "p_at_1", "p_at_3", "p_at_10", "mrr", "map", "accuracy", "f1"}
-}
-
 // ParseFigureRef parses DATASET:COLUMN or DATASET:KIND:COLUMN.
 func ParseFigureRef(s string) (FigureRef, error) {
 	p := strings.Split(s, ":")
@@ -295,13 +290,6 @@ func (c *CheckpointComparison) Counts() (better, worse, noise int) {
 		}
 	}
 	return better, worse, noise
-}
-
-// columnName is how the report names a figure column.
-func columnName(col string) string {
-	names := map[string]string{"pearson": "Pearson's r", "spearman": "Spearman's ρ", "p_at_1": "P@1", "p_at_3": "P@3",
-		"p_at_10": "P@10", "mrr": "MRR", "map": "MAP", "accuracy": "accuracy", "f1": "F1"}
-	return cmp.Or(names[col], col)
 }
 
 // signed formats a difference with its sign.

@@ -18,16 +18,11 @@ type RowFigures struct {
 
 // column returns the field of r that holds the figure column names.
 func (r *Result) column(name string) (**float64, error) {
-	cols := map[string]**float64{
-		"pearson": &r.Pearson, "spearman": &r.Spearman, "p_at_1": &r.PAt1, "p_at_3": &r.PAt3, "p_at_10": &r.PAt10,
-		"mrr": &r.MRR, "map": &r.MAP, "accuracy": &r.Accuracy, "f1": &r.F1,
-		"bleu_1": &r.BLEU1, "bleu_2": &r.BLEU2, "bleu_3": &r.BLEU3, "bleu_4": &r.BLEU4, "meteor": &r.METEOR, "ter": &r.TER,
+	c, err := figureColumn(name)
+	if err != nil {
+		return nil, err
 	}
-	p, ok := cols[name]
-	if !ok {
-		return nil, fmt.Errorf("evalsink: no figure column %q", name)
-	}
-	return p, nil
+	return c.Figure(r), nil
 }
 
 // figureName names a figure for its generator: the row's key but the
