@@ -16,7 +16,7 @@ import (
 )
 
 // The classification tasks (SentEval's transfer tasks, Conneau & Kiela
-// 2018): a logistic regression (FitLogReg) trained on frozen sentence
+// 2018): a logistic regression (metric.FitLogReg) trained on frozen sentence
 // embeddings, its penalty C chosen from a grid as SentEval's three
 // classifiers choose it:
 //

@@ -22,7 +22,7 @@ import (
 )
 
 // Two evaluations are compared figure by figure on the items both scored
-// (a paired bootstrap, Bootstrap.Paired): B against A, each figure better,
+// (a paired bootstrap, metric.Bootstrap.Paired): B against A, each figure better,
 // worse or within noise. A comparison is a part of the comparisons table
 // (ComparisonsDir), written once: `parastream eval compare` records its
 // comparisons there (with a Markdown file beside), and `eval watch` each
@@ -185,7 +185,7 @@ func rowFigureKeys(rows []Result) []figureKey {
 // CompareOptions configures CompareEvaluations.
 type CompareOptions struct {
 	// Bootstrap seeds the resamples (Seed) and sets their number
-	// (Resamples; 0: DefaultResamples).
+	// (Resamples; 0: metric.DefaultResamples).
 	Bootstrap metric.Bootstrap
 	// Headline names the headline figure (FigureRef syntax); "" or a
 	// figure not compared: the average's Pearson's r, else STS Benchmark

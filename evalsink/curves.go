@@ -121,7 +121,7 @@ func scatterAxis(scale string, pred []float64) (label string, lo, hi float64) {
 }
 
 // WriteScatter plots a set's predictions on the evaluation's scale
-// (base.Scale: the cosine, or the cosine mapped to 0-5 by Angular), the
+// (base.Scale: the cosine, or the cosine mapped to 0-5 by metric.Angular), the
 // figures the report correlates, against its gold scores.
 func WriteScatter(path string, sc *Scored, base Result) error {
 	pred := sc.Pred

@@ -48,7 +48,7 @@ type Config struct {
 	// task's randomness (folds); 0 means DefaultSeed.
 	Seed uint64
 	// Resamples is the bootstrap's resamples for each figure's 95%
-	// interval and for comparisons; 0 means DefaultResamples.
+	// interval and for comparisons; 0 means metric.DefaultResamples.
 	Resamples int
 	// Scatter is the set whose predictions against gold scores are
 	// plotted; "" means DefaultScatter, or the first similarity set when

@@ -9,7 +9,7 @@ import (
 	"github.com/parastream/parastream/evalsink/metric"
 )
 
-// rankingDefs returns how a ranking set is scored, one RankingDef per
+// rankingDefs returns how a ranking set is scored, one metric.RankingDef per
 // row; none for a set of training data or of a corpus without a known
 // scorer.
 //

@@ -64,7 +64,7 @@ type Result struct {
 	MRR      *float64 `parquet:"mrr,optional" json:"mrr"`
 	MAP      *float64 `parquet:"map,optional" json:"map"`
 	// BLEU1 to BLEU4 (corpus BLEU with n-grams up to 1-4), METEOR and
-	// TER are the generation figures of a KindGeneration row (see BLEU,
+	// TER are the generation figures of a KindGeneration row (see metric.BLEU,
 	// METEOR, TER), ×100; NULL for other kinds.
 	BLEU1  *float64 `parquet:"bleu_1,optional" json:"bleu_1"`
 	BLEU2  *float64 `parquet:"bleu_2,optional" json:"bleu_2"`

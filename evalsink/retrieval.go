@@ -38,7 +38,7 @@ type Retrieval struct {
 	// candidate); RankCandidates the candidates they rank in all; MAP
 	// and RankMRR are their mean average precision and mean reciprocal
 	// rank (×100), ChanceMAP and ChanceRankMRR what a random ranking of
-	// the same candidates scores on average (ChanceAP, ChanceRR). Zero
+	// the same candidates scores on average (metric.ChanceAP, ChanceRR). Zero
 	// RankQueries: none.
 	RankQueries, RankCandidates int
 	MAP, RankMRR                float64
@@ -207,7 +207,7 @@ func pairTexts(pairs []Pair) (texts [][]string, a, b []int) {
 func textKey(t []string) string { return strings.Join(t, "\x00") }
 
 // rankings measures MAP and MRR over the texts that the set pairs with at
-// least one relevant and one irrelevant labelled candidate (ScoreRankings
+// least one relevant and one irrelevant labelled candidate (metric.ScoreRankings
 // with RankingDef.Mixed). A query whose candidates are all relevant ranks
 // nothing (every order gives AP 1): it is left out, as is a candidate that
 // is the query's own text or repeats one already counted.

@@ -88,7 +88,7 @@ func intervalJSON(m map[string]float64) string {
 	b, err := json.Marshal(m) // sorts the keys
 	if err != nil {
 		// A map of strings to finite floats always marshals; NaN is not
-		// stored (see Interval).
+		// stored (see metric.Bootstrap.Interval).
 		return ""
 	}
 	return string(b)

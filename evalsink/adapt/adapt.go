@@ -63,7 +63,7 @@ type Config struct {
 	// LearningRates and Lambdas are the grid searched (every pair); nil
 	// means DefaultLearningRates, DefaultLambdas.
 	LearningRates, Lambdas []float64
-	// ContextFor: see Config.ContextFor.
+	// ContextFor: see evalsink.Config.ContextFor.
 	ContextFor evalsink.ContextFunc
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
@@ -106,7 +106,7 @@ type Pairs struct {
 }
 
 // Pearson is the figures of pairs mapped by a (nil: as they are),
-// computed as the evaluator does (float32 vectors, Cosine).
+// computed as the evaluator does (float32 vectors, metric.Cosine).
 func Pearson(p Pairs, a *evalsink.Adaptation) evalsink.AdaptFigures {
 	cos, ang := make([]float64, len(p.Gold)), make([]float64, len(p.Gold))
 	for i := range p.Gold {
