@@ -11,10 +11,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/parastream/parastream/evalsink/metric"
 )
 
 // The classification tasks (SentEval's transfer tasks, Conneau & Kiela
-// 2018): a logistic regression (FitLogReg) trained on frozen sentence
+// 2018): a logistic regression (metric.FitLogReg) trained on frozen sentence
 // embeddings, its penalty C chosen from a grid as SentEval's three
 // classifiers choose it:
 //
@@ -56,7 +58,7 @@ const (
 // labelled is a set's items with their features and labels.
 type labelled struct {
 	ids []string
-	x   Features
+	x   metric.Features
 	y   []int
 }
 
@@ -231,13 +233,13 @@ func (t classifyTask) data(ctx context.Context, env TaskEnv, s *Set) (labelled, 
 
 // classifyFeatures returns the features of each item from its texts'
 // embeddings.
-func classifyFeatures(kind int, u, v [][]float32) Features {
+func classifyFeatures(kind int, u, v [][]float32) metric.Features {
 	d := 0
 	if len(u) > 0 {
 		d = len(u[0])
 	}
 	width := map[int]int{featSingle: d, featPair: 2 * d, featNLI: 4 * d}[kind]
-	x := NewFeatures(len(u), width)
+	x := metric.NewFeatures(len(u), width)
 	for i := range u {
 		row := x.Row(i)
 		for j := range d {
@@ -372,14 +374,14 @@ func (t classifyTask) nested(ctx context.Context, env TaskEnv, s *Set) ([]RowFig
 func (t classifyTask) row(base Result, s *Set, l labelled, pred []int) RowFigures {
 	r := base
 	r.Corpus, r.Split, r.Dataset, r.Kind, r.Pairs = s.Corpus, s.Split, s.Dataset, KindClassification, int64(len(l.y))
-	acc := Figure{Column: "accuracy", Metric: MetricMean}
-	f1 := Figure{Column: "f1", Metric: MetricF1}
+	acc := metric.Figure{Column: "accuracy", Metric: metric.MetricMean}
+	f1 := metric.Figure{Column: "f1", Metric: metric.MetricF1}
 	for i, id := range l.ids {
-		acc.Items = append(acc.Items, Item{ID: id, Pred: b2f(pred[i] == l.y[i])})
-		f1.Items = append(f1.Items, Item{ID: id, Pred: float64(pred[i]), Gold: float64(l.y[i])})
+		acc.Items = append(acc.Items, metric.Item{ID: id, Pred: b2f(pred[i] == l.y[i])})
+		f1.Items = append(f1.Items, metric.Item{ID: id, Pred: float64(pred[i]), Gold: float64(l.y[i])})
 	}
 	r.Accuracy = ptr(100 * acc.Value())
-	figs := []Figure{acc}
+	figs := []metric.Figure{acc}
 	if t.classes == 2 {
 		r.F1 = ptr(100 * f1.Value())
 		figs = append(figs, f1)
@@ -390,12 +392,12 @@ func (t classifyTask) row(base Result, s *Set, l labelled, pred []int) RowFigure
 // classifier is a fitted model over the classes its training items had:
 // a logistic regression over two or more, a constant over one.
 type classifier struct {
-	m *LogReg
+	m *metric.LogReg
 	// classes maps the model's classes to the task's.
 	classes []int
 }
 
-func (c classifier) predict(x Features) []int {
+func (c classifier) predict(x metric.Features) []int {
 	if c.m == nil {
 		out := make([]int, x.Rows)
 		for i := range out {
@@ -420,7 +422,7 @@ type fitOptions struct {
 
 // fitGrid fits a model for each C of grid (increasing), each from the
 // last one's solution, on the classes present in y.
-func fitGrid(ctx context.Context, x Features, y []int, grid []float64, o fitOptions) ([]classifier, error) {
+func fitGrid(ctx context.Context, x metric.Features, y []int, grid []float64, o fitOptions) ([]classifier, error) {
 	var present []int
 	index := make([]int, o.classes)
 	for c := range o.classes {
@@ -443,9 +445,9 @@ func fitGrid(ctx context.Context, x Features, y []int, grid []float64, o fitOpti
 			yy[i] = index[c]
 		}
 	}
-	var warm *LogReg
+	var warm *metric.LogReg
 	for i, c := range grid {
-		m, err := FitLogReg(ctx, x, yy, len(present), LogRegConfig{C: c, Warm: warm, Workers: o.workers})
+		m, err := metric.FitLogReg(ctx, x, yy, len(present), metric.LogRegConfig{C: c, Warm: warm, Workers: o.workers})
 		if err != nil {
 			return nil, err
 		}

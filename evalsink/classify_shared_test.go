@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/internal/evaltest"
 	"github.com/parastream/parastream/internal/testenv"
 )
 
 // classifySets are ../shared's classification sets, extracted once.
-var classifySets extracted
+var classifySets evaltest.Extracted
 
 // sharedClassificationSets extracts ../shared's SST-2, MR, MRPC, SICK and
 // SNLI, or skips.
@@ -21,7 +22,7 @@ func sharedClassificationSets(t *testing.T) string {
 	t.Helper()
 	eval := testenv.SharedData(t, "eval")
 	msrp := testenv.SharedData(t, "corpora/msrp/msr_paraphrase_train.txt")
-	return classifySets.get(t, [][2]string{
+	return classifySets.Get(t, [][2]string{
 		{"sst", filepath.Join(eval, "sst", "sentiment-*")},
 		{"mr", filepath.Join(eval, "mr", "rt-polarity.*")},
 		{"msrp", msrp},
@@ -47,7 +48,7 @@ func TestClassificationOnSharedSets(t *testing.T) {
 	eval := sharedClassificationSets(t)
 	sets := loadSets(t, eval)
 	dir := checkpoint(t, t.TempDir(), "ck", vocabulary(sets, 0), 7)
-	log := slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(slog.NewTextHandler(evaltest.Writer{T: t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	out := t.TempDir()
 	ev, err := evalsink.NewEvaluator(context.Background(), evalsink.Config{Eval: eval, Out: out, Logger: log})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/metric"
 )
 
 // synthetic builds classification sets whose labels a bag-of-words model
@@ -166,7 +167,7 @@ func checkRows(t *testing.T, rows []evalsink.RowFigures, sets *evalsink.Sets, wa
 			t.Fatalf("%s: %d figures, F1 %v", r.Dataset, len(rf.Figures), r.F1)
 		}
 		acc := rf.Figures[0]
-		if acc.Column != "accuracy" || acc.Metric != evalsink.MetricMean || math.Abs(100*acc.Value()-*r.Accuracy) > 1e-9 {
+		if acc.Column != "accuracy" || acc.Metric != metric.MetricMean || math.Abs(100*acc.Value()-*r.Accuracy) > 1e-9 {
 			t.Errorf("%s: accuracy figure %s %s %v, row %v", r.Dataset, acc.Column, acc.Metric, 100*acc.Value(), *r.Accuracy)
 		}
 		for i, it := range acc.Items {
@@ -178,7 +179,7 @@ func checkRows(t *testing.T, rows []evalsink.RowFigures, sets *evalsink.Sets, wa
 			continue
 		}
 		f1 := rf.Figures[1]
-		if f1.Column != "f1" || f1.Metric != evalsink.MetricF1 || math.Abs(100*f1.Value()-*r.F1) > 1e-9 || len(f1.Items) != len(set.Pairs) {
+		if f1.Column != "f1" || f1.Metric != metric.MetricF1 || math.Abs(100*f1.Value()-*r.F1) > 1e-9 || len(f1.Items) != len(set.Pairs) {
 			t.Errorf("%s: F1 figure %s %s %v over %d items, row %v", r.Dataset, f1.Column, f1.Metric, 100*f1.Value(), len(f1.Items), *r.F1)
 		}
 		for i, it := range f1.Items {

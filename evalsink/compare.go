@@ -16,12 +16,13 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/trainstep"
 )
 
 // Two evaluations are compared figure by figure on the items both scored
-// (a paired bootstrap, Bootstrap.Paired): B against A, each figure better,
+// (a paired bootstrap, metric.Bootstrap.Paired): B against A, each figure better,
 // worse or within noise. A comparison is a part of the comparisons table
 // (ComparisonsDir), written once: `parastream eval compare` records its
 // comparisons there (with a Markdown file beside), and `eval watch` each
@@ -104,11 +105,6 @@ type CheckpointComparison struct {
 // kind, the first figure of the dataset with that column.
 type FigureRef struct{ Dataset, Kind, Column string }
 
-// figureColumns returns the Result columns a figure with items fills.
-func figureColumns() []string {
-	return []string{"pearson", "spearman", "p_at_1", "p_at_3", "p_at_10", "mrr", "map", "accuracy", "f1"}
-}
-
 // ParseFigureRef parses DATASET:COLUMN or DATASET:KIND:COLUMN.
 func ParseFigureRef(s string) (FigureRef, error) {
 	p := strings.Split(s, ":")
@@ -189,8 +185,8 @@ func rowFigureKeys(rows []Result) []figureKey {
 // CompareOptions configures CompareEvaluations.
 type CompareOptions struct {
 	// Bootstrap seeds the resamples (Seed) and sets their number
-	// (Resamples; 0: DefaultResamples).
-	Bootstrap Bootstrap
+	// (Resamples; 0: metric.DefaultResamples).
+	Bootstrap metric.Bootstrap
 	// Headline names the headline figure (FigureRef syntax); "" or a
 	// figure not compared: the average's Pearson's r, else STS Benchmark
 	// dev's, else the first figure compared.
@@ -230,7 +226,7 @@ func CompareEvaluations(out, a, b string, opts CompareOptions) (*CheckpointCompa
 	}
 	ra, rb := rowsA[0], rowsB[0]
 	origin := cmp.Or(opts.Origin, OriginCompare)
-	resamples := int64(opts.Bootstrap.resamples())
+	resamples := int64(opts.Bootstrap.ResampleCount())
 	id := NewEvalID("comparison", origin, a, b, strconv.FormatUint(opts.Bootstrap.Seed, 10), strconv.FormatInt(resamples, 10),
 		head.corpus, head.split, head.dataset, head.kind, head.column)
 	now := time.Now().UTC().Truncate(time.Millisecond)
@@ -285,22 +281,15 @@ func (c *CheckpointComparison) Headline() *ComparisonRow {
 func (c *CheckpointComparison) Counts() (better, worse, noise int) {
 	for _, r := range c.Rows {
 		switch r.Verdict {
-		case VerdictBetter:
+		case metric.VerdictBetter:
 			better++
-		case VerdictWorse:
+		case metric.VerdictWorse:
 			worse++
 		default:
 			noise++
 		}
 	}
 	return better, worse, noise
-}
-
-// columnName is how the report names a figure column.
-func columnName(col string) string {
-	names := map[string]string{"pearson": "Pearson's r", "spearman": "Spearman's ρ", "p_at_1": "P@1", "p_at_3": "P@3",
-		"p_at_10": "P@10", "mrr": "MRR", "map": "MAP", "accuracy": "accuracy", "f1": "F1"}
-	return cmp.Or(names[col], col)
 }
 
 // signed formats a difference with its sign.
@@ -490,7 +479,7 @@ func RunCompare(ctx context.Context, cc CompareConfig, w io.Writer) (*CompareRes
 	if res.EvalB, err = resolve(cc.B); err != nil {
 		return nil, err
 	}
-	opts := CompareOptions{Bootstrap: Bootstrap{Resamples: cc.Resamples, Seed: cmp.Or(cc.Seed, DefaultSeed)}, Headline: cc.Headline}
+	opts := CompareOptions{Bootstrap: metric.Bootstrap{Resamples: cc.Resamples, Seed: cmp.Or(cc.Seed, DefaultSeed)}, Headline: cc.Headline}
 	c, err := CompareEvaluations(cc.Out, res.EvalA, res.EvalB, opts)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/trainstep"
 )
 
@@ -52,7 +53,7 @@ func TestCompareCheckpointWithItself(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := evalsink.CompareEvaluations(out, sum.EvalID, sum.EvalID, evalsink.CompareOptions{Bootstrap: evalsink.Bootstrap{Seed: 1}})
+	c, err := evalsink.CompareEvaluations(out, sum.EvalID, sum.EvalID, evalsink.CompareOptions{Bootstrap: metric.Bootstrap{Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestCompareCheckpointWithItself(t *testing.T) {
 		t.Fatalf("%d figures compared", len(c.Rows))
 	}
 	for _, r := range c.Rows {
-		if r.Verdict != evalsink.VerdictNoise || r.Diff != 0 || r.CILow != 0 || r.CIHigh != 0 || r.A != r.B || r.Items < 2 {
+		if r.Verdict != metric.VerdictNoise || r.Diff != 0 || r.CILow != 0 || r.CIHigh != 0 || r.A != r.B || r.Items < 2 {
 			t.Errorf("%s %s %s: %+v", r.Dataset, r.Kind, r.Column, r)
 		}
 	}
@@ -198,11 +199,11 @@ func TestCompareUntrainedAndTrained(t *testing.T) {
 	t.Logf("%s", b.String())
 	c := res.Comparison
 	h := c.Headline()
-	if h == nil || h.Dataset != "all" || h.Verdict != evalsink.VerdictBetter || h.CILow <= 0 {
+	if h == nil || h.Dataset != "all" || h.Verdict != metric.VerdictBetter || h.CILow <= 0 {
 		t.Errorf("headline: %+v", h)
 	}
 	for _, r := range c.Rows {
-		if r.Dataset == "stsb/dev" && r.Verdict != evalsink.VerdictBetter {
+		if r.Dataset == "stsb/dev" && r.Verdict != metric.VerdictBetter {
 			t.Errorf("STS Benchmark dev %s: %+v", r.Column, r)
 		}
 	}

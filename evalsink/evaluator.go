@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/trainstep"
 )
@@ -47,7 +48,7 @@ type Config struct {
 	// task's randomness (folds); 0 means DefaultSeed.
 	Seed uint64
 	// Resamples is the bootstrap's resamples for each figure's 95%
-	// interval and for comparisons; 0 means DefaultResamples.
+	// interval and for comparisons; 0 means metric.DefaultResamples.
 	Resamples int
 	// Scatter is the set whose predictions against gold scores are
 	// plotted; "" means DefaultScatter, or the first similarity set when
@@ -226,6 +227,17 @@ func readCheckpointInfo(dir string) (checkpointInfo, error) {
 	return info, nil
 }
 
+// CheckpointHash reads the checkpoint directory dir as Evaluate does and
+// returns its absolute path and its model hash (the sha256 of
+// model.safetensors): what an adaptation is stored for.
+func CheckpointHash(dir string) (abs, modelHash string, err error) {
+	ck, err := readCheckpointInfo(dir)
+	if err != nil {
+		return "", "", err
+	}
+	return ck.dir, ck.modelHash, nil
+}
+
 func readJSON(path string, v any) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -241,7 +253,7 @@ func readJSON(path string, v any) error {
 // options that change the figures.
 func (ev *Evaluator) evalID(ck checkpointInfo) string {
 	key := fmt.Appendf(nil, "%s\n%s\n%s\n%d\n%d\n%d", ck.checkpointID, ev.sets.DataHash, ev.cfg.Scale, ev.cfg.Candidates, ev.cfg.Seed,
-		cmp.Or(ev.cfg.Resamples, DefaultResamples))
+		cmp.Or(ev.cfg.Resamples, metric.DefaultResamples))
 	if ck.adapt != nil {
 		key = fmt.Appendf(key, "\nadaptation %s %s", ck.adapt.Name, ck.adapt.Hash)
 	}
@@ -404,7 +416,7 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 		}
 		rfs = append(rfs, trs...)
 	}
-	rows, err := withIntervals(rfs, Bootstrap{Resamples: ev.cfg.Resamples, Seed: ev.cfg.Seed})
+	rows, err := withIntervals(rfs, metric.Bootstrap{Resamples: ev.cfg.Resamples, Seed: ev.cfg.Seed})
 	if err != nil {
 		return nil, nil, err
 	}

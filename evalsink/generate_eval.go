@@ -6,13 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/parastream/parastream/corpora"
@@ -25,7 +23,9 @@ import (
 // generator has to beat on overlapping pairs such as Quora's duplicates.
 const CopyInputSuffix = "/copy-input"
 
-// GenerationEval configures EvaluateGeneration.
+// GenerationEval configures EvaluateGeneration and RunGenerate (Validate
+// says what is missing). The zero value of each field but Checkpoint is
+// its default.
 type GenerationEval struct {
 	// Checkpoint is the edd checkpoint (or a directory of checkpoints:
 	// its latest).
@@ -45,12 +45,36 @@ type GenerationEval struct {
 	Out string
 }
 
+// Validate says what in c cannot run and how to fix it.
+func (c GenerationEval) Validate() error {
+	var errs []error
+	if c.Checkpoint == "" {
+		errs = append(errs, errors.New("no checkpoint: give the edd checkpoint directory (or a directory of checkpoints for its latest)"))
+	}
+	if c.Options.Beam < 0 {
+		errs = append(errs, fmt.Errorf("beam %d: give a beam width of 1 or more (1: greedy search)", c.Options.Beam))
+	}
+	if c.Options.MaxLen < 0 {
+		errs = append(errs, fmt.Errorf("max len %d: give the most words to generate, or 0 for the model's max_len", c.Options.MaxLen))
+	}
+	if c.Limit < 0 {
+		errs = append(errs, fmt.Errorf("limit %d: give the number of held-out pairs to score, or 0 for all", c.Limit))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("evalsink: generation: %w", err)
+	}
+	return nil
+}
+
 // EvaluateGeneration generates a paraphrase from the A side of each
 // held-out pair and scores them against the B sides with BLEU-1 to 4,
 // METEOR and TER (GenerationRows), beside the same figures of the A sides
 // themselves (the copy-the-input row, CopyInputSuffix). It returns the
 // rows, appended to cfg.Out when set.
 func EvaluateGeneration(ctx context.Context, cfg GenerationEval) ([]Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	if len(cfg.Pairs) == 0 {
 		return nil, errors.New("evaluating generation: no held-out pair files given")
 	}
@@ -158,6 +182,9 @@ func hashFiles(paths ...string) (string, error) {
 // EvaluateGeneration and writes its rows to out as a table. It logs a
 // summary line to log.
 func RunGenerate(ctx context.Context, cfg GenerationEval, in io.Reader, out, log io.Writer) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	if len(cfg.Pairs) > 0 {
 		rows, err := EvaluateGeneration(ctx, cfg)
 		if err != nil {
@@ -184,23 +211,4 @@ func RunGenerate(ctx context.Context, cfg GenerationEval, in io.Reader, out, log
 	fmt.Fprintf(log, "generate: %d sentences with %s (%s, beam %d), %d tokens not in its vocabulary\n",
 		n, p.Dir(), ck.Config.Encoder, max(cfg.Options.Beam, 1), p.emb.Unknown)
 	return nil
-}
-
-// RegisterFlags declares the flags of `parastream generate` on fs, bound
-// to g's fields.
-func (g *GenerationEval) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&g.Checkpoint, "checkpoint", "", "edd checkpoint directory, or a checkpoint directory's parent for its latest (required)")
-	fs.IntVar(&g.Options.Beam, "beam", 1, "beam width (1: greedy search)")
-	fs.IntVar(&g.Options.MaxLen, "max-len", 0, "most words generated (0: the model's max_len)")
-	fs.Func("eval", "held-out pairs (comma-separated files): generate from each A, score against its B with BLEU-1 to 4, METEOR and TER beside copying the input, instead of reading stdin", func(v string) error {
-		for _, f := range strings.Split(v, ",") {
-			if f = strings.TrimSpace(f); f != "" {
-				g.Pairs = append(g.Pairs, f)
-			}
-		}
-		return nil
-	})
-	fs.StringVar(&g.Format, "format", "quora", "corpus format of the --eval files (pairs labelled below 1 are left out)")
-	fs.IntVar(&g.Limit, "limit", 0, "score only the first N --eval pairs (0: all)")
-	fs.StringVar(&g.Out, "out", "", "results directory the --eval rows are appended to (as parastream eval's)")
 }

@@ -115,3 +115,24 @@ func TestGenerateRefusesEncoders(t *testing.T) {
 		t.Fatalf("opening an avg checkpoint: %v, want a refusal naming --model edd", err)
 	}
 }
+
+// TestGenerationEvalValidate: Validate names each field that cannot run
+// and how to fix it; a checkpoint is all a valid configuration needs.
+func TestGenerationEvalValidate(t *testing.T) {
+	if err := (evalsink.GenerationEval{Checkpoint: "ckpt"}).Validate(); err != nil {
+		t.Errorf("a checkpoint alone: %v", err)
+	}
+	bad := evalsink.GenerationEval{Limit: -1, Options: compute.GenerateOptions{Beam: -2, MaxLen: -3}}
+	err := bad.Validate()
+	if err == nil {
+		t.Fatal("no checkpoint, negative beam, max len and limit: accepted")
+	}
+	for _, want := range []string{"give the edd checkpoint directory", "beam -2: give a beam width", "max len -3: give the most words", "limit -1: give the number"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: does not say %q", err, want)
+		}
+	}
+	if _, err := evalsink.EvaluateGeneration(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "checkpoint") {
+		t.Errorf("EvaluateGeneration of an invalid configuration: %v", err)
+	}
+}

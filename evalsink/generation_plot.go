@@ -1,11 +1,11 @@
 package evalsink
 
-import ()
+import "github.com/parastream/parastream/evalsink/plot"
 
 // generationSeries are a run's generation learning curves: BLEU-4, METEOR
 // and TER ×100 of each generation set against the step, each point the
 // latest evaluation of a step; nil without generation rows.
-func generationSeries(rows []Result) []series {
+func generationSeries(rows []Result) []plot.Series {
 	pts := map[string]map[int64]float64{}
 	var names []string
 	add := func(name string, step int64, v *float64) {

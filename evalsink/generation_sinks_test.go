@@ -20,14 +20,15 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/internal/evaltest"
 	"github.com/parastream/parastream/internal/testenv"
 )
 
-// generationRows scores bleuCorpus as a generation set of checkpoint
+// generationRows scores evaltest.BLEUCorpus as a generation set of checkpoint
 // "ck" at step.
 func generationRows(t *testing.T, run string, step int64) []evalsink.Result {
 	t.Helper()
-	hyps, refs := bleuCorpus()
+	hyps, refs := evaltest.BLEUCorpus()
 	base := evalsink.Result{EvalID: evalsink.NewEvalID("generation", run, fmt.Sprint(step), "data"), Run: run, Model: "seq2seq", Step: step,
 		Checkpoint: "/ck", CheckpointID: "ck", Scale: evalsink.ScaleCosine, EvaluatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Versions: "test", DataHash: "data", ModelHash: "model"}

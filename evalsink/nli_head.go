@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
 )
@@ -66,7 +67,7 @@ func scoreNLIHead(ctx context.Context, env TaskEnv, head *compute.NLIHead, s *Se
 	if err != nil {
 		return RowFigures{}, err
 	}
-	fig := Figure{Column: "accuracy", Metric: MetricMean, Items: make([]Item, len(s.Pairs))}
+	fig := metric.Figure{Column: "accuracy", Metric: metric.MetricMean, Items: make([]metric.Item, len(s.Pairs))}
 	correct := 0
 	for i, p := range s.Pairs {
 		if p.Gold != 0 && p.Gold != 1 && p.Gold != 2 {
@@ -76,10 +77,10 @@ func scoreNLIHead(ctx context.Context, env TaskEnv, head *compute.NLIHead, s *Se
 		if ok {
 			correct++
 		}
-		fig.Items[i] = Item{ID: p.ID, Pred: b2f(ok), Gold: p.Gold}
+		fig.Items[i] = metric.Item{ID: p.ID, Pred: b2f(ok), Gold: p.Gold}
 	}
 	r := env.Base
 	r.Corpus, r.Split, r.Dataset, r.Kind, r.Pairs = s.Corpus, s.Split, s.Dataset, KindClassificationHead, int64(len(s.Pairs))
 	r.Accuracy = ptr(100 * float64(correct) / float64(max(len(s.Pairs), 1)))
-	return RowFigures{Row: r, Figures: []Figure{fig}}, nil
+	return RowFigures{Row: r, Figures: []metric.Figure{fig}}, nil
 }

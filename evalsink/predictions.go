@@ -10,6 +10,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/internal/atomicfile"
 )
 
@@ -126,7 +127,7 @@ func readOptions(out, evalID string) (opts evalOptions, ok bool, err error) {
 
 // readFigures reads an evaluation's predictions back into its figures,
 // in the order they were written.
-func readFigures(out, evalID string) ([]figureKey, map[figureKey]*Figure, error) {
+func readFigures(out, evalID string) ([]figureKey, map[figureKey]*metric.Figure, error) {
 	path := predictionsPath(out, evalID)
 	f, err := os.Open(path)
 	if err != nil {
@@ -152,16 +153,16 @@ func readFigures(out, evalID string) ([]figureKey, map[figureKey]*Figure, error)
 		return nil, nil, fmt.Errorf("reading predictions %s: %d of %d rows", path, n, pf.NumRows())
 	}
 	var order []figureKey
-	figs := map[figureKey]*Figure{}
+	figs := map[figureKey]*metric.Figure{}
 	for _, p := range rows {
 		k := figureKey{p.Corpus, p.Split, p.Dataset, p.Kind, p.Column}
 		fig := figs[k]
 		if fig == nil {
-			fig = &Figure{Column: p.Column, Metric: p.Metric, Weighted: p.Weighted}
+			fig = &metric.Figure{Column: p.Column, Metric: p.Metric, Weighted: p.Weighted}
 			figs[k] = fig
 			order = append(order, k)
 		}
-		fig.Items = append(fig.Items, Item{ID: p.Item, Group: p.Group, Pred: p.Pred, Gold: p.Gold})
+		fig.Items = append(fig.Items, metric.Item{ID: p.Item, Group: p.Group, Pred: p.Pred, Gold: p.Gold})
 	}
 	return order, figs, nil
 }
@@ -170,7 +171,7 @@ func readFigures(out, evalID string) ([]figureKey, map[figureKey]*Figure, error)
 // evaluation a of the results directory out by paired bootstrap: every
 // figure both report, in a's order, computed on every core. Figures
 // sharing fewer than two items are left out.
-func ComparePredictions(out, a, b string, boot Bootstrap) ([]Comparison, error) {
+func ComparePredictions(out, a, b string, boot metric.Bootstrap) ([]metric.Comparison, error) {
 	order, fa, err := readFigures(out, a)
 	if err != nil {
 		return nil, err
@@ -186,7 +187,7 @@ func ComparePredictions(out, a, b string, boot Bootstrap) ([]Comparison, error) 
 		}
 	}
 	type paired struct {
-		c  Comparison
+		c  metric.Comparison
 		ok bool
 	}
 	res := make([]paired, len(keys))
@@ -196,7 +197,7 @@ func ComparePredictions(out, a, b string, boot Bootstrap) ([]Comparison, error) 
 		c.Corpus, c.Split, c.Dataset, c.Kind = k.corpus, k.split, k.dataset, k.kind
 		res[i] = paired{c, ok}
 	})
-	var cs []Comparison
+	var cs []metric.Comparison
 	for _, p := range res {
 		if p.ok {
 			cs = append(cs, p.c)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/internal/testenv"
 )
 
@@ -76,7 +77,7 @@ func TestRankingAgainstOfficialScorers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cos[i] = evalsink.Cosine(v[0], v[1])
+			cos[i] = metric.Cosine(v[0], v[1])
 		}
 		name := filepath.Join(work, strings.ReplaceAll(s.Dataset, "/", "_"))
 		var run, qrels strings.Builder
@@ -129,7 +130,7 @@ func TestRankingAgainstOfficialScorers(t *testing.T) {
 			// Each question's AP and RR by ScoreRankings, under trec_eval's
 			// id for it.
 			at := map[string]int{}
-			var qs []evalsink.Question
+			var qs []metric.Question
 			for i, p := range pairs {
 				id := p.Group
 				if s.Corpus == "wikiqa" {
@@ -137,10 +138,10 @@ func TestRankingAgainstOfficialScorers(t *testing.T) {
 				}
 				if _, ok := at[id]; !ok {
 					at[id] = len(qs)
-					qs = append(qs, evalsink.Question{ID: id})
+					qs = append(qs, metric.Question{ID: id})
 				}
 				q := &qs[at[id]]
-				q.Candidates = append(q.Candidates, evalsink.Candidate{Score: cos[i], Relevant: p.Gold > 0})
+				q.Candidates = append(q.Candidates, metric.Candidate{Score: cos[i], Relevant: p.Gold > 0})
 			}
 			for ci, c := range checks {
 				out, err := exec.Command(trecEval, "-q", "-m", "num_q", "-m", "map", "-m", "recip_rank", c[1], name+".run").CombinedOutput()
@@ -148,8 +149,8 @@ func TestRankingAgainstOfficialScorers(t *testing.T) {
 					t.Fatalf("%s: %v\n%s", trecEval, err, out)
 				}
 				r := rows[[2]string{c[0], evalsink.KindRanking}]
-				per := map[string]evalsink.RankingScore{}
-				for _, x := range evalsink.ScoreRankings(slices.Clone(qs), evalsink.RankingDef{Mixed: ci == 1}).PerQuestion {
+				per := map[string]metric.RankingScore{}
+				for _, x := range metric.ScoreRankings(slices.Clone(qs), metric.RankingDef{Mixed: ci == 1}).PerQuestion {
 					per[x.ID] = x
 				}
 				got := map[string]float64{}

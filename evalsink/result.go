@@ -30,8 +30,10 @@ const PartsDir = "parts"
 
 // Result is one row of the result tables: one figure set of one
 // checkpoint on one set or aggregate. Its Parquet schema (DuckDB types in
-// docs/evalsink.md) is the table's, the CSV's columns and the SQL table's.
-// Figures are ×100; a figure the kind does not have is NULL.
+// docs/evalsink.md) is the table's; Columns describes each field once for
+// the CSV, the SQL table, the report, the figures and compare (a field
+// without its entry fails a test). Figures are ×100; a figure the kind
+// does not have is NULL.
 type Result struct {
 	// EvalID identifies the evaluation: the checkpoint, the evaluation
 	// data and the options (see Key). Rows of one evaluation share it.
@@ -62,7 +64,7 @@ type Result struct {
 	MRR      *float64 `parquet:"mrr,optional" json:"mrr"`
 	MAP      *float64 `parquet:"map,optional" json:"map"`
 	// BLEU1 to BLEU4 (corpus BLEU with n-grams up to 1-4), METEOR and
-	// TER are the generation figures of a KindGeneration row (see BLEU,
+	// TER are the generation figures of a KindGeneration row (see metric.BLEU,
 	// METEOR, TER), ×100; NULL for other kinds.
 	BLEU1  *float64 `parquet:"bleu_1,optional" json:"bleu_1"`
 	BLEU2  *float64 `parquet:"bleu_2,optional" json:"bleu_2"`

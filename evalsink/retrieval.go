@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/parastream/parastream/evalsink/metric"
 )
 
 // DefaultCandidates is how many responses a retrieval query ranks: the
@@ -36,7 +38,7 @@ type Retrieval struct {
 	// candidate); RankCandidates the candidates they rank in all; MAP
 	// and RankMRR are their mean average precision and mean reciprocal
 	// rank (×100), ChanceMAP and ChanceRankMRR what a random ranking of
-	// the same candidates scores on average (ChanceAP, ChanceRR). Zero
+	// the same candidates scores on average (metric.ChanceAP, ChanceRR). Zero
 	// RankQueries: none.
 	RankQueries, RankCandidates int
 	MAP, RankMRR                float64
@@ -46,7 +48,7 @@ type Retrieval struct {
 	// average precision and reciprocal rank: the items of the figures'
 	// intervals and comparisons.
 	PerQuery   []QueryRank
-	PerRanking []RankingScore
+	PerRanking []metric.RankingScore
 }
 
 // QueryRank is one retrieval query: its id and its true response's rank
@@ -54,13 +56,6 @@ type Retrieval struct {
 type QueryRank struct {
 	ID   string
 	Rank int
-}
-
-// RankingScore is one ranking of labelled candidates: its id, average
-// precision and reciprocal rank of its first relevant candidate.
-type RankingScore struct {
-	ID     string
-	AP, RR float64
 }
 
 // positive says whether a retrieval pair is a true input-response pair:
@@ -148,7 +143,7 @@ func RetrievalScores(ctx context.Context, e *Embedder, s *Set, candidates int, s
 		h := fnv.New64a()
 		h.Write([]byte(p.ID))
 		rng := rand.New(rand.NewPCG(seed, h.Sum64()))
-		truth := Cosine(vecs[qa[i]], vecs[qb[i]])
+		truth := metric.Cosine(vecs[qa[i]], vecs[qb[i]])
 		rank := 1
 		drawn := map[int]bool{}
 		for n := 1; n < r.Candidates; {
@@ -158,7 +153,7 @@ func RetrievalScores(ctx context.Context, e *Embedder, s *Set, candidates int, s
 			}
 			drawn[c] = true
 			n++
-			if Cosine(vecs[qa[i]], vecs[c]) >= truth {
+			if metric.Cosine(vecs[qa[i]], vecs[c]) >= truth {
 				rank++
 			}
 		}
@@ -179,7 +174,7 @@ func RetrievalScores(ctx context.Context, e *Embedder, s *Set, candidates int, s
 		r.P1, r.P3, r.P10, r.MRR = 100*p1/q, 100*p3/q, 100*p10/q, 100*rr/q
 		c := float64(r.Candidates)
 		r.ChanceP1, r.ChanceP3, r.ChanceP10 = 100*min(1, c)/c, 100*min(3, c)/c, 100*min(10, c)/c
-		r.ChanceMRR = 100 * ChanceRR(r.Candidates, 1)
+		r.ChanceMRR = 100 * metric.ChanceRR(r.Candidates, 1)
 	} else {
 		r.Candidates = 0
 	}
@@ -212,7 +207,7 @@ func pairTexts(pairs []Pair) (texts [][]string, a, b []int) {
 func textKey(t []string) string { return strings.Join(t, "\x00") }
 
 // rankings measures MAP and MRR over the texts that the set pairs with at
-// least one relevant and one irrelevant labelled candidate (ScoreRankings
+// least one relevant and one irrelevant labelled candidate (metric.ScoreRankings
 // with RankingDef.Mixed). A query whose candidates are all relevant ranks
 // nothing (every order gives AP 1): it is left out, as is a candidate that
 // is the query's own text or repeats one already counted.
@@ -238,61 +233,17 @@ func rankings(r *Retrieval, s *Set, qa, qb []int, vecs [][]float32) {
 			cs[j].relevant = cs[j].relevant || p.Gold > 0
 			continue
 		}
-		byQuery[qa[i]] = append(cs, cand{qb[i], Cosine(vecs[qa[i]], vecs[qb[i]]), p.Gold > 0})
+		byQuery[qa[i]] = append(cs, cand{qb[i], metric.Cosine(vecs[qa[i]], vecs[qb[i]]), p.Gold > 0})
 	}
-	qs := make([]Question, len(order))
+	qs := make([]metric.Question, len(order))
 	for i, q := range order {
 		qs[i].ID = firstID[q]
 		for _, c := range byQuery[q] {
-			qs[i].Candidates = append(qs[i].Candidates, Candidate{c.score, c.relevant})
+			qs[i].Candidates = append(qs[i].Candidates, metric.Candidate{Score: c.score, Relevant: c.relevant})
 		}
 	}
-	x := ScoreRankings(qs, RankingDef{Mixed: true})
+	x := metric.ScoreRankings(qs, metric.RankingDef{Mixed: true})
 	r.RankQueries, r.RankCandidates = x.Questions, x.Candidates
 	r.MAP, r.RankMRR, r.ChanceMAP, r.ChanceRankMRR = x.MAP, x.MRR, x.ChanceMAP, x.ChanceMRR
 	r.PerRanking = x.PerQuestion
-}
-
-// ChanceAP is the expected average precision of a uniformly random order
-// of n candidates of which rel are relevant (1 ≤ rel ≤ n): position k is
-// relevant with probability rel/n, and then each of the k−1 above it with
-// probability (rel−1)/(n−1), so
-//
-//	E[AP] = (1/n) Σ_{k=1..n} (1 + (k−1)(rel−1)/(n−1)) / k
-//
-// (1/2 + 1/4 = 3/4 for one relevant of two; 1 when all are relevant).
-func ChanceAP(n, rel int) float64 {
-	if n <= 0 || rel <= 0 || rel > n {
-		return 0
-	}
-	if n == 1 {
-		return 1
-	}
-	var sum float64
-	for k := 1; k <= n; k++ {
-		sum += (1 + float64(k-1)*float64(rel-1)/float64(n-1)) / float64(k)
-	}
-	return sum / float64(n)
-}
-
-// ChanceRR is the expected reciprocal rank of the first relevant
-// candidate in a uniformly random order of n candidates of which rel are
-// relevant: Σ_k P(first = k)/k, where P(first > k) = C(n−k, rel)/C(n, rel).
-// For one relevant candidate it is H(n)/n (0.0519 for n = 100).
-func ChanceRR(n, rel int) float64 { return chanceRRAt(n, rel, n) }
-
-// chanceRRAt is ChanceRR counting only a first relevant candidate within
-// the top cutoff ranks (a later one gives 0).
-func chanceRRAt(n, rel, cutoff int) float64 {
-	if n <= 0 || rel <= 0 || rel > n {
-		return 0
-	}
-	var sum float64
-	above := 1.0 // P(first > k−1)
-	for k := 1; k <= min(n-rel+1, cutoff); k++ {
-		next := above * float64(n-k+1-rel) / float64(n-k+1) // P(first > k)
-		sum += (above - next) / float64(k)
-		above = next
-	}
-	return sum
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/internal/evaltest"
+	"github.com/parastream/parastream/evalsink/metric"
 )
 
 // randomModel gives each text a random vector drawn from its ids and the
@@ -37,32 +39,11 @@ func (m randomModel) Embed(seqs [][]int32) ([][]float32, error) {
 	return out, nil
 }
 
-// permutations calls f with every order of 0..n-1.
-func permutations(n int, f func([]int)) {
-	p := make([]int, n)
-	for i := range p {
-		p[i] = i
-	}
-	var rec func(k int)
-	rec = func(k int) {
-		if k == n {
-			f(p)
-			return
-		}
-		for i := k; i < n; i++ {
-			p[k], p[i] = p[i], p[k]
-			rec(k + 1)
-			p[k], p[i] = p[i], p[k]
-		}
-	}
-	rec(0)
-}
-
 // bruteChance averages AP and the first relevant's reciprocal rank over
 // every order of n candidates whose first rel are relevant.
 func bruteChance(n, rel int) (ap, rr float64) {
 	count := 0
-	permutations(n, func(p []int) {
+	evaltest.Permutations(n, func(p []int) {
 		var hits, sum, first float64
 		for k, c := range p {
 			if c < rel {
@@ -86,10 +67,10 @@ func TestChance(t *testing.T) {
 	for n := 1; n <= 7; n++ {
 		for rel := 1; rel <= n; rel++ {
 			ap, rr := bruteChance(n, rel)
-			if got := evalsink.ChanceAP(n, rel); math.Abs(got-ap) > 1e-12 {
+			if got := metric.ChanceAP(n, rel); math.Abs(got-ap) > 1e-12 {
 				t.Errorf("ChanceAP(%d, %d) = %v, every order gives %v", n, rel, got, ap)
 			}
-			if got := evalsink.ChanceRR(n, rel); math.Abs(got-rr) > 1e-12 {
+			if got := metric.ChanceRR(n, rel); math.Abs(got-rr) > 1e-12 {
 				t.Errorf("ChanceRR(%d, %d) = %v, every order gives %v", n, rel, got, rr)
 			}
 		}
@@ -98,8 +79,8 @@ func TestChance(t *testing.T) {
 	for k := 1; k <= 100; k++ {
 		h += 1 / float64(k)
 	}
-	if got := evalsink.ChanceRR(100, 1); math.Abs(got-h/100) > 1e-12 || evalsink.ChanceAP(2, 1) != 0.75 {
-		t.Errorf("ChanceRR(100, 1) = %v, want H(100)/100 = %v; ChanceAP(2, 1) = %v, want 0.75", got, h/100, evalsink.ChanceAP(2, 1))
+	if got := metric.ChanceRR(100, 1); math.Abs(got-h/100) > 1e-12 || metric.ChanceAP(2, 1) != 0.75 {
+		t.Errorf("ChanceRR(100, 1) = %v, want H(100)/100 = %v; ChanceAP(2, 1) = %v, want 0.75", got, h/100, metric.ChanceAP(2, 1))
 	}
 }
 
@@ -134,7 +115,7 @@ func TestRetrievalPoolExcludesQueryAndDuplicates(t *testing.T) {
 	if r.Queries != 2 || r.Responses != 23 || r.Candidates != 21 || r.P1 != 100 || r.MRR != 100 {
 		t.Errorf("pool: %+v", r)
 	}
-	if math.Abs(r.ChanceMRR-100*evalsink.ChanceRR(21, 1)) > 1e-9 || math.Abs(r.ChanceP1-100.0/21) > 1e-9 || r.ChanceP10 != 1000.0/21 {
+	if math.Abs(r.ChanceMRR-100*metric.ChanceRR(21, 1)) > 1e-9 || math.Abs(r.ChanceP1-100.0/21) > 1e-9 || r.ChanceP10 != 1000.0/21 {
 		t.Errorf("chance on a pool of 21: %+v", r)
 	}
 	// "a" has only duplicates: every order is right, no ranking. "z" has

@@ -3,6 +3,8 @@ package evalsink
 import (
 	"context"
 	"slices"
+
+	"github.com/parastream/parastream/evalsink/metric"
 )
 
 // Kinds of result rows.
@@ -84,10 +86,10 @@ func ScoreSimilarity(ctx context.Context, e *Embedder, s *Set, scale string) (*S
 	}
 	sc := &Scored{Set: s, Cos: make([]float64, len(s.Pairs)), Pred: make([]float64, len(s.Pairs)), Gold: make([]float64, len(s.Pairs))}
 	for i, p := range s.Pairs {
-		sc.Cos[i] = Cosine(va[i], vb[i])
+		sc.Cos[i] = metric.Cosine(va[i], vb[i])
 		sc.Pred[i] = sc.Cos[i]
 		if scale == ScaleAngular {
-			sc.Pred[i] = Angular(sc.Cos[i])
+			sc.Pred[i] = metric.Angular(sc.Cos[i])
 		}
 		sc.Gold[i] = p.Gold
 	}
@@ -126,7 +128,7 @@ func SimilarityScores(scored []*Scored) []Score {
 	for _, sc := range scored {
 		s := sc.Set
 		out = append(out, Score{Corpus: s.Corpus, Split: s.Split, Dataset: s.Dataset, Year: s.Year, Kind: KindDataset,
-			Pairs: int64(len(sc.Pred)), Pearson: 100 * Pearson(sc.Pred, sc.Gold), Spearman: 100 * Spearman(sc.Pred, sc.Gold)})
+			Pairs: int64(len(sc.Pred)), Pearson: 100 * metric.Pearson(sc.Pred, sc.Gold), Spearman: 100 * metric.Spearman(sc.Pred, sc.Gold)})
 		if s.Corpus == "sts" && s.Year != "" {
 			k := yearKey{s.Split, s.Year}
 			if _, ok := members[k]; !ok {
@@ -149,7 +151,7 @@ func SimilarityScores(scored []*Scored) []Score {
 		}
 		mean, weighted := meanOf(perSet, idx, false), meanOf(perSet, idx, true)
 		mean.Kind, weighted.Kind = KindMean, KindWeightedMean
-		pooled := Score{Kind: KindPooled, Pairs: int64(len(pred)), Pearson: 100 * Pearson(pred, gold), Spearman: 100 * Spearman(pred, gold)}
+		pooled := Score{Kind: KindPooled, Pairs: int64(len(pred)), Pearson: 100 * metric.Pearson(pred, gold), Spearman: 100 * metric.Spearman(pred, gold)}
 		for _, a := range []*Score{&mean, &weighted, &pooled} {
 			a.Corpus, a.Split, a.Dataset, a.Year = "sts", k.split, k.year, k.year
 			out = append(out, *a)

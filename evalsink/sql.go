@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -11,72 +12,42 @@ import (
 // SQLTable is the results table the SQL sink writes.
 const SQLTable = "parastream_eval_results"
 
-// sqlSchema creates the results table when missing. Its primary key is
-// Result.Key's: an evaluation's figure is stored once. sqlMigrate adds the
-// generation columns to a table created before them.
-const sqlSchema = `CREATE TABLE IF NOT EXISTS ` + SQLTable + ` (
-	eval_id        text NOT NULL,
-	run            text NOT NULL,
-	model          text NOT NULL,
-	step           bigint NOT NULL,
-	epoch          bigint NOT NULL,
-	checkpoint     text NOT NULL,
-	checkpoint_id  text NOT NULL,
-	corpus         text NOT NULL,
-	split          text NOT NULL,
-	dataset        text NOT NULL,
-	year           text NOT NULL,
-	kind           text NOT NULL,
-	pairs          bigint NOT NULL,
-	pearson        double precision,
-	spearman       double precision,
-	p_at_1         double precision,
-	p_at_3         double precision,
-	p_at_10        double precision,
-	mrr            double precision,
-	map            double precision,
-	bleu_1         double precision,
-	bleu_2         double precision,
-	bleu_3         double precision,
-	bleu_4         double precision,
-	meteor         double precision,
-	ter            double precision,
-	accuracy       double precision,
-	f1             double precision,
-	ci_low         jsonb,
-	ci_high        jsonb,
-	candidates     bigint NOT NULL,
-	scale          text NOT NULL,
-	adaptation     text NOT NULL DEFAULT '',
-	evaluated_at   timestamptz NOT NULL,
-	versions       text NOT NULL,
-	data_hash      text NOT NULL,
-	model_hash     text NOT NULL,
-	PRIMARY KEY (eval_id, corpus, split, dataset, kind)
-)`
+// sqlSchema creates the results table when missing, a column a Columns
+// entry. Its primary key is Result.Key's: an evaluation's figure is stored
+// once.
+func sqlSchema() string {
+	var b strings.Builder
+	b.WriteString("CREATE TABLE IF NOT EXISTS " + SQLTable + " (\n")
+	for _, c := range Columns() {
+		fmt.Fprintf(&b, "\t%-15s%s,\n", c.Name, c.SQLType())
+	}
+	b.WriteString("\tPRIMARY KEY (eval_id, corpus, split, dataset, kind)\n)")
+	return b.String()
+}
 
-// sqlMigrate adds the columns of ResultSchemaVersions 2 (generation
-// figures) and 3 (classification figures, intervals, adaptation) to a
-// table of an earlier version.
-const sqlMigrate = `ALTER TABLE ` + SQLTable + `
-	ADD COLUMN IF NOT EXISTS bleu_1 double precision,
-	ADD COLUMN IF NOT EXISTS bleu_2 double precision,
-	ADD COLUMN IF NOT EXISTS bleu_3 double precision,
-	ADD COLUMN IF NOT EXISTS bleu_4 double precision,
-	ADD COLUMN IF NOT EXISTS meteor double precision,
-	ADD COLUMN IF NOT EXISTS ter double precision,
-	ADD COLUMN IF NOT EXISTS accuracy double precision,
-	ADD COLUMN IF NOT EXISTS f1 double precision,
-	ADD COLUMN IF NOT EXISTS ci_low jsonb,
-	ADD COLUMN IF NOT EXISTS ci_high jsonb,
-	ADD COLUMN IF NOT EXISTS adaptation text NOT NULL DEFAULT ''`
+// sqlMigrate adds the columns of ResultSchemaVersions after 1 (2: the
+// generation figures; 3: the classification figures, intervals,
+// adaptation) to a table of an earlier version.
+func sqlMigrate() string {
+	var adds []string
+	for _, c := range Columns() {
+		if c.Version > 1 {
+			adds = append(adds, "\tADD COLUMN IF NOT EXISTS "+c.Name+" "+c.SQLType())
+		}
+	}
+	return "ALTER TABLE " + SQLTable + "\n" + strings.Join(adds, ",\n")
+}
 
-const sqlInsert = `INSERT INTO ` + SQLTable + ` (eval_id, run, model, step, epoch, checkpoint, checkpoint_id, corpus, split,
-	dataset, year, kind, pairs, pearson, spearman, p_at_1, p_at_3, p_at_10, mrr, map, bleu_1, bleu_2, bleu_3, bleu_4,
-	meteor, ter, accuracy, f1, ci_low, ci_high, candidates, scale, adaptation, evaluated_at, versions, data_hash, model_hash)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
-	$25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37)
-ON CONFLICT DO NOTHING`
+// sqlInsert inserts a row (Columns' values in order) unless its key is
+// stored.
+func sqlInsert() string {
+	var names, params []string
+	for i, c := range Columns() {
+		names = append(names, c.Name)
+		params = append(params, fmt.Sprintf("$%d", i+1))
+	}
+	return "INSERT INTO " + SQLTable + " (" + strings.Join(names, ", ") + ")\nVALUES (" + strings.Join(params, ", ") + ")\nON CONFLICT DO NOTHING"
+}
 
 // SQLSink writes result rows to PostgreSQL.
 type SQLSink struct {
@@ -94,11 +65,11 @@ func OpenSQL(ctx context.Context, dsn string, logger *slog.Logger) (*SQLSink, er
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the SQL sink: %w", err)
 	}
-	if _, err := conn.Exec(ctx, sqlSchema); err != nil {
+	if _, err := conn.Exec(ctx, sqlSchema()); err != nil {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("creating table %s: %w", SQLTable, err)
 	}
-	if _, err := conn.Exec(ctx, sqlMigrate); err != nil {
+	if _, err := conn.Exec(ctx, sqlMigrate()); err != nil {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("adding the generation columns to table %s: %w", SQLTable, err)
 	}
@@ -114,11 +85,13 @@ func (s *SQLSink) Insert(ctx context.Context, rows []Result) (int64, error) {
 	}
 	defer tx.Rollback(ctx)
 	var b pgx.Batch
+	insert, cols := sqlInsert(), Columns()
 	for _, r := range rows {
-		b.Queue(sqlInsert, r.EvalID, r.Run, r.Model, r.Step, r.Epoch, r.Checkpoint, r.CheckpointID, r.Corpus, r.Split,
-			r.Dataset, r.Year, r.Kind, r.Pairs, r.Pearson, r.Spearman, r.PAt1, r.PAt3, r.PAt10, r.MRR, r.MAP,
-			r.BLEU1, r.BLEU2, r.BLEU3, r.BLEU4, r.METEOR, r.TER, r.Accuracy, r.F1, sqlInterval(r.CILow), sqlInterval(r.CIHigh),
-			r.Candidates, r.Scale, r.Adaptation, r.EvaluatedAt, r.Versions, r.DataHash, r.ModelHash)
+		args := make([]any, len(cols))
+		for i, c := range cols {
+			args[i] = c.Value(&r)
+		}
+		b.Queue(insert, args...)
 	}
 	br := tx.SendBatch(ctx, &b)
 	var added int64

@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/internal/atomicfile"
 )
 
@@ -25,10 +25,12 @@ const (
 
 // csvHeader returns the CSV's columns: the Result schema's.
 func csvHeader() []string {
-	return []string{"eval_id", "run", "model", "step", "epoch", "checkpoint", "checkpoint_id", "corpus", "split",
-		"dataset", "year", "kind", "pairs", "pearson", "spearman", "p_at_1", "p_at_3", "p_at_10", "mrr", "map",
-		"bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "ter", "accuracy", "f1", "ci_low", "ci_high", "candidates", "scale", "adaptation",
-		"evaluated_at", "versions", "data_hash", "model_hash"}
+	cols := Columns()
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	return names
 }
 
 // WriteViews rewrites the views of every row of a results directory: the
@@ -63,18 +65,12 @@ func WriteCSV(w io.Writer, rows []Result) error {
 	if err := cw.Write(csvHeader()); err != nil {
 		return err
 	}
-	f := func(v *float64) string {
-		if v == nil {
-			return ""
-		}
-		return strconv.FormatFloat(*v, 'g', -1, 64)
-	}
-	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	cols := Columns()
 	for _, r := range rows {
-		rec := []string{r.EvalID, r.Run, r.Model, i(r.Step), i(r.Epoch), r.Checkpoint, r.CheckpointID, r.Corpus, r.Split,
-			r.Dataset, r.Year, r.Kind, i(r.Pairs), f(r.Pearson), f(r.Spearman), f(r.PAt1), f(r.PAt3), f(r.PAt10), f(r.MRR), f(r.MAP),
-			f(r.BLEU1), f(r.BLEU2), f(r.BLEU3), f(r.BLEU4), f(r.METEOR), f(r.TER), f(r.Accuracy), f(r.F1), intervalJSON(r.CILow), intervalJSON(r.CIHigh),
-			i(r.Candidates), r.Scale, r.Adaptation, r.EvaluatedAt.UTC().Format(time.RFC3339Nano), r.Versions, r.DataHash, r.ModelHash}
+		rec := make([]string, len(cols))
+		for i, c := range cols {
+			rec[i] = c.Text(&r)
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -92,7 +88,7 @@ func intervalJSON(m map[string]float64) string {
 	b, err := json.Marshal(m) // sorts the keys
 	if err != nil {
 		// A map of strings to finite floats always marshals; NaN is not
-		// stored (see Interval).
+		// stored (see metric.Bootstrap.Interval).
 		return ""
 	}
 	return string(b)
@@ -405,28 +401,23 @@ func writeReport(w io.Writer, rows []Result, comparisons []ComparisonRow) error 
 		b.WriteString("\n|---|---:|" + strings.Repeat("---:|", len(cols)) + "\n")
 	}
 	intervals := false
-	has := func(r *Result, col string) bool {
-		if r == nil {
-			return false
-		}
-		p, err := r.column(col)
-		return err == nil && *p != nil
-	}
-	cell := func(r *Result, col string) string {
-		if !has(r, col) {
+	has := func(r *Result, c Column) bool { return r != nil && *c.Figure(r) != nil }
+	cell := func(r *Result, c Column) string {
+		if !has(r, c) {
 			return "–"
 		}
-		p, _ := r.column(col)
-		s := strconv.FormatFloat(**p, 'f', 1, 64)
-		lo, okLo := r.CILow[col]
-		hi, okHi := r.CIHigh[col]
+		s := strconv.FormatFloat(**c.Figure(r), 'f', 1, 64)
+		lo, okLo := r.CILow[c.Name]
+		hi, okHi := r.CIHigh[c.Name]
 		if okLo && okHi {
 			intervals = true
 			s += " (" + figureInterval(lo, hi) + ")"
 		}
 		return s
 	}
-	table := func(title string, keep func(Result) bool, metrics []struct{ name, col string }) {
+	// table writes a table of the lines keep keeps, a line per figure;
+	// named: each line names its figure.
+	table := func(title string, keep func(Result) bool, figures []Column, named bool) {
 		var sel []Result
 		for _, l := range lines {
 			if keep(l) {
@@ -439,13 +430,13 @@ func writeReport(w io.Writer, rows []Result, comparisons []ComparisonRow) error 
 		fmt.Fprintf(&b, "## %s\n\n", title)
 		header("Dataset", sel[0].Kind == KindGeneration)
 		for _, l := range sel {
-			for _, m := range metrics {
-				if !slices.ContainsFunc(cells[keyOf(l)], func(c *Result) bool { return has(c, m.col) }) {
+			for _, m := range figures {
+				if !slices.ContainsFunc(cells[keyOf(l)], func(c *Result) bool { return has(c, m) }) {
 					continue // a figure no column has (F1 of a 3-class task)
 				}
 				name := label(l)
-				if m.name != "" {
-					name += " " + m.name
+				if named {
+					name += " " + cmp.Or(m.Symbol, m.Label)
 				}
 				b.WriteString("| " + name + " | " + count(l) + " |")
 				for _, c := range cells[keyOf(l)] {
@@ -453,37 +444,22 @@ func writeReport(w io.Writer, rows []Result, comparisons []ComparisonRow) error 
 						b.WriteString(" |")
 						continue
 					}
-					b.WriteString(" " + cell(c, m.col) + " |")
+					b.WriteString(" " + cell(c, m) + " |")
 				}
 				b.WriteString("\n")
 			}
 		}
 		b.WriteString("\n")
 	}
-	type metric = struct{ name, col string }
 	similarity := func(r Result) bool { return isSimilarity(r.Kind) }
-	table("Semantic textual similarity: Pearson's r × 100", similarity, []metric{{"", "pearson"}})
-	table("Semantic textual similarity: Spearman's ρ × 100", similarity, []metric{{"", "spearman"}})
-	table("Response retrieval among candidates (1 true, the rest drawn at random from the set's other responses): precision at N and MRR, × 100",
-		func(r Result) bool { return r.Kind == KindRetrieval || r.Kind == KindRetrievalChance }, []metric{
-			{"P@1", "p_at_1"}, {"P@3", "p_at_3"},
-			{"P@10", "p_at_10"}, {"MRR", "mrr"}})
-	table("Rankings the data gives (a question with labelled candidates; each line says which questions it keeps): MAP and MRR, × 100",
-		func(r Result) bool { return r.Kind == KindRanking || r.Kind == KindRankingChance }, []metric{
-			{"MAP", "map"}, {"MRR", "mrr"}})
-	table("Classification on the frozen sentence embeddings (logistic regression; each line says its training data and how its L2 penalty was chosen): accuracy and F1 of the positive class, × 100",
-		func(r Result) bool { return r.Kind == KindClassification }, []metric{
-			{"accuracy", "accuracy"}, {"F1", "f1"}})
-	table("Classification by the checkpoint's own head (trained with the encoder): accuracy, × 100",
-		func(r Result) bool { return r.Kind == KindClassificationHead }, []metric{{"accuracy", "accuracy"}})
-	table("Word similarity in context: the human rating against the cosine of the two words' representations, Spearman's ρ and Pearson's r × 100",
-		func(r Result) bool { return r.Kind == KindWordContext }, []metric{
-			{"ρ", "spearman"}, {"r", "pearson"}})
-	table("Generation (the model's outputs against the set's references): corpus BLEU-1 to 4, mean sentence METEOR and corpus TER, × 100 (TER: edits per reference word, lower is better)",
-		func(r Result) bool { return r.Kind == KindGeneration }, []metric{
-			{"BLEU-1", "bleu_1"}, {"BLEU-2", "bleu_2"},
-			{"BLEU-3", "bleu_3"}, {"BLEU-4", "bleu_4"},
-			{"METEOR", "meteor"}, {"TER", "ter"}})
+	for _, c := range Columns() {
+		if c.Carries(KindDataset) {
+			table("Semantic textual similarity: "+c.Label+" × 100", similarity, []Column{c}, false)
+		}
+	}
+	for _, t := range reportTables() {
+		table(t.title, func(r Result) bool { return slices.Contains(t.kinds, r.Kind) }, t.figures(), true)
+	}
 	scale := rows[0].Scale
 	fmt.Fprintf(&b, "Similarity is the cosine of the sentence embeddings (scale: %s); a year's mean is the research's \"STS <year> Average\"; "+
 		"the weighted mean weights sets by their pairs; pooled scores all the year's pairs as one set. "+
@@ -494,7 +470,7 @@ func writeReport(w io.Writer, rows []Result, comparisons []ComparisonRow) error 
 		fmt.Fprintf(&b, "\nIn parentheses, a figure's 95%% interval: a seeded percentile bootstrap (the 2.5th and 97.5th percentiles of the figure over "+
 			"resamples of its items with replacement: the set's pairs; retrieval and rankings: its queries; an aggregate: resampled within each of its sets), "+
 			"%d resamples (unless configured otherwise) drawn from the evaluation's seed. Chance lines have none. Two checkpoints whose intervals overlap may still differ: "+
-			"parastream eval compare tests the difference on the same items.\n", DefaultResamples)
+			"parastream eval compare tests the difference on the same items.\n", metric.DefaultResamples)
 	}
 	if small {
 		fmt.Fprintf(&b, "\n† fewer than %d pairs (queries): too small to compare models on; such a figure can move tens of points between two equally good models.\n", SmallSet)
@@ -502,6 +478,51 @@ func writeReport(w io.Writer, rows []Result, comparisons []ComparisonRow) error 
 	writeWatchComparisons(&b, comparisons)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// reportTable is one of the report's tables after the similarity tables
+// (one per figure column of KindDataset rows, Pearson's then Spearman's):
+// a line per row of its kinds and figure column those kinds carry
+// (Column.Kinds), the columns named in first first, then the others in
+// the order of Columns.
+type reportTable struct {
+	title string
+	kinds []string
+	first []string
+}
+
+// reportTables returns the report's tables after the similarity tables.
+func reportTables() []reportTable {
+	return []reportTable{
+		{title: "Response retrieval among candidates (1 true, the rest drawn at random from the set's other responses): precision at N and MRR, × 100",
+			kinds: []string{KindRetrieval, KindRetrievalChance}},
+		{title: "Rankings the data gives (a question with labelled candidates; each line says which questions it keeps): MAP and MRR, × 100",
+			kinds: []string{KindRanking, KindRankingChance}, first: []string{"map"}},
+		{title: "Classification on the frozen sentence embeddings (logistic regression; each line says its training data and how its L2 penalty was chosen): accuracy and F1 of the positive class, × 100",
+			kinds: []string{KindClassification}},
+		{title: "Classification by the checkpoint's own head (trained with the encoder): accuracy, × 100",
+			kinds: []string{KindClassificationHead}},
+		{title: "Word similarity in context: the human rating against the cosine of the two words' representations, Spearman's ρ and Pearson's r × 100",
+			kinds: []string{KindWordContext}, first: []string{"spearman"}},
+		{title: "Generation (the model's outputs against the set's references): corpus BLEU-1 to 4, mean sentence METEOR and corpus TER, × 100 (TER: edits per reference word, lower is better)",
+			kinds: []string{KindGeneration}},
+	}
+}
+
+// figures returns the table's figure columns in the table's order.
+func (t reportTable) figures() []Column {
+	var first, rest []Column
+	for _, c := range Columns() {
+		switch {
+		case !c.IsFigure() || !slices.ContainsFunc(t.kinds, c.Carries):
+		case slices.Contains(t.first, c.Name):
+			first = append(first, c)
+		default:
+			rest = append(rest, c)
+		}
+	}
+	slices.SortStableFunc(first, func(a, b Column) int { return slices.Index(t.first, a.Name) - slices.Index(t.first, b.Name) })
+	return append(first, rest...)
 }
 
 // figureInterval formats a figure's interval: "55.1–59.6", or "-3.2 to

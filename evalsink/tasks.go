@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/parastream/parastream/corpora"
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/trainstep/compute"
 )
 
@@ -75,12 +76,12 @@ func rankingLabels() map[string]func(Result) string {
 
 // similarityFigures returns the figures of one similarity score: the
 // items of its set, or of the sets its aggregate is taken over.
-func similarityFigures(scored []*Scored, s Score) []Figure {
-	var items []Item
+func similarityFigures(scored []*Scored, s Score) []metric.Figure {
+	var items []metric.Item
 	weighted := false
 	add := func(sc *Scored, group string) {
 		for i, p := range sc.Set.Pairs {
-			items = append(items, Item{ID: p.ID, Group: group, Pred: sc.Pred[i], Gold: sc.Gold[i]})
+			items = append(items, metric.Item{ID: p.ID, Group: group, Pred: sc.Pred[i], Gold: sc.Gold[i]})
 		}
 	}
 	for _, sc := range scored {
@@ -105,16 +106,16 @@ func similarityFigures(scored []*Scored, s Score) []Figure {
 			}
 		}
 	}
-	return []Figure{
-		{Column: "pearson", Metric: MetricPearson, Weighted: weighted, Items: items},
-		{Column: "spearman", Metric: MetricSpearman, Weighted: weighted, Items: items},
+	return []metric.Figure{
+		{Column: "pearson", Metric: metric.MetricPearson, Weighted: weighted, Items: items},
+		{Column: "spearman", Metric: metric.MetricSpearman, Weighted: weighted, Items: items},
 	}
 }
 
 // retrievalFigures returns the figures of a retrieval row (precision at
 // 1, 3, 10 and MRR over its queries) and of its ranking row (MAP and MRR
 // over its rankings).
-func retrievalFigures(x *Retrieval) (retrieval, ranking []Figure) {
+func retrievalFigures(x *Retrieval) (retrieval, ranking []metric.Figure) {
 	cols := []struct {
 		column string
 		value  func(rank int) float64
@@ -125,9 +126,9 @@ func retrievalFigures(x *Retrieval) (retrieval, ranking []Figure) {
 		{"mrr", func(k int) float64 { return 1 / float64(k) }},
 	}
 	for _, c := range cols {
-		f := Figure{Column: c.column, Metric: MetricMean}
+		f := metric.Figure{Column: c.column, Metric: metric.MetricMean}
 		for _, q := range x.PerQuery {
-			f.Items = append(f.Items, Item{ID: q.ID, Pred: c.value(q.Rank)})
+			f.Items = append(f.Items, metric.Item{ID: q.ID, Pred: c.value(q.Rank)})
 		}
 		retrieval = append(retrieval, f)
 	}

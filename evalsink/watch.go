@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/stream"
 )
 
@@ -123,7 +124,7 @@ func (ev *Evaluator) CompareWithBest(ctx context.Context, sum *Summary) (c *Chec
 		return nil, false, nil
 	}
 	c, err = CompareEvaluations(out, best, sum.EvalID, CompareOptions{
-		Bootstrap: Bootstrap{Resamples: ev.cfg.Resamples, Seed: ev.cfg.Seed},
+		Bootstrap: metric.Bootstrap{Resamples: ev.cfg.Resamples, Seed: ev.cfg.Seed},
 		Headline:  FigureRef{head.dataset, head.kind, head.column}.String(), Origin: OriginWatch})
 	if err != nil {
 		return nil, false, err

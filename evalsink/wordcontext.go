@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/transforms/text"
 )
 
@@ -102,17 +103,17 @@ func wordContextTask(ctx context.Context, env TaskEnv) ([]RowFigures, error) {
 				return nil, fmt.Errorf("word similarity in context, %s %s: %w", s.Dataset, name, err)
 			}
 			pred, gold := make([]float64, len(s.Pairs)), make([]float64, len(s.Pairs))
-			items := make([]Item, len(s.Pairs))
+			items := make([]metric.Item, len(s.Pairs))
 			for i, p := range s.Pairs {
-				pred[i], gold[i] = Cosine(vecs[2*i], vecs[2*i+1]), p.Gold
-				items[i] = Item{ID: p.ID, Pred: pred[i], Gold: gold[i]}
+				pred[i], gold[i] = metric.Cosine(vecs[2*i], vecs[2*i+1]), p.Gold
+				items[i] = metric.Item{ID: p.ID, Pred: pred[i], Gold: gold[i]}
 			}
 			r := env.Base
 			r.Corpus, r.Split, r.Dataset, r.Kind, r.Pairs = s.Corpus, s.Split, s.Dataset+"/"+name, KindWordContext, int64(len(s.Pairs))
-			r.Pearson, r.Spearman = ptr(100*Pearson(pred, gold)), ptr(100*Spearman(pred, gold))
-			out = append(out, RowFigures{r, []Figure{
-				{Column: "pearson", Metric: MetricPearson, Items: items},
-				{Column: "spearman", Metric: MetricSpearman, Items: items},
+			r.Pearson, r.Spearman = ptr(100*metric.Pearson(pred, gold)), ptr(100*metric.Spearman(pred, gold))
+			out = append(out, RowFigures{r, []metric.Figure{
+				{Column: "pearson", Metric: metric.MetricPearson, Items: items},
+				{Column: "spearman", Metric: metric.MetricSpearman, Items: items},
 			}})
 		}
 	}

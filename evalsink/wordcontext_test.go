@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/pipelines"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
@@ -210,9 +211,9 @@ func TestWordContextTopicRow(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				pred, gold = append(pred, evalsink.Cosine(v[0], v[1])), append(gold, p.Gold)
+				pred, gold = append(pred, metric.Cosine(v[0], v[1])), append(gold, p.Gold)
 			}
-			if want := 100 * evalsink.Pearson(pred, gold); math.Abs(*inTopics.Pearson-want) > 1e-9 || inTopics.Pairs != int64(len(s.Pairs)) {
+			if want := 100 * metric.Pearson(pred, gold); math.Abs(*inTopics.Pearson-want) > 1e-9 || inTopics.Pairs != int64(len(s.Pairs)) {
 				t.Errorf("scws/topics: r %v over %d pairs; each word with its context's topics gives %v over %d", *inTopics.Pearson, inTopics.Pairs, want, len(s.Pairs))
 			}
 			if *inTopics.Pearson == *words.Pearson {

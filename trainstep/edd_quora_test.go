@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/parastream/parastream/corpora"
-	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
@@ -71,13 +71,13 @@ func eddVocab(texts [][]string, minCount int) ([]string, func([]string) []int32)
 
 // genScores scores hypotheses against one reference each with evalsink's
 // BLEU, METEOR and TER.
-func genScores(t *testing.T, hyps, refs [][]string) evalsink.GenerationScores {
+func genScores(t *testing.T, hyps, refs [][]string) metric.GenerationScores {
 	t.Helper()
 	many := make([][][]string, len(refs))
 	for i, r := range refs {
 		many[i] = [][]string{r}
 	}
-	g, err := evalsink.ScoreGeneration(hyps, many)
+	g, err := metric.ScoreGeneration(hyps, many)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func genScores(t *testing.T, hyps, refs [][]string) evalsink.GenerationScores {
 }
 
 // fmtScores is one line of generation figures.
-func fmtScores(g evalsink.GenerationScores) string {
+func fmtScores(g metric.GenerationScores) string {
 	return fmt.Sprintf("BLEU-1 %.1f, BLEU-2 %.1f, BLEU-3 %.1f, BLEU-4 %.1f, METEOR %.1f, TER %.1f", g.BLEU.B1, g.BLEU.B2, g.BLEU.B3, g.BLEU.B4, g.METEOR, g.TER)
 }
 

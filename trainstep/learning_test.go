@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/parastream/parastream/corpora"
-	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/trainstep"
@@ -110,9 +110,9 @@ func meanPearson(t *testing.T, m compute.Model, sets []stsSet, ids func([]string
 		}
 		cos := make([]float64, len(s.a))
 		for i := range cos {
-			cos[i] = evalsink.Cosine(vecs[2*i], vecs[2*i+1])
+			cos[i] = metric.Cosine(vecs[2*i], vecs[2*i+1])
 		}
-		r := evalsink.Pearson(cos, s.gold)
+		r := metric.Pearson(cos, s.gold)
 		each = append(each, r)
 		sum += r
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/adapt"
 	"github.com/parastream/parastream/internal/cli"
 )
 
@@ -15,7 +16,7 @@ func runAdapt(ctx context.Context, e *env, args []string) error {
 	dir := fs.String("checkpoint", "", "checkpoint directory; the adaptation is written into it (adapt-sts.safetensors, adapt-sts.json) (required)")
 	eval := fs.String("eval", "", "evaluation shards holding stsb/train and stsb/dev (parastream extract --corpus stsb) (required)")
 	seed := fs.Uint64("seed", evalsink.DefaultSeed, "seed of the minibatch order")
-	epochs := fs.Int("epochs", evalsink.DefaultAdaptEpochs, "most passes over STSb train per setting of the search (learning rate × λ)")
+	epochs := fs.Int("epochs", adapt.DefaultEpochs, "most passes over STSb train per setting of the search (learning rate × λ)")
 	verbose := fs.Bool("v", false, "log each setting's best dev Pearson")
 	cli.Describe(fs, e.stdout, adaptUsage, "parastream adapt --checkpoint ckpt/step-00000340 --eval eval\nparastream eval run --adapt --checkpoint ckpt/step-00000340 --eval eval --out results",
 		cli.FlagGroup{Title: "input", Names: []string{"checkpoint", "eval"}},
@@ -27,6 +28,6 @@ func runAdapt(ctx context.Context, e *env, args []string) error {
 	if *dir == "" || *eval == "" || fs.NArg() > 0 {
 		return fmt.Errorf("%w: --checkpoint and --eval are required, and nothing else", cli.ErrUsage)
 	}
-	return evalsink.RunAdapt(ctx, evalsink.AdaptConfig{Checkpoint: *dir, Eval: *eval, Seed: *seed, Epochs: *epochs, ContextFor: topicContext,
+	return adapt.Run(ctx, adapt.Config{Checkpoint: *dir, Eval: *eval, Seed: *seed, Epochs: *epochs, ContextFor: topicContext,
 		Logger: cli.Logger(e.stderr, *verbose)}, e.stdout)
 }

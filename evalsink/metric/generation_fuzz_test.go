@@ -1,11 +1,11 @@
-package evalsink_test
+package metric_test
 
 import (
 	"math"
 	"strings"
 	"testing"
 
-	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/metric"
 )
 
 // parseGeneration reads a fuzz input as a corpus: a sentence a line,
@@ -50,9 +50,9 @@ func FuzzGenerationMetrics(f *testing.F) {
 		for _, r := range refs {
 			noRef = noRef || len(r) == 0
 		}
-		b, errB := evalsink.BLEU(hyps, refs)
-		m, errM := evalsink.METEOR(hyps, refs)
-		ter, errT := evalsink.TER(hyps, refs)
+		b, errB := metric.BLEU(hyps, refs)
+		m, errM := metric.METEOR(hyps, refs)
+		ter, errT := metric.TER(hyps, refs)
 		if noRef {
 			if errB == nil || errM == nil || errT == nil {
 				t.Fatalf("a sentence without references: errors %v, %v, %v", errB, errM, errT)
@@ -79,18 +79,18 @@ func FuzzGenerationMetrics(f *testing.F) {
 			refLen += len(r)
 			stems := map[string][2]int{}
 			for _, w := range h {
-				c := stems[evalsink.PorterStem(w)]
-				stems[evalsink.PorterStem(w)] = [2]int{c[0] + 1, c[1]}
+				c := stems[metric.PorterStem(w)]
+				stems[metric.PorterStem(w)] = [2]int{c[0] + 1, c[1]}
 			}
 			for _, w := range r {
-				c := stems[evalsink.PorterStem(w)]
-				stems[evalsink.PorterStem(w)] = [2]int{c[0], c[1] + 1}
+				c := stems[metric.PorterStem(w)]
+				stems[metric.PorterStem(w)] = [2]int{c[0], c[1] + 1}
 			}
 			most := 0
 			for _, c := range stems {
 				most += min(c[0], c[1])
 			}
-			matches, chunks := evalsink.MeteorAlign(h, r)
+			matches, chunks := metric.MeteorAlign(h, r)
 			if matches != most || chunks > matches || (matches > 0 && chunks == 0) {
 				t.Fatalf("%v against %v: %d matches in %d chunks, want %d matches", h, r, matches, chunks, most)
 			}

@@ -1,4 +1,4 @@
-package evalsink
+package metric
 
 import (
 	"math"
@@ -171,7 +171,7 @@ func (m *terMatrix) distance(hyp, ref []string, trace bool) (int, []byte) {
 		case terRefOnly:
 			j--
 		default:
-			panic("evalsink: TER alignment reached a cell outside the band")
+			panic("metric: TER alignment reached a cell outside the band")
 		}
 	}
 	slices.Reverse(steps)

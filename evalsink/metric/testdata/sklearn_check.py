@@ -12,7 +12,7 @@ the test items, as JSON on stdout. Fitted to tol 1e-10 (scipy's L-BFGS-B
 may stop earlier on its relative function tolerance: the gradient written
 says how close it got).
 
-    /usr/bin/python3 evalsink/testdata/sklearn_check.py --pin evalsink/testdata/logreg_fixture.csv
+    /usr/bin/python3 evalsink/metric/testdata/sklearn_check.py --pin evalsink/metric/testdata/logreg_fixture.csv
 
 prints instead the Go literals of TestLogRegAgainstSklearnPinned: the
 fixture's first 300 items train, the last 100 are held out, C 0.25, 1, 8.

@@ -1,4 +1,4 @@
-package evalsink_test
+package metric_test
 
 import (
 	"encoding/csv"
@@ -13,7 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/internal/evaltest"
+	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/transforms/text"
 )
@@ -73,7 +74,7 @@ func runGenerationCheck(t *testing.T, in any) generationCheck {
 		}
 	}
 	var c generationCheck
-	runCheck(t, py, "generation_check.py", in, &c)
+	evaltest.Run(t, py, "generation_check.py", in, &c)
 	return c
 }
 
@@ -135,7 +136,7 @@ func TestGenerationAgainstSacrebleu(t *testing.T) {
 				t.Skip("skipping: python3 cannot import sacrebleu (see the test's comment)")
 			}
 			t.Logf("sacrebleu %s, %d sentences", s.Version, len(hyps))
-			got, err := evalsink.BLEU(hyps, refs)
+			got, err := metric.BLEU(hyps, refs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,7 +145,7 @@ func TestGenerationAgainstSacrebleu(t *testing.T) {
 					t.Errorf("BLEU-%d = %.15g, sacrebleu %.15g", n+1, g, s.BLEU[n])
 				}
 			}
-			ter, err := evalsink.TER(hyps, refs)
+			ter, err := metric.TER(hyps, refs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +154,7 @@ func TestGenerationAgainstSacrebleu(t *testing.T) {
 			}
 			wrong := 0
 			for i := range hyps {
-				one, err := evalsink.TER(hyps[i:i+1], refs[i:i+1])
+				one, err := metric.TER(hyps[i:i+1], refs[i:i+1])
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -217,8 +218,8 @@ func TestMETEORAgainstNLTK(t *testing.T) {
 	}
 	for i, c := range cases {
 		h, r := toks(c.hyp), toks(c.ref)
-		m, chunks := evalsink.MeteorAlign(h, r)
-		got := evalsink.SentenceMETEOR(h, r)
+		m, chunks := metric.MeteorAlign(h, r)
+		got := metric.SentenceMETEOR(h, r)
 		nltk := check.NLTK.Meteor[i]
 		if chunks == c.nltkChunks {
 			if !near(got, nltk, 1e-12) {
@@ -267,7 +268,7 @@ func TestPorterStemAgainstNLTK(t *testing.T) {
 	}
 	wrong := 0
 	for i, w := range words {
-		if got := evalsink.PorterStem(w); got != check.NLTK.Stems[i] {
+		if got := metric.PorterStem(w); got != check.NLTK.Stems[i] {
 			if wrong++; wrong <= 10 {
 				t.Errorf("PorterStem(%q) = %q, NLTK %q", w, got, check.NLTK.Stems[i])
 			}

@@ -1,4 +1,4 @@
-package evalsink
+package metric
 
 import (
 	"math"
@@ -12,7 +12,7 @@ import (
 // model ranks nothing, and 0 is what "no linear relation" reads as.
 func Pearson(x, y []float64) float64 {
 	if len(x) != len(y) {
-		panic("evalsink: Pearson of slices of different lengths")
+		panic("metric: Pearson of slices of different lengths")
 	}
 	n := len(x)
 	if n < 2 {
@@ -90,7 +90,7 @@ func compareFloat(a, b float64) int {
 // words scores 0 against everything rather than NaN.
 func Cosine(a, b []float32) float64 {
 	if len(a) != len(b) {
-		panic("evalsink: Cosine of vectors of different lengths")
+		panic("metric: Cosine of vectors of different lengths")
 	}
 	var ab, aa, bb float64
 	for i := range a {

@@ -1,9 +1,9 @@
-package evalsink_test
+package metric_test
 
 import (
 	"fmt"
 
-	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/metric"
 )
 
 // Pearson's r of predicted similarities against gold scores, the first
@@ -11,7 +11,7 @@ import (
 func ExamplePearson() {
 	gold := []float64{0, 1, 2, 3, 4, 5}
 	predicted := []float64{0.1, 0.2, 0.4, 0.5, 0.7, 0.9}
-	fmt.Printf("%.4f\n", evalsink.Pearson(gold, predicted))
+	fmt.Printf("%.4f\n", metric.Pearson(gold, predicted))
 	// Output: 0.9941
 }
 
@@ -20,8 +20,8 @@ func ExamplePearson() {
 func ExampleSpearman() {
 	gold := []float64{0, 1, 2, 3, 4, 5}
 	predicted := []float64{0.1, 0.2, 0.4, 0.5, 0.7, 0.9}
-	fmt.Printf("%.4f\n", evalsink.Spearman(gold, predicted))
-	fmt.Println(evalsink.Ranks([]float64{0.5, 0.1, 0.5}))
+	fmt.Printf("%.4f\n", metric.Spearman(gold, predicted))
+	fmt.Println(metric.Ranks([]float64{0.5, 0.1, 0.5}))
 	// Output:
 	// 1.0000
 	// [2.5 1 2.5]

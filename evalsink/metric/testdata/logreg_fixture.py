@@ -4,7 +4,7 @@ a binary label and a 3-class label, each a noisy linear function of the
 features so that the classes overlap. Deterministic (numpy's legacy
 RandomState, seed 23); run with Debian's python3 and python3-numpy:
 
-    /usr/bin/python3 evalsink/testdata/logreg_fixture.py > evalsink/testdata/logreg_fixture.csv
+    /usr/bin/python3 evalsink/metric/testdata/logreg_fixture.py > evalsink/metric/testdata/logreg_fixture.csv
 """
 import sys
 

@@ -1,18 +1,13 @@
-package evalsink
+package plot
 
 import (
 	"bytes"
 	"cmp"
-	"fmt"
 	"image"
 	"image/color"
 	"image/png"
-	"maps"
 	"math"
-	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/parastream/parastream/internal/atomicfile"
@@ -39,10 +34,10 @@ func seriesColor(i int) color.RGBA {
 	return palette[i%len(palette)]
 }
 
-// series is one line or cloud of a plot.
-type series struct {
-	name string
-	x, y []float64
+// Series is one line or cloud of points of a plot, named in the legend.
+type Series struct {
+	Name string
+	X, Y []float64
 }
 
 // chart is a plot being drawn: axes over data ranges, into an RGBA image.
@@ -52,13 +47,18 @@ type chart struct {
 	left, right, top, bott int     // plot area
 }
 
-// chartLabels are a chart's title and the labels of its axes.
-type chartLabels struct {
-	title, x, y string
+// Labels are a plot's title and the labels of its axes.
+type Labels struct {
+	Title, X, Y string
 }
 
-func newChart(labels chartLabels, x0, x1, y0, y1 float64) *chart {
-	title, xlabel, ylabel := labels.title, labels.x, labels.y
+// Range is the data range a plot's axes span.
+type Range struct {
+	X0, X1, Y0, Y1 float64
+}
+
+func newChart(labels Labels, x0, x1, y0, y1 float64) *chart {
+	title, xlabel, ylabel := labels.Title, labels.X, labels.Y
 	c := &chart{img: image.NewRGBA(image.Rect(0, 0, plotW, plotH)), x0: x0, x1: x1, y0: y0, y1: y1,
 		left: marginL, right: plotW - marginR, top: marginT, bott: plotH - marginB}
 	if c.x1 <= c.x0 {
@@ -170,12 +170,12 @@ func (c *chart) text(x, y int, s string, scale int, col color.RGBA) {
 func textWidth(s string, scale int) int { return utf8.RuneCountInString(s) * glyphAdv * scale }
 
 // legend lists the series' names in their colours, right of the plot.
-func (c *chart) legend(ss []series) {
+func (c *chart) legend(ss []Series) {
 	for i, s := range ss {
 		y := c.top + 4 + 16*i
 		col := seriesColor(i)
 		c.dot(c.right+18, y+3, 3, col)
-		name := s.name
+		name := s.Name
 		if len(name) > 30 {
 			name = name[:30]
 		}
@@ -218,103 +218,10 @@ func abs(v int) int { return max(v, -v) }
 
 func sign(v int) int { return cmp.Compare(v, 0) }
 
-// curveKinds returns the aggregate kinds that get a learning curve each.
-func curveKinds() []string { return []string{KindMean, KindWeightedMean, KindPooled} }
-
-// WriteCurves draws, for each run and aggregate kind, the learning curves:
-// Pearson's r × 100 of each STS year's aggregate of that kind, and of the
-// average over all sets, against the training step; and for a run with
-// generation rows, BLEU-4, METEOR and TER of each generation set. It
-// writes curves-<run>-<kind>.png (kind "generation" for the latter) under
-// dir and returns the paths.
-func WriteCurves(dir string, rows []Result) ([]string, error) {
-	byRun := map[string][]Result{}
-	var runs []string
-	for _, r := range rows {
-		run := displayRun(r) // an adapted evaluation: curves of its own
-		if _, ok := byRun[run]; !ok {
-			runs = append(runs, run)
-		}
-		byRun[run] = append(byRun[run], r)
-	}
-	slices.Sort(runs)
-	var paths []string
-	for _, run := range runs {
-		for _, kind := range curveKinds() {
-			ss := curveSeries(byRun[run], kind)
-			if len(ss) == 0 {
-				continue
-			}
-			path := filepath.Join(dir, fmt.Sprintf("curves-%s-%s.png", fileSafe(run), kind))
-			if err := drawLines(path, fmt.Sprintf("%s: STS %s, Pearson's r x100", run, kindName(kind)), "training step", "r x100", ss); err != nil {
-				return nil, fmt.Errorf("drawing %s: %w", path, err)
-			}
-			paths = append(paths, path)
-		}
-		if ss := generationSeries(byRun[run]); len(ss) > 0 {
-			path := filepath.Join(dir, fmt.Sprintf("curves-%s-%s.png", fileSafe(run), KindGeneration))
-			if err := drawLines(path, run+": generation x100, BLEU-4, METEOR, TER (TER: lower is better)", "training step", "x100", ss); err != nil {
-				return nil, fmt.Errorf("drawing %s: %w", path, err)
-			}
-			paths = append(paths, path)
-		}
-	}
-	return paths, nil
-}
-
-func kindName(kind string) string {
-	switch kind {
-	case KindWeightedMean:
-		return "weighted mean"
-	}
-	return kind
-}
-
-// curveSeries are a run's lines for one aggregate kind: one per STS year
-// and split, plus the average, each point the latest evaluation of a step.
-func curveSeries(rows []Result, kind string) []series {
-	pts := map[string]map[int64]float64{}
-	var names []string
-	for _, r := range rows {
-		if (r.Kind != kind && r.Kind != KindAverage) || r.Pearson == nil {
-			continue
-		}
-		name := "STS " + r.Year
-		if r.Split != "test" && r.Kind != KindAverage && !strings.HasSuffix(r.Year, r.Split) {
-			name += " " + r.Split
-		}
-		if r.Kind == KindAverage {
-			name = "average"
-		}
-		if pts[name] == nil {
-			pts[name] = map[int64]float64{}
-			names = append(names, name)
-		}
-		pts[name][r.Step] = *r.Pearson // rows come in evaluation order: the latest wins
-	}
-	if len(names) == 0 || (len(names) == 1 && names[0] == "average") {
-		return nil
-	}
-	return stepSeries(names, pts)
-}
-
-// stepSeries is a series a name, sorted by name, of the name's points
-// (step → value) in step order.
-func stepSeries(names []string, pts map[string]map[int64]float64) []series {
-	slices.Sort(names)
-	ss := make([]series, 0, len(names))
-	for _, n := range names {
-		s := series{name: n}
-		for _, step := range slices.Sorted(maps.Keys(pts[n])) {
-			s.x, s.y = append(s.x, float64(step)), append(s.y, pts[n][step])
-		}
-		ss = append(ss, s)
-	}
-	return ss
-}
-
-// drawLines draws series as lines with dots at their points.
-func drawLines(path, title, xlabel, ylabel string, ss []series) error {
+// Lines draws series as lines with dots at their points (a series of one
+// point: a large marker with its value beside it) and writes the PNG to
+// path atomically. The axes span the points.
+func Lines(path string, labels Labels, ss []Series) error {
 	x0, x1, y0, y1 := bounds(ss)
 	pad := (y1 - y0) * 0.05
 	if x0 == x1 {
@@ -325,22 +232,22 @@ func drawLines(path, title, xlabel, ylabel string, ss []series) error {
 	if y0 == y1 {
 		pad = max(1, math.Abs(y0)/10)
 	}
-	c := newChart(chartLabels{title, xlabel, ylabel}, x0, x1, y0-pad, y1+pad)
+	c := newChart(labels, x0, x1, y0-pad, y1+pad)
 	for i, s := range ss {
 		col := seriesColor(i)
-		if len(s.x) == 1 {
+		if len(s.X) == 1 {
 			// One checkpoint: a curve of one point, drawn as a large
 			// marker with its value beside it.
-			px, py := c.at(s.x[0], s.y[0])
+			px, py := c.at(s.X[0], s.Y[0])
 			c.dot(px, py, 5, col)
-			c.text(px+9, py-glyphH/2, tickLabel(math.Round(s.y[0]*10)/10), 1, col)
+			c.text(px+9, py-glyphH/2, tickLabel(math.Round(s.Y[0]*10)/10), 1, col)
 			continue
 		}
-		for j := range s.x {
-			px, py := c.at(s.x[j], s.y[j])
+		for j := range s.X {
+			px, py := c.at(s.X[j], s.Y[j])
 			c.dot(px, py, 2, col)
 			if j > 0 {
-				qx, qy := c.at(s.x[j-1], s.y[j-1])
+				qx, qy := c.at(s.X[j-1], s.Y[j-1])
 				c.line(qx, qy, px, py, col)
 			}
 		}
@@ -349,50 +256,27 @@ func drawLines(path, title, xlabel, ylabel string, ss []series) error {
 	return c.encode(path)
 }
 
-func bounds(ss []series) (x0, x1, y0, y1 float64) {
+func bounds(ss []Series) (x0, x1, y0, y1 float64) {
 	x0, y0 = math.Inf(1), math.Inf(1)
 	x1, y1 = math.Inf(-1), math.Inf(-1)
 	for _, s := range ss {
-		for i := range s.x {
-			x0, x1 = min(x0, s.x[i]), max(x1, s.x[i])
-			y0, y1 = min(y0, s.y[i]), max(y1, s.y[i])
+		for i := range s.X {
+			x0, x1 = min(x0, s.X[i]), max(x1, s.X[i])
+			y0, y1 = min(y0, s.Y[i]), max(y1, s.Y[i])
 		}
 	}
 	return x0, x1, y0, y1
 }
 
-// scatterAxis is the y axis of the scatter plot on a scale: its label and
-// range. The cosine's range reaches down to the lowest prediction.
-func scatterAxis(scale string, pred []float64) (label string, lo, hi float64) {
-	if scale == ScaleAngular {
-		return "predicted 5(1 - arccos(cos)/pi)", 0, 5
-	}
-	lo = 0
-	for _, p := range pred {
-		lo = min(lo, math.Floor(p*10)/10)
-	}
-	return "predicted cosine", max(-1, lo), 1
-}
-
-// WriteScatter plots a set's predictions on the evaluation's scale
-// (base.Scale: the cosine, or the cosine mapped to 0-5 by Angular), the
-// figures the report correlates, against its gold scores.
-func WriteScatter(path string, sc *Scored, base Result) error {
-	pred := sc.Pred
-	lo, hi := 0.0, 5.0
-	for _, g := range sc.Gold {
-		lo, hi = min(lo, g), max(hi, g)
-	}
-	r := 100 * Pearson(sc.Pred, sc.Gold)
-	ylabel, y0, y1 := scatterAxis(base.Scale, pred)
-	title := fmt.Sprintf("%s step %d: %s (r x100 = %.1f, %d pairs)", base.Run, base.Step, sc.Set.Dataset, r, len(pred))
-	c := newChart(chartLabels{title, "gold score", ylabel}, lo, hi, y0, y1)
+// Scatter draws the points of s as dots over the axes of r and writes the
+// PNG to path atomically; the legend names s.
+func Scatter(path string, labels Labels, r Range, s Series) error {
+	c := newChart(labels, r.X0, r.X1, r.Y0, r.Y1)
 	col := seriesColor(0)
-	col.A = 255
-	for i := range pred {
-		px, py := c.at(sc.Gold[i], pred[i])
+	for i := range s.X {
+		px, py := c.at(s.X[i], s.Y[i])
 		c.dot(px, py, 1, col)
 	}
-	c.legend([]series{{name: fmt.Sprintf("%d pairs", len(pred))}})
+	c.legend([]Series{{Name: s.Name}})
 	return c.encode(path)
 }

@@ -1,4 +1,4 @@
-package evalsink
+package adapt
 
 import (
 	"math"

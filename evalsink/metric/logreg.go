@@ -1,4 +1,4 @@
-package evalsink
+package metric
 
 import (
 	"cmp"
@@ -391,4 +391,12 @@ func sigmoid(z float64) float64 {
 	}
 	e := math.Exp(z)
 	return e / (1 + e)
+}
+
+// b2f is 1 for true, 0 for false.
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -1,10 +1,10 @@
-package evalsink_test
+package metric_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/metric"
 )
 
 // TestPorterStem stems the examples Porter (1980) gives for each rule,
@@ -31,11 +31,11 @@ is:is as:as a:a
 Cats:Cats naïve:naïve 1990s:1990s don't:don't`
 	for _, p := range strings.Fields(pairs) {
 		word, want, _ := strings.Cut(p, ":")
-		if got := evalsink.PorterStem(word); got != want {
+		if got := metric.PorterStem(word); got != want {
 			t.Errorf("PorterStem(%q) = %q, want %q", word, got, want)
 		}
 	}
-	if got := evalsink.PorterStem(""); got != "" {
+	if got := metric.PorterStem(""); got != "" {
 		t.Errorf("PorterStem of nothing = %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package evalsink_test
+package adapt_test
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/adapt"
+	"github.com/parastream/parastream/evalsink/internal/evaltest"
 	"github.com/parastream/parastream/pipelines"
 )
 
@@ -23,7 +25,7 @@ import (
 // a distortion (a few directions scaled by 8, the rest kept): the
 // distortion's inverse is a linear map that makes the observed vectors
 // score perfectly.
-func distortedPairs(rng *rand.Rand, n, d int) evalsink.AdaptPairs {
+func distortedPairs(rng *rand.Rand, n, d int) adapt.Pairs {
 	scale := make([]float64, d)
 	for k := range scale {
 		scale[k] = 1
@@ -31,7 +33,7 @@ func distortedPairs(rng *rand.Rand, n, d int) evalsink.AdaptPairs {
 			scale[k] = 8
 		}
 	}
-	p := evalsink.AdaptPairs{A: make([][]float32, n), B: make([][]float32, n), Gold: make([]float64, n)}
+	p := adapt.Pairs{A: make([][]float32, n), B: make([][]float32, n), Gold: make([]float64, n)}
 	for i := range n {
 		ta, tb := make([]float64, d), make([]float64, d)
 		noise := 2 * rng.Float64()
@@ -59,12 +61,12 @@ func TestAdaptationLearnsAKnownMap(t *testing.T) {
 	const d = 12
 	rng := rand.New(rand.NewPCG(7, 7))
 	train, dev := distortedPairs(rng, 600, d), distortedPairs(rng, 300, d)
-	cfg := evalsink.AdaptConfig{Epochs: 15, LearningRates: []float64{3e-3, 1e-2}, Lambdas: []float64{0, 1e-3}, Seed: 5}
-	a, trials, chosen, err := evalsink.TrainAdaptation(context.Background(), train, dev, cfg)
+	cfg := adapt.Config{Epochs: 15, LearningRates: []float64{3e-3, 1e-2}, Lambdas: []float64{0, 1e-3}, Seed: 5}
+	a, trials, chosen, err := adapt.Train(context.Background(), train, dev, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, after := evalsink.AdaptPearson(dev, nil), evalsink.AdaptPearson(dev, a)
+	before, after := adapt.Pearson(dev, nil), adapt.Pearson(dev, a)
 	t.Logf("dev Pearson angular %.2f -> %.2f, cosine %.2f -> %.2f; chosen %+v; %d trials", before.Angular, after.Angular, before.Cosine, after.Cosine, chosen, len(trials))
 	if after.Angular < before.Angular+5 {
 		t.Errorf("dev Pearson %.2f adapted, %.2f out of the box: want a rise of 5 points at least", after.Angular, before.Angular)
@@ -72,7 +74,7 @@ func TestAdaptationLearnsAKnownMap(t *testing.T) {
 	if chosen.Epochs == 0 || len(trials) != 4 {
 		t.Errorf("chosen %+v, %d trials: want an epoch past the identity and 4 trials", chosen, len(trials))
 	}
-	again, _, _, err := evalsink.TrainAdaptation(context.Background(), train, dev, cfg)
+	again, _, _, err := adapt.Train(context.Background(), train, dev, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +87,8 @@ func TestAdaptationLearnsAKnownMap(t *testing.T) {
 // starts, epoch 0) gives the out-of-the-box predictions bit for bit,
 // through the embedder as through AdaptPearson.
 func TestAdaptationIdentityIsOutOfTheBox(t *testing.T) {
-	sets := loadSets(t, fixtureSetsDir(t))
-	dir := checkpoint(t, t.TempDir(), "ck", vocabulary(sets, 0), 3)
+	sets := evaltest.LoadSets(t, fixtures.FixtureSets(t))
+	dir := evaltest.Checkpoint(t, t.TempDir(), "ck", evaltest.Vocabulary(sets, 0), 3)
 	emb, _, err := evalsink.OpenEmbedder(dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -108,11 +110,11 @@ func TestAdaptationIdentityIsOutOfTheBox(t *testing.T) {
 		if !slices.Equal(plain.Pred, same.Pred) {
 			t.Errorf("%s: the identity adaptation changes the predictions", s.Dataset)
 		}
-		p, err := evalsink.AdaptEmbeddings(ctx, emb, s)
+		p, err := adapt.Embeddings(ctx, emb, s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := evalsink.AdaptPearson(p, evalsink.IdentityAdaptation(24)), evalsink.AdaptPearson(p, nil); got != want {
+		if got, want := adapt.Pearson(p, evalsink.IdentityAdaptation(24)), adapt.Pearson(p, nil); got != want {
 			t.Errorf("%s: identity %+v, out of the box %+v", s.Dataset, got, want)
 		}
 		if err := emb.SetAdaptation(nil); err != nil {
@@ -128,10 +130,10 @@ func TestAdaptationIdentityIsOutOfTheBox(t *testing.T) {
 // the hash is the file's; a checkpoint without one, or whose model is not
 // the one it was trained for, is refused with a clear error.
 func TestAdaptationStorage(t *testing.T) {
-	sets := loadSets(t, fixtureSetsDir(t))
+	sets := evaltest.LoadSets(t, fixtures.FixtureSets(t))
 	root := t.TempDir()
-	vocab := vocabulary(sets, 0)
-	dirA, dirB := checkpoint(t, root, "a", vocab, 1), checkpoint(t, root, "b", vocab, 2)
+	vocab := evaltest.Vocabulary(sets, 0)
+	dirA, dirB := evaltest.Checkpoint(t, root, "a", vocab, 1), evaltest.Checkpoint(t, root, "b", vocab, 2)
 	if _, err := evalsink.LoadAdaptation(dirA); !errors.Is(err, evalsink.ErrNoAdaptation) || !strings.Contains(err.Error(), "parastream adapt --checkpoint") {
 		t.Fatalf("no adaptation: got %v, want ErrNoAdaptation telling to run parastream adapt", err)
 	}
@@ -221,12 +223,12 @@ func stsbFixture(t *testing.T, dir string) string {
 func TestEvaluateAdapted(t *testing.T) {
 	root := t.TempDir()
 	eval := stsbFixture(t, root)
-	sets := loadSets(t, eval)
-	ck := checkpoint(t, root, "run-x", vocabulary(sets, 0), 4)
-	bare := checkpoint(t, root, "bare", vocabulary(sets, 0), 4)
+	sets := evaltest.LoadSets(t, eval)
+	ck := evaltest.Checkpoint(t, root, "run-x", evaltest.Vocabulary(sets, 0), 4)
+	bare := evaltest.Checkpoint(t, root, "bare", evaltest.Vocabulary(sets, 0), 4)
 	ctx := context.Background()
 	var log strings.Builder
-	if err := evalsink.RunAdapt(ctx, evalsink.AdaptConfig{Checkpoint: ck, Eval: eval, Epochs: 3, LearningRates: []float64{1e-2}, Lambdas: []float64{0}}, &log); err != nil {
+	if err := adapt.Run(ctx, adapt.Config{Checkpoint: ck, Eval: eval, Epochs: 3, LearningRates: []float64{1e-2}, Lambdas: []float64{0}}, &log); err != nil {
 		t.Fatal(err)
 	}
 	t.Log(log.String())
@@ -242,7 +244,7 @@ func TestEvaluateAdapted(t *testing.T) {
 	}
 	out := filepath.Join(root, "results")
 	evaluate := func(adapt bool, dir string) (*evalsink.Summary, error) {
-		ev, err := evalsink.NewEvaluator(ctx, evalsink.Config{Eval: eval, Out: out, Adapt: adapt, Scale: evalsink.ScaleAngular, Logger: testLogger(t)})
+		ev, err := evalsink.NewEvaluator(ctx, evalsink.Config{Eval: eval, Out: out, Adapt: adapt, Scale: evalsink.ScaleAngular, Logger: evaltest.Logger(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -306,11 +308,11 @@ func TestEvaluateAdapted(t *testing.T) {
 // adaptation of an untrained 24-dimensional word-averaging model raises
 // its dev Pearson over out of the box.
 func TestAdaptationOnSharedSTSb(t *testing.T) {
-	eval := sharedSets(t)
-	sets := loadSets(t, eval)
-	ck := checkpoint(t, t.TempDir(), "random", vocabulary(sets, 0), 1)
+	eval := fixtures.SharedSets(t)
+	sets := evaltest.LoadSets(t, eval)
+	ck := evaltest.Checkpoint(t, t.TempDir(), "random", evaltest.Vocabulary(sets, 0), 1)
 	var log strings.Builder
-	if err := evalsink.RunAdapt(context.Background(), evalsink.AdaptConfig{Checkpoint: ck, Eval: eval, Epochs: 5}, &log); err != nil {
+	if err := adapt.Run(context.Background(), adapt.Config{Checkpoint: ck, Eval: eval, Epochs: 5}, &log); err != nil {
 		t.Fatal(err)
 	}
 	t.Log(log.String())

@@ -1,4 +1,4 @@
-package evalsink
+package metric
 
 // PorterStem returns the stem of an English word by Porter's (1980)
 // suffix-stripping algorithm, "An algorithm for suffix stripping",

@@ -1,10 +1,10 @@
-package evalsink_test
+package metric_test
 
 import (
 	"math"
 	"testing"
 
-	"github.com/parastream/parastream/evalsink"
+	"github.com/parastream/parastream/evalsink/metric"
 )
 
 func TestPearsonSpearman(t *testing.T) {
@@ -23,7 +23,7 @@ func TestPearsonSpearman(t *testing.T) {
 		{"one pair", []float64{1}, []float64{2}, 0, 0},
 		{"empty", nil, nil, 0, 0},
 	} {
-		p, s := evalsink.Pearson(c.x, c.y), evalsink.Spearman(c.x, c.y)
+		p, s := metric.Pearson(c.x, c.y), metric.Spearman(c.x, c.y)
 		if math.Abs(p-c.pearson) > 1e-12 || math.Abs(s-c.spearman) > 1e-12 {
 			t.Errorf("%s: Pearson %v Spearman %v, want %v %v", c.name, p, s, c.pearson, c.spearman)
 		}
@@ -31,7 +31,7 @@ func TestPearsonSpearman(t *testing.T) {
 }
 
 func TestRanks(t *testing.T) {
-	got := evalsink.Ranks([]float64{10, 30, 20, 30, 10, 30})
+	got := metric.Ranks([]float64{10, 30, 20, 30, 10, 30})
 	want := []float64{1.5, 5, 3, 5, 1.5, 5}
 	for i := range want {
 		if got[i] != want[i] {
@@ -41,17 +41,17 @@ func TestRanks(t *testing.T) {
 }
 
 func TestCosineAngular(t *testing.T) {
-	if c := evalsink.Cosine([]float32{0, 0}, []float32{1, 2}); c != 0 {
+	if c := metric.Cosine([]float32{0, 0}, []float32{1, 2}); c != 0 {
 		t.Errorf("cosine with a zero vector = %v, want 0", c)
 	}
-	if c := evalsink.Cosine(nil, nil); c != 0 {
+	if c := metric.Cosine(nil, nil); c != 0 {
 		t.Errorf("cosine of empty vectors = %v, want 0", c)
 	}
-	if c := evalsink.Cosine([]float32{1, 0}, []float32{1, 1}); math.Abs(c-math.Sqrt2/2) > 1e-12 {
+	if c := metric.Cosine([]float32{1, 0}, []float32{1, 1}); math.Abs(c-math.Sqrt2/2) > 1e-12 {
 		t.Errorf("cosine = %v", c)
 	}
 	for cos, want := range map[float64]float64{1: 5, 0: 2.5, -1: 0, 1.0000001: 5, 0.5: 5 * (1 - 1.0/3)} {
-		if got := evalsink.Angular(cos); math.Abs(got-want) > 1e-12 || math.IsNaN(got) {
+		if got := metric.Angular(cos); math.Abs(got-want) > 1e-12 || math.IsNaN(got) {
 			t.Errorf("Angular(%v) = %v, want %v", cos, got, want)
 		}
 	}

@@ -1,4 +1,4 @@
-package evalsink
+package plot
 
 // A 5×7 bitmap font for plot labels: digits, capital letters (lower case
 // is drawn in capitals) and the punctuation labels use. Each glyph is 7

@@ -1,4 +1,4 @@
-package evalsink_test
+package metric_test
 
 import (
 	"context"
@@ -12,16 +12,16 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/parastream/parastream/evalsink/internal/evaltest"
+	"github.com/parastream/parastream/evalsink/metric"
 	"gonum.org/v1/gonum/floats"
-
-	"github.com/parastream/parastream/evalsink"
 )
 
 // logRegFixture is testdata/logreg_fixture.csv (written by
 // testdata/logreg_fixture.py): 400 items of 20 raw features, a binary and a
 // 3-class label; the first 300 items train, the last 100 are held out.
 type logRegFixture struct {
-	x      evalsink.Features
+	x      metric.Features
 	y2, y3 []int
 }
 
@@ -39,7 +39,7 @@ func readLogRegFixture(t *testing.T) logRegFixture {
 		t.Fatal(err)
 	}
 	recs = recs[1:]
-	fx := logRegFixture{x: evalsink.NewFeatures(len(recs), len(recs[0])-2)}
+	fx := logRegFixture{x: metric.NewFeatures(len(recs), len(recs[0])-2)}
 	for i, rec := range recs {
 		for j, s := range rec {
 			v, err := strconv.ParseFloat(s, 64)
@@ -60,7 +60,7 @@ func readLogRegFixture(t *testing.T) logRegFixture {
 }
 
 // rows returns the items lo..hi-1 of f.
-func rows(f evalsink.Features, lo, hi int) evalsink.Features {
+func rows(f metric.Features, lo, hi int) metric.Features {
 	idx := make([]int, hi-lo)
 	for i := range idx {
 		idx[i] = lo + i
@@ -110,7 +110,7 @@ func TestLogRegAgainstSklearnPinned(t *testing.T) {
 		if want.Name == "3-class" {
 			classes = 3
 		}
-		m, err := evalsink.FitLogReg(context.Background(), train, y[:fixtureTrain], classes, evalsink.LogRegConfig{C: want.C, Tol: testTol})
+		m, err := metric.FitLogReg(context.Background(), train, y[:fixtureTrain], classes, metric.LogRegConfig{C: want.C, Tol: testTol})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ const testTol = 1e-10
 //     within the most that weights this far apart move an item's score,
 //     that bound times the largest ‖x_i‖, as the intercept that zeroes the
 //     loss's derivative moves with the scores.
-func compareFit(t *testing.T, m *evalsink.LogReg, want sklearnFit, acc float64, train evalsink.Features) {
+func compareFit(t *testing.T, m *metric.LogReg, want sklearnFit, acc float64, train metric.Features) {
 	t.Helper()
 	what := fmt.Sprintf("%s C=%g", want.Name, want.C)
 	if !m.Converged {
@@ -179,8 +179,8 @@ func compareFit(t *testing.T, m *evalsink.LogReg, want sklearnFit, acc float64, 
 
 // pinnedSklearnFits returns scikit-learn 1.2.1's fits of the fixture
 // (scipy 1.10.1, numpy 1.24.2, Debian bookworm), the first four weights of
-// each row: /usr/bin/python3 evalsink/testdata/sklearn_check.py --pin
-// evalsink/testdata/logreg_fixture.csv.
+// each row: /usr/bin/python3 evalsink/metric/testdata/sklearn_check.py --pin
+// evalsink/metric/testdata/logreg_fixture.csv.
 func pinnedSklearnFits() []sklearnFit {
 	return []sklearnFit{
 		{Name: "binary", C: 0.25, Accuracy: 0.85, Objective: 0.470393414262, Grad: 6.1e-06, Iterations: 66,
@@ -207,11 +207,11 @@ type sklearnSet struct {
 	TestY   []int       `json:"test_y"`
 	Cs      []float64   `json:"cs"`
 	classes int
-	train   evalsink.Features
-	test    evalsink.Features
+	train   metric.Features
+	test    metric.Features
 }
 
-func newSklearnSet(name string, x evalsink.Features, y []int, nTrain, classes int, cs []float64) sklearnSet {
+func newSklearnSet(name string, x metric.Features, y []int, nTrain, classes int, cs []float64) sklearnSet {
 	s := sklearnSet{Name: name, Cs: cs, classes: classes, train: rows(x, 0, nTrain), test: rows(x, nTrain, x.Rows)}
 	for i := range x.Rows {
 		if i < nTrain {
@@ -225,7 +225,7 @@ func newSklearnSet(name string, x evalsink.Features, y []int, nTrain, classes in
 
 // randomSet draws n items of d features in the given classes: Gaussian
 // class means at distance sep, features scaled unevenly.
-func randomSet(seed uint64, n, d, classes int, sep float64) (evalsink.Features, []int) {
+func randomSet(seed uint64, n, d, classes int, sep float64) (metric.Features, []int) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	means := make([][]float64, classes)
 	for c := range means {
@@ -237,7 +237,7 @@ func randomSet(seed uint64, n, d, classes int, sep float64) (evalsink.Features, 
 	for j := range scale {
 		scale[j] = math.Exp(rng.Float64()*3 - 1.5)
 	}
-	x := evalsink.NewFeatures(n, d)
+	x := metric.NewFeatures(n, d)
 	y := make([]int, n)
 	for i := range n {
 		y[i] = rng.IntN(classes)
@@ -253,7 +253,7 @@ func randomSet(seed uint64, n, d, classes int, sep float64) (evalsink.Features, 
 // items of 60 features, separable or nearly), and compares each fit with
 // it as the pinned test does.
 func TestLogRegAgainstSklearn(t *testing.T) {
-	py := pythonWith(t, "sklearn.linear_model, scipy.special", "python3-sklearn", "PARASTREAM_REQUIRE_SKLEARN")
+	py := evaltest.PythonWith(t, "sklearn.linear_model, scipy.special", "python3-sklearn", "PARASTREAM_REQUIRE_SKLEARN")
 	fx := readLogRegFixture(t)
 	cs := []float64{0.25, 1, 8}
 	sets := []sklearnSet{
@@ -269,7 +269,7 @@ func TestLogRegAgainstSklearn(t *testing.T) {
 		Sklearn string
 		Fits    []sklearnFit
 	}
-	runCheck(t, py, "sklearn_check.py", map[string]any{"sets": sets}, &ref)
+	evaltest.Run(t, py, "sklearn_check.py", map[string]any{"sets": sets}, &ref)
 	t.Logf("scikit-learn %s", ref.Sklearn)
 	byName := map[string]sklearnSet{}
 	for _, s := range sets {
@@ -277,7 +277,7 @@ func TestLogRegAgainstSklearn(t *testing.T) {
 	}
 	for _, want := range ref.Fits {
 		s := byName[want.Name]
-		m, err := evalsink.FitLogReg(context.Background(), s.train, s.Y, s.classes, evalsink.LogRegConfig{C: want.C, Tol: testTol})
+		m, err := metric.FitLogReg(context.Background(), s.train, s.Y, s.classes, metric.LogRegConfig{C: want.C, Tol: testTol})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,10 +293,10 @@ func BenchmarkFitLogReg(b *testing.B) {
 		x, y := randomSet(9, 67349, d, 2, 0.05)
 		b.Run(fmt.Sprintf("67349x%d", d), func(b *testing.B) {
 			for range b.N {
-				var warm *evalsink.LogReg
+				var warm *metric.LogReg
 				iters := 0
 				for _, c := range []float64{0.25, 0.5, 1, 2, 4, 8} {
-					m, err := evalsink.FitLogReg(context.Background(), x, y, 2, evalsink.LogRegConfig{C: c, Warm: warm, Workers: runtime.GOMAXPROCS(0)})
+					m, err := metric.FitLogReg(context.Background(), x, y, 2, metric.LogRegConfig{C: c, Warm: warm, Workers: runtime.GOMAXPROCS(0)})
 					if err != nil {
 						b.Fatal(err)
 					}
