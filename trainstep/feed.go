@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"slices"
+	"strings"
+	"unicode"
 
 	"github.com/parastream/parastream/stream"
 )
@@ -53,62 +54,6 @@ type window struct {
 	tokenizeSeen int
 	// at is the consumers' state after the window's rows were read.
 	at *mixState
-}
-
-// mixState is the mixer's state at a point of the reading: each consumer's
-// exact position, the mix's epoch and quotas left, and the counters for
-// progress lines.
-type mixState struct {
-	mx    *mixer
-	pos   []stream.Position
-	epoch int
-	left  []int64
-	stats stream.Stats
-	rows  string
-}
-
-// state captures the mixer's state now; split names the rows' split for
-// the progress lines.
-func (mx *mixer) state(split string) *mixState {
-	s := &mixState{mx: mx, epoch: mx.epoch, left: slices.Clone(mx.left), stats: mx.Stats(), rows: mx.rows(split)}
-	for _, c := range mx.cs {
-		s.pos = append(s.pos, c.Position())
-	}
-	return s
-}
-
-// returnable reports whether the untrained rows can be left out of the
-// position: each must be of its consumer's pass at s (a row of an earlier
-// pass cannot be read again).
-func (s *mixState) returnable(untrained []item) bool {
-	for _, it := range untrained {
-		if it.Record.Epoch != s.pos[it.ds].Epoch {
-			return false
-		}
-	}
-	return true
-}
-
-// positions returns each consumer's position at s less the untrained rows,
-// and for a mix its epoch and quotas with those rows given back.
-func (s *mixState) positions(untrained []item) ([]stream.Position, *MixPosition) {
-	byDS := make([][]stream.Record, len(s.pos))
-	for _, it := range untrained {
-		byDS[it.ds] = append(byDS[it.ds], it.Record)
-	}
-	pos := make([]stream.Position, len(s.pos))
-	for i := range s.pos {
-		pos[i] = WithoutRecords(s.pos[i], byDS[i])
-	}
-	if len(pos) == 1 {
-		return pos, nil
-	}
-	mp := &MixPosition{Epoch: s.epoch}
-	for i, n := range s.mx.names {
-		mp.Datasets = append(mp.Datasets, MixDataset{Dataset: n, Weight: s.mx.weights[i], Quota: s.mx.quota[i],
-			Left: s.left[i] + int64(len(byDS[i])), Stream: pos[i]})
-	}
-	return pos, mp
 }
 
 // feed makes windows of ready batches (see above).
@@ -207,6 +152,31 @@ func (f *feed) next(ctx context.Context) *window {
 		w.pairs[i] = pairs
 	}
 	return w
+}
+
+// check refuses a row that has tokens but no ids, and infers the
+// tokenisation from the first rows.
+func (f *feed) check(r stream.Record) error {
+	if (len(r.IDsA) == 0 && len(r.TokensA) > 0) || (len(r.IDsB) == 0 && len(r.TokensB) > 0) {
+		return fmt.Errorf("%w: row %s (%s row %d) has tokens but no token ids: run `parastream featurize --in SHARDS --out FEATURIZED` and publish FEATURIZED",
+			ErrNotFeaturized, r.ID, r.Shard, r.Index)
+	}
+	if f.seen >= 1000 {
+		return nil
+	}
+	if f.seen < 0 && len(r.TokensA) > 0 {
+		f.tokenize.StartEnd = r.TokensA[0] == "<s>"
+		f.seen = 0
+	}
+	for _, toks := range [][]string{r.TokensA, r.TokensB} {
+		for _, t := range toks {
+			if t != "<s>" && t != "</s>" && strings.ContainsFunc(t, unicode.IsUpper) {
+				f.tokenize.Lower = false
+			}
+		}
+	}
+	f.seen++
+	return nil
 }
 
 // last reports whether no window follows w.

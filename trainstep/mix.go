@@ -364,3 +364,59 @@ func (mx *mixer) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// mixState is the mixer's state at a point of the reading: each consumer's
+// exact position, the mix's epoch and quotas left, and the counters for
+// progress lines.
+type mixState struct {
+	mx    *mixer
+	pos   []stream.Position
+	epoch int
+	left  []int64
+	stats stream.Stats
+	rows  string
+}
+
+// state captures the mixer's state now; split names the rows' split for
+// the progress lines.
+func (mx *mixer) state(split string) *mixState {
+	s := &mixState{mx: mx, epoch: mx.epoch, left: slices.Clone(mx.left), stats: mx.Stats(), rows: mx.rows(split)}
+	for _, c := range mx.cs {
+		s.pos = append(s.pos, c.Position())
+	}
+	return s
+}
+
+// returnable reports whether the untrained rows can be left out of the
+// position: each must be of its consumer's pass at s (a row of an earlier
+// pass cannot be read again).
+func (s *mixState) returnable(untrained []item) bool {
+	for _, it := range untrained {
+		if it.Record.Epoch != s.pos[it.ds].Epoch {
+			return false
+		}
+	}
+	return true
+}
+
+// positions returns each consumer's position at s less the untrained rows,
+// and for a mix its epoch and quotas with those rows given back.
+func (s *mixState) positions(untrained []item) ([]stream.Position, *MixPosition) {
+	byDS := make([][]stream.Record, len(s.pos))
+	for _, it := range untrained {
+		byDS[it.ds] = append(byDS[it.ds], it.Record)
+	}
+	pos := make([]stream.Position, len(s.pos))
+	for i := range s.pos {
+		pos[i] = WithoutRecords(s.pos[i], byDS[i])
+	}
+	if len(pos) == 1 {
+		return pos, nil
+	}
+	mp := &MixPosition{Epoch: s.epoch}
+	for i, n := range s.mx.names {
+		mp.Datasets = append(mp.Datasets, MixDataset{Dataset: n, Weight: s.mx.weights[i], Quota: s.mx.quota[i],
+			Left: s.left[i] + int64(len(byDS[i])), Stream: pos[i]})
+	}
+	return pos, mp
+}
