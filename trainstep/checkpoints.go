@@ -107,7 +107,7 @@ func (l *loop) checkpoint(ctx context.Context, untrained []item, final bool) err
 	if err != nil {
 		return err
 	}
-	info, err := json.MarshalIndent(l.info, "", "  ")
+	info, err := json.MarshalIndent(l.cfg, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -59,10 +59,9 @@ type window struct {
 // feed makes windows of ready batches (see above).
 type feed struct {
 	c        *mixer
-	cfg      RunConfig
-	model    Config
-	step     int64 // the step the next window starts at
-	epoch    int   // the run's epoch of the rows being read (0: none yet)
+	cfg      RunConfig // its Model is the trainer's
+	step     int64     // the step the next window starts at
+	epoch    int       // the run's epoch of the rows being read (0: none yet)
 	held     *item
 	tokenize Tokenize
 	seen     int // rows looked at to infer tokenize (-1: none yet; MaxInt: known)
@@ -71,7 +70,7 @@ type feed struct {
 // next reads, checks, buckets, shuffles and pairs the next window.
 func (f *feed) next(ctx context.Context) *window {
 	w := &window{}
-	size := f.cfg.Window * f.model.BatchSize
+	size := f.cfg.Window * f.cfg.Model.BatchSize
 	pool := make([]item, 0, size)
 	if f.held != nil {
 		pool, f.epoch, f.held = append(pool, *f.held), f.held.epoch, nil
@@ -132,11 +131,11 @@ func (f *feed) next(ctx context.Context) *window {
 		}
 	}
 	lens := func(r item) (int, int) { return len(r.IDsA), len(r.IDsB) }
-	batches, skipped := bucket(pairRows, f.model.BatchSize, f.model.MaxLen, lens)
-	nliBatches, nliSkipped := bucket(nliRows, f.model.BatchSize, f.model.MaxLen, lens)
+	batches, skipped := bucket(pairRows, f.cfg.Model.BatchSize, f.cfg.Model.MaxLen, lens)
+	nliBatches, nliSkipped := bucket(nliRows, f.cfg.Model.BatchSize, f.cfg.Model.MaxLen, lens)
 	batches = append(batches, nliBatches...)
 	w.skipped = int64(skipped + nliSkipped)
-	rng := rand.New(rand.NewPCG(f.model.Seed, uint64(f.step)))
+	rng := rand.New(rand.NewPCG(f.cfg.Model.Seed, uint64(f.step)))
 	rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
 	f.step += int64(len(batches))
 	w.batches = batches

@@ -19,10 +19,9 @@ type loop struct {
 	tr    *Trainer
 	c     *mixer
 	log   *slog.Logger
-	info  RunInfo
 	trace *os.File
 
-	// tokenizeSeen counts the rows looked at to infer info.Tokenize (-1:
+	// tokenizeSeen counts the rows looked at to infer cfg.Tokenize (-1:
 	// none yet; MaxInt: known from the resumed checkpoint).
 	tokenizeSeen int
 	// lastDir and lastStep are the last durable checkpoint (written, or
@@ -80,7 +79,7 @@ func (l *loop) train(ctx context.Context) error {
 		readCtx, cancel = context.WithTimeout(ctx, l.cfg.Duration)
 	}
 	defer cancel()
-	f := &feed{c: l.c, cfg: l.cfg, model: l.tr.Config(), step: l.tr.Steps(), tokenize: l.info.Tokenize, seen: l.tokenizeSeen}
+	f := &feed{c: l.c, cfg: l.cfg, step: l.tr.Steps(), tokenize: l.cfg.Tokenize, seen: l.tokenizeSeen}
 	next := func() *window { return f.next(readCtx) }
 	if l.cfg.FeedAhead > 0 {
 		l.feeder = startFeeder(readCtx, f, l.cfg.FeedAhead)
@@ -99,7 +98,7 @@ func (l *loop) train(ctx context.Context) error {
 		l.at = w.at
 		l.skipped += w.skipped
 		l.filtered += w.filtered
-		l.info.Tokenize, l.tokenizeSeen = w.tokenize, w.tokenizeSeen
+		l.cfg.Tokenize, l.tokenizeSeen = w.tokenize, w.tokenizeSeen
 		if w.err != nil {
 			return w.err
 		}
@@ -180,7 +179,7 @@ func (l *loop) finish(ctx context.Context, why error, untrained []item) error {
 	if ctx.Err() == nil && errors.Is(why, context.DeadlineExceeded) && l.cfg.Duration > 0 {
 		why = errStop
 	}
-	if l.steps == 0 && l.info.ResumedFrom == "" {
+	if l.steps == 0 && l.cfg.Resume == "" {
 		// A new run that trained nothing has nothing to keep: no
 		// checkpoint (a step-0 one would look like a run to resume).
 		if why = ignoreStop(why); why == nil {

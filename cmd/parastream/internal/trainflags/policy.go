@@ -124,14 +124,14 @@ func KeptFlags(fs *flag.FlagSet) map[string]string {
 
 // legacyFlags are the flags a run.json written before it kept them all
 // still says: its loop settings. The model is the checkpoint's anyway.
-func legacyFlags(info *trainstep.RunInfo) map[string]string {
+func legacyFlags(info *trainstep.RunConfig) map[string]string {
 	out := map[string]string{
 		"run": info.Run, "dataset": info.Dataset, "split": info.Split, "topic-prefix": info.Prefix,
 		"epochs": strconv.Itoa(info.Epochs), "shuffle-buffer": strconv.Itoa(info.ShuffleBuffer), "window": strconv.Itoa(info.Window),
 		"checkpoint-every": strconv.FormatInt(info.CheckpointEvery, 10), "keep-checkpoints": strconv.Itoa(info.KeepCheckpoints),
 	}
-	if len(info.Brokers) > 0 {
-		out["brokers"] = strings.Join(info.Brokers, ",")
+	if len(info.Client.Brokers) > 0 {
+		out["brokers"] = strings.Join(info.Client.Brokers, ",")
 	}
 	return out
 }
@@ -154,7 +154,7 @@ func (e *FlagsError) Error() string {
 // or its data, or it only sets up a new run. A checkpoint without
 // run.json restores nothing.
 func RestoreFlags(fs *flag.FlagSet, ck string, w io.Writer) error {
-	info, err := trainstep.ReadRunInfo(ck)
+	info, err := trainstep.ReadRunConfig(ck)
 	if err != nil || info == nil {
 		return err
 	}

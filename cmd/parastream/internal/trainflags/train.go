@@ -24,8 +24,8 @@ type Train struct {
 	// Quiet is --quiet: no progress lines.
 	Quiet bool
 
-	dataset, mix, minLabel, vectors string
-	async                           bool
+	dataset, mix, minLabel string
+	async                  bool
 }
 
 // Usage is the train command's synopsis.
@@ -83,7 +83,7 @@ func Declare(fs *flag.FlagSet) *Train {
 	fs.BoolVar(&t.async, "checkpoint-async", true, "write checkpoints in the background: a checkpoint step snapshots the model (on a GPU, into pinned host memory on a copy stream) and training goes on while the files are written; the offsets are committed once they are durable, one write at a time (false: write before the next step)")
 	fs.IntVar(&rc.FeedAhead, "feed-ahead", trainstep.DefaultFeedAhead, "windows of batches read, bucketed and paired ahead of the step in a goroutine of their own (0: read between steps); the batches and their order are the same")
 	fs.StringVar(&rc.Resume, "resume", "", "continue from this checkpoint, or from the newest good one in this checkpoint directory (a corrupt newer one is passed over with a warning), exactly at its stream position and with the run's flags (run.json): a flag given again overrides the run's value with a line saying so (--epochs, --duration, --max-steps, --checkpoint-every, --brokers, ...) or is refused where it would change the model or its data (--model, --lr, --dim, --dataset, ...)")
-	fs.StringVar(&t.vectors, "vectors", "", "GloVe or word2vec text file initialising the word embeddings (.gz read)")
+	fs.StringVar(&rc.VectorsFile, "vectors", "", "GloVe or word2vec text file initialising the word embeddings (.gz read)")
 	fs.StringVar(&rc.InitFrom, "init-from", "", "checkpoint whose parameters of the same names and shapes start this new run (a pretraining run's, as the csae's --loss recon before a pair loss); the same vocabulary")
 	fs.IntVar(&rc.ShuffleBuffer, "shuffle-buffer", 0, "rows the consumer shuffles among (0: 10,000; 1: topic order)")
 	fs.IntVar(&rc.Window, "window", trainstep.DefaultWindow, "batches of rows read before sorting them into length buckets")
@@ -173,9 +173,3 @@ func (t *Train) Config() (trainstep.RunConfig, error) {
 	}
 	return rc, nil
 }
-
-// Vectors is --vectors: the embeddings file of a new run.
-func (t *Train) Vectors() string { return t.vectors }
-
-// Dataset is --dataset as given.
-func (t *Train) Dataset() string { return t.dataset }
