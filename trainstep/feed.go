@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/parastream/parastream/stream"
+	"github.com/parastream/parastream/trainstep/compute"
 )
 
 // DefaultFeedAhead is RunConfig.FeedAhead's default: windows of ready
@@ -33,7 +34,7 @@ const DefaultFeedAhead = 2
 // window is one window of rows, ready to train.
 type window struct {
 	batches [][]item
-	pairs   [][]Pair
+	pairs   []compute.Pairs // each batch as the step takes it (feed.pairs)
 	// held is the first row of the next epoch, read after the window's
 	// rows: it starts the next window.
 	held *item
@@ -139,18 +140,35 @@ func (f *feed) next(ctx context.Context) *window {
 	rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
 	f.step += int64(len(batches))
 	w.batches = batches
-	w.pairs = make([][]Pair, len(batches))
+	w.pairs = make([]compute.Pairs, len(batches))
 	for i, b := range batches {
-		pairs := make([]Pair, len(b))
-		for j, r := range b {
-			pairs[j] = Pair{A: r.IDsA, B: r.IDsB, CtxA: r.TopicsA, CtxB: r.TopicsB, NLI: f.c.nli[r.ds]}
-			if r.Label != nil {
-				pairs[j].Label = float32(*r.Label)
-			}
-		}
-		w.pairs[i] = pairs
+		w.pairs[i] = f.pairs(b)
 	}
 	return w
+}
+
+// pairs makes a batch's rows the step's input (Trainer.StepPairs): their
+// ids, their labels when the loss or the NLI head reads them, and their
+// topic vectors when the model has a context. A batch is of one dataset
+// kind (NLI or pairs).
+func (f *feed) pairs(b []item) compute.Pairs {
+	p := compute.Pairs{A: make([][]int32, len(b)), B: make([][]int32, len(b)), NLI: len(b) > 0 && f.c.nli[b[0].ds]}
+	if f.cfg.Model.Loss == compute.LossSim || p.NLI {
+		p.Labels = make([]float32, len(b))
+	}
+	if f.cfg.Model.Context != "" {
+		p.CtxA, p.CtxB = make([][]float32, len(b)), make([][]float32, len(b))
+	}
+	for j, r := range b {
+		p.A[j], p.B[j] = r.IDsA, r.IDsB
+		if p.Labels != nil && r.Label != nil {
+			p.Labels[j] = float32(*r.Label)
+		}
+		if p.CtxA != nil {
+			p.CtxA[j], p.CtxB[j] = r.TopicsA, r.TopicsB
+		}
+	}
+	return p
 }
 
 // check refuses a row that has tokens but no ids, and infers the

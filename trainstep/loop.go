@@ -209,8 +209,8 @@ func ignoreStop(err error) error {
 }
 
 // step trains one batch (its rows b, made into pairs) and traces its ids.
-func (l *loop) step(b []item, pairs []Pair) error {
-	loss, err := l.tr.Step(pairs)
+func (l *loop) step(b []item, pairs compute.Pairs) error {
+	loss, err := l.tr.StepPairs(pairs)
 	if err != nil {
 		// The last durable checkpoint is named below: a write in flight
 		// finishes first (or fails, and is reported too).
@@ -239,7 +239,7 @@ func (l *loop) step(b []item, pairs []Pair) error {
 	l.steps++
 	l.examples += int64(len(b))
 	l.lineExamples += int64(len(b))
-	if len(pairs) > 0 && pairs[0].NLI {
+	if pairs.NLI {
 		l.nliLossSum += loss
 		l.nliN++
 	} else {
