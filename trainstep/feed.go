@@ -50,7 +50,7 @@ type window struct {
 	// skipped and filtered count the window's rows left out (RunSummary).
 	skipped, filtered int64
 	// tokenize is the tokenisation inferred from the rows up to the
-	// window's (RunInfo.Tokenize), tokenizeSeen how many rows told.
+	// window's (RunConfig.Tokenize), tokenizeSeen how many rows told.
 	tokenize     Tokenize
 	tokenizeSeen int
 	// at is the consumers' state after the window's rows were read.
