@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,5 +124,34 @@ func TestRunReadsEachManifestOnce(t *testing.T) {
 				t.Errorf("%s (resumed %v): manifests read %v", c.name, resume, reads)
 			}
 		}
+	}
+}
+
+// TestRunConsumerTakesTheManifestRead: the consumer of a run trains from
+// the manifest the run read (here one counting a row less than published,
+// which the consumer notes at the epoch's end), not one it read again.
+func TestRunConsumerTakesTheManifestRead(t *testing.T) {
+	cc := publishDatasets(t, []testDataset{{"alpha", mixRows("a", 60, 1), "#texts\t0\n"}})
+	less := func(ctx context.Context, cc stream.ClientConfig, prefix, dataset string) (*shards.Manifest, error) {
+		m, err := stream.ReadManifest(ctx, cc, prefix, dataset)
+		if err != nil {
+			return nil, err
+		}
+		c := *m
+		c.Splits = maps.Clone(m.Splits)
+		key := shards.SplitKey(dataset, "train")
+		si := c.Splits[key]
+		si.Rows--
+		c.Splits[key] = si
+		return &c, nil
+	}
+	var log bytes.Buffer
+	cfg := trainstep.RunConfig{Client: cc, Dataset: "alpha", Epochs: 1, Vocab: mixVocab(), CheckpointDir: t.TempDir(),
+		Model: trainstep.Config{Dim: 8, BatchSize: 10}, Logger: slog.New(slog.NewTextHandler(&log, nil))}
+	if _, err := trainstep.Run(context.Background(), trainstep.WithManifestReader(cfg, less)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "more rows than the manifest's") {
+		t.Errorf("the consumer did not train from the manifest the run read; log:\n%s", log.String())
 	}
 }
