@@ -216,12 +216,18 @@ func ReadManifest(ctx context.Context, cc ClientConfig, prefix, dataset string) 
 // ErrArtifact (not published, or published for another manifest) or
 // ErrChecksum.
 func ReadArtifact(ctx context.Context, cc ClientConfig, prefix, dataset, path string) ([]byte, error) {
-	if prefix == "" {
-		prefix = DefaultPrefix
-	}
 	m, err := ReadManifest(ctx, cc, prefix, dataset)
 	if err != nil {
 		return nil, err
+	}
+	return ManifestArtifact(ctx, cc, prefix, dataset, m, path)
+}
+
+// ManifestArtifact is ReadArtifact with the dataset's manifest m as the
+// caller read it (ReadManifest): the file is checked against m.
+func ManifestArtifact(ctx context.Context, cc ClientConfig, prefix, dataset string, m *shards.Manifest, path string) ([]byte, error) {
+	if prefix == "" {
+		prefix = DefaultPrefix
 	}
 	var art *shards.Artifact
 	var names []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +41,14 @@ type ClientConfig struct {
 	// ClientID names the client to the brokers; "" means "parastream".
 	ClientID string
 }
+
+// MarshalJSON writes c as its broker list: a configuration kept in a
+// file (a checkpoint's run.json) never holds the credentials or the TLS
+// setup, which are given again.
+func (c ClientConfig) MarshalJSON() ([]byte, error) { return json.Marshal(c.Brokers) }
+
+// UnmarshalJSON reads a broker list (MarshalJSON) into c.Brokers.
+func (c *ClientConfig) UnmarshalJSON(data []byte) error { return json.Unmarshal(data, &c.Brokers) }
 
 // Validate reports a setting that cannot work, saying how to fix it.
 func (c ClientConfig) Validate() error {

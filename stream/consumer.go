@@ -60,6 +60,9 @@ type ConsumerConfig struct {
 	// saved with a checkpoint. Without it the consumer starts where the
 	// group last committed, or at the beginning of epoch 1.
 	Start *Position
+	// Manifest, when set, is the dataset's manifest as the caller read it
+	// (ReadManifest): the consumer takes it instead of reading it again.
+	Manifest *shards.Manifest
 	// Logger receives warnings (bad messages, broker errors); nil discards
 	// them.
 	Logger *slog.Logger
@@ -200,7 +203,8 @@ type Consumer struct {
 }
 
 // NewConsumer opens a consumer: it reads the dataset's manifest from the
-// manifests topic (ErrNoManifest when there is none), checks that the
+// manifests topic (ErrNoManifest when there is none), unless given it
+// (ConsumerConfig.Manifest), checks that the
 // split's topic exists, and finds where to start (see ConsumerConfig.Start).
 func NewConsumer(ctx context.Context, cfg ConsumerConfig) (*Consumer, error) {
 	if err := cfg.Validate(); err != nil {
@@ -226,9 +230,11 @@ func NewConsumer(ctx context.Context, cfg ConsumerConfig) (*Consumer, error) {
 		return nil, err
 	}
 	c := &Consumer{cfg: cfg, client: client, topic: RowTopic(cfg.Prefix, cfg.Dataset, cfg.Split), log: cfg.Logger}
-	m, err := readManifest(ctx, client, cfg.Prefix, cfg.Dataset)
-	if err != nil {
-		return nil, err
+	m := cfg.Manifest
+	if m == nil {
+		if m, err = readManifest(ctx, client, cfg.Prefix, cfg.Dataset); err != nil {
+			return nil, err
+		}
 	}
 	if m == nil {
 		return nil, fmt.Errorf("%w: %s on %s (publish it first)", ErrNoManifest, cfg.Dataset, ManifestTopic(cfg.Prefix))

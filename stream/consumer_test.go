@@ -320,3 +320,23 @@ func TestDuplicatesDropped(t *testing.T) {
 		t.Errorf("stats %+v: want 2000 duplicates and 2 bad messages over two epochs", s)
 	}
 }
+
+// TestConsumerTakesTheManifestGiven: a consumer given the dataset's
+// manifest (read once by its caller) takes it instead of reading it again.
+func TestConsumerTakesTheManifestGiven(t *testing.T) {
+	b := published(t, map[string]int{"train": 10}, 5)
+	cfg := consumerConfig(t, b, "given", 1)
+	m, err := stream.ReadManifest(context.Background(), cfg.Client, "", "sts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Manifest = m
+	c, err := stream.NewConsumer(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Manifest() != m {
+		t.Errorf("the consumer read the manifest again instead of taking the one given")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/parastream/parastream/featurize/lexicon"
+	"github.com/parastream/parastream/shards"
 )
 
 // ErrNotFeaturized reports a published dataset without the featurize
@@ -42,11 +43,17 @@ func FetchVocabulary(ctx context.Context, cc ClientConfig, prefix, dataset strin
 	if err != nil {
 		return DatasetVocab{}, err
 	}
+	return ManifestVocabulary(ctx, cc, prefix, dataset, m, withFiles)
+}
+
+// ManifestVocabulary is FetchVocabulary with the dataset's manifest m as
+// the caller read it (ReadManifest).
+func ManifestVocabulary(ctx context.Context, cc ClientConfig, prefix, dataset string, m *shards.Manifest, withFiles bool) (DatasetVocab, error) {
 	if m.Vocabulary == nil {
 		return DatasetVocab{}, fmt.Errorf("%w: the manifest of %s names no vocabulary: run `parastream featurize --in SHARDS --out FEATURIZED`, then publish FEATURIZED",
 			ErrNotFeaturized, dataset)
 	}
-	data, err := ReadArtifact(ctx, cc, prefix, dataset, m.Vocabulary.Path)
+	data, err := ManifestArtifact(ctx, cc, prefix, dataset, m, m.Vocabulary.Path)
 	if err != nil {
 		return DatasetVocab{}, err
 	}
@@ -62,7 +69,7 @@ func FetchVocabulary(ctx context.Context, cc ClientConfig, prefix, dataset strin
 			return DatasetVocab{}, fmt.Errorf("%w: the manifest of %s lists no topic model (featurize.json and topics.safetensors): featurize it with this version and publish it again", ErrNotFeaturized, dataset)
 		}
 		out.Files = map[string][]byte{filepath.Base(m.Vocabulary.Path): data}
-		topics, err := ReadArtifact(ctx, cc, prefix, dataset, m.Topics.Path)
+		topics, err := ManifestArtifact(ctx, cc, prefix, dataset, m, m.Topics.Path)
 		if err != nil {
 			return DatasetVocab{}, err
 		}
@@ -71,7 +78,7 @@ func FetchVocabulary(ctx context.Context, cc ClientConfig, prefix, dataset strin
 	if m.Featurize == nil {
 		return out, nil
 	}
-	if data, err = ReadArtifact(ctx, cc, prefix, dataset, m.Featurize.Path); err != nil {
+	if data, err = ManifestArtifact(ctx, cc, prefix, dataset, m, m.Featurize.Path); err != nil {
 		return DatasetVocab{}, err
 	}
 	// The fields of featurize.json (featurize.Info) a trainer needs.

@@ -386,9 +386,9 @@ type Checkpoint struct {
 	Params    []compute.Tensor
 	Optimizer []compute.Tensor
 	Metadata  map[string]string // of model.safetensors
-	// Run is run.json, the training loop's configuration (RunInfo), when
-	// the checkpoint was written by Run.
-	Run *RunInfo
+	// Run is run.json, the run's configuration (ReadRunConfig), when the
+	// checkpoint was written by Run.
+	Run *RunConfig
 }
 
 // Lexicon maps tokens to the ids of the checkpoint's embedding table, as
@@ -462,12 +462,7 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 	if err := compute.CheckParams(ck.Config, ck.Params); err != nil {
 		return nil, fmt.Errorf("reading checkpoint %s: %w", dir, err)
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, FileRun)); err == nil {
-		ck.Run = new(RunInfo)
-		if err := json.Unmarshal(data, ck.Run); err != nil {
-			return nil, fmt.Errorf("reading checkpoint %s: %s: %w", dir, FileRun, err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+	if ck.Run, err = ReadRunConfig(dir); err != nil {
 		return nil, err
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, FileVocab)); err == nil {

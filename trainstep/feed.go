@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"slices"
+	"strings"
+	"unicode"
 
 	"github.com/parastream/parastream/stream"
+	"github.com/parastream/parastream/trainstep/compute"
 )
 
 // DefaultFeedAhead is RunConfig.FeedAhead's default: windows of ready
@@ -32,7 +34,7 @@ const DefaultFeedAhead = 2
 // window is one window of rows, ready to train.
 type window struct {
 	batches [][]item
-	pairs   [][]Pair
+	pairs   []compute.Pairs // each batch as the step takes it (feed.pairs)
 	// held is the first row of the next epoch, read after the window's
 	// rows: it starts the next window.
 	held *item
@@ -48,76 +50,19 @@ type window struct {
 	// skipped and filtered count the window's rows left out (RunSummary).
 	skipped, filtered int64
 	// tokenize is the tokenisation inferred from the rows up to the
-	// window's (RunInfo.Tokenize), tokenizeSeen how many rows told.
+	// window's (RunConfig.Tokenize), tokenizeSeen how many rows told.
 	tokenize     Tokenize
 	tokenizeSeen int
 	// at is the consumers' state after the window's rows were read.
 	at *mixState
 }
 
-// mixState is the mixer's state at a point of the reading: each consumer's
-// exact position, the mix's epoch and quotas left, and the counters for
-// progress lines.
-type mixState struct {
-	mx    *mixer
-	pos   []stream.Position
-	epoch int
-	left  []int64
-	stats stream.Stats
-	rows  string
-}
-
-// state captures the mixer's state now; split names the rows' split for
-// the progress lines.
-func (mx *mixer) state(split string) *mixState {
-	s := &mixState{mx: mx, epoch: mx.epoch, left: slices.Clone(mx.left), stats: mx.Stats(), rows: mx.rows(split)}
-	for _, c := range mx.cs {
-		s.pos = append(s.pos, c.Position())
-	}
-	return s
-}
-
-// returnable reports whether the untrained rows can be left out of the
-// position: each must be of its consumer's pass at s (a row of an earlier
-// pass cannot be read again).
-func (s *mixState) returnable(untrained []item) bool {
-	for _, it := range untrained {
-		if it.Record.Epoch != s.pos[it.ds].Epoch {
-			return false
-		}
-	}
-	return true
-}
-
-// positions returns each consumer's position at s less the untrained rows,
-// and for a mix its epoch and quotas with those rows given back.
-func (s *mixState) positions(untrained []item) ([]stream.Position, *MixPosition) {
-	byDS := make([][]stream.Record, len(s.pos))
-	for _, it := range untrained {
-		byDS[it.ds] = append(byDS[it.ds], it.Record)
-	}
-	pos := make([]stream.Position, len(s.pos))
-	for i := range s.pos {
-		pos[i] = WithoutRecords(s.pos[i], byDS[i])
-	}
-	if len(pos) == 1 {
-		return pos, nil
-	}
-	mp := &MixPosition{Epoch: s.epoch}
-	for i, n := range s.mx.names {
-		mp.Datasets = append(mp.Datasets, MixDataset{Dataset: n, Weight: s.mx.weights[i], Quota: s.mx.quota[i],
-			Left: s.left[i] + int64(len(byDS[i])), Stream: pos[i]})
-	}
-	return pos, mp
-}
-
 // feed makes windows of ready batches (see above).
 type feed struct {
 	c        *mixer
-	cfg      RunConfig
-	model    Config
-	step     int64 // the step the next window starts at
-	epoch    int   // the run's epoch of the rows being read (0: none yet)
+	cfg      RunConfig // its Model is the trainer's
+	step     int64     // the step the next window starts at
+	epoch    int       // the run's epoch of the rows being read (0: none yet)
 	held     *item
 	tokenize Tokenize
 	seen     int // rows looked at to infer tokenize (-1: none yet; MaxInt: known)
@@ -126,7 +71,7 @@ type feed struct {
 // next reads, checks, buckets, shuffles and pairs the next window.
 func (f *feed) next(ctx context.Context) *window {
 	w := &window{}
-	size := f.cfg.Window * f.model.BatchSize
+	size := f.cfg.Window * f.cfg.Model.BatchSize
 	pool := make([]item, 0, size)
 	if f.held != nil {
 		pool, f.epoch, f.held = append(pool, *f.held), f.held.epoch, nil
@@ -187,26 +132,68 @@ func (f *feed) next(ctx context.Context) *window {
 		}
 	}
 	lens := func(r item) (int, int) { return len(r.IDsA), len(r.IDsB) }
-	batches, skipped := bucket(pairRows, f.model.BatchSize, f.model.MaxLen, lens)
-	nliBatches, nliSkipped := bucket(nliRows, f.model.BatchSize, f.model.MaxLen, lens)
+	batches, skipped := bucket(pairRows, f.cfg.Model.BatchSize, f.cfg.Model.MaxLen, lens)
+	nliBatches, nliSkipped := bucket(nliRows, f.cfg.Model.BatchSize, f.cfg.Model.MaxLen, lens)
 	batches = append(batches, nliBatches...)
 	w.skipped = int64(skipped + nliSkipped)
-	rng := rand.New(rand.NewPCG(f.model.Seed, uint64(f.step)))
+	rng := rand.New(rand.NewPCG(f.cfg.Model.Seed, uint64(f.step)))
 	rng.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
 	f.step += int64(len(batches))
 	w.batches = batches
-	w.pairs = make([][]Pair, len(batches))
+	w.pairs = make([]compute.Pairs, len(batches))
 	for i, b := range batches {
-		pairs := make([]Pair, len(b))
-		for j, r := range b {
-			pairs[j] = Pair{A: r.IDsA, B: r.IDsB, CtxA: r.TopicsA, CtxB: r.TopicsB, NLI: f.c.nli[r.ds]}
-			if r.Label != nil {
-				pairs[j].Label = float32(*r.Label)
-			}
-		}
-		w.pairs[i] = pairs
+		w.pairs[i] = f.pairs(b)
 	}
 	return w
+}
+
+// pairs makes a batch's rows the step's input (Trainer.StepPairs): their
+// ids, their labels when the loss or the NLI head reads them, and their
+// topic vectors when the model has a context. A batch is of one dataset
+// kind (NLI or pairs).
+func (f *feed) pairs(b []item) compute.Pairs {
+	p := compute.Pairs{A: make([][]int32, len(b)), B: make([][]int32, len(b)), NLI: len(b) > 0 && f.c.nli[b[0].ds]}
+	if f.cfg.Model.Loss == compute.LossSim || p.NLI {
+		p.Labels = make([]float32, len(b))
+	}
+	if f.cfg.Model.Context != "" {
+		p.CtxA, p.CtxB = make([][]float32, len(b)), make([][]float32, len(b))
+	}
+	for j, r := range b {
+		p.A[j], p.B[j] = r.IDsA, r.IDsB
+		if p.Labels != nil && r.Label != nil {
+			p.Labels[j] = float32(*r.Label)
+		}
+		if p.CtxA != nil {
+			p.CtxA[j], p.CtxB[j] = r.TopicsA, r.TopicsB
+		}
+	}
+	return p
+}
+
+// check refuses a row that has tokens but no ids, and infers the
+// tokenisation from the first rows.
+func (f *feed) check(r stream.Record) error {
+	if (len(r.IDsA) == 0 && len(r.TokensA) > 0) || (len(r.IDsB) == 0 && len(r.TokensB) > 0) {
+		return fmt.Errorf("%w: row %s (%s row %d) has tokens but no token ids: run `parastream featurize --in SHARDS --out FEATURIZED` and publish FEATURIZED",
+			ErrNotFeaturized, r.ID, r.Shard, r.Index)
+	}
+	if f.seen >= 1000 {
+		return nil
+	}
+	if f.seen < 0 && len(r.TokensA) > 0 {
+		f.tokenize.StartEnd = r.TokensA[0] == "<s>"
+		f.seen = 0
+	}
+	for _, toks := range [][]string{r.TokensA, r.TokensB} {
+		for _, t := range toks {
+			if t != "<s>" && t != "</s>" && strings.ContainsFunc(t, unicode.IsUpper) {
+				f.tokenize.Lower = false
+			}
+		}
+	}
+	f.seen++
+	return nil
 }
 
 // last reports whether no window follows w.

@@ -148,11 +148,12 @@ func passes(epochs int, quota, size int64) int {
 	return int((int64(epochs)*quota + size - 1) / size)
 }
 
-// openMixer opens one consumer per dataset of cfg, at the positions of
-// start when resuming (start nil: a new run, or a single dataset resumed at
-// single).
-func openMixer(ctx context.Context, cfg RunConfig, model Config, seed uint64, single *stream.Position, start *MixPosition) (*mixer, error) {
-	names := cfg.datasets()
+// openMixer opens one consumer per dataset of cfg, handing each its
+// dataset's manifest (as RunConfig.manifests read them), at the positions
+// of start when resuming (start nil: a new run, or a single dataset
+// resumed at single). cfg.Model is the trainer's.
+func openMixer(ctx context.Context, cfg RunConfig, manifests []*shards.Manifest, single *stream.Position, start *MixPosition) (*mixer, error) {
+	names, model, seed := cfg.datasets(), cfg.Model, cfg.Model.Seed
 	mx := &mixer{names: names, seed: seed, log: cfg.Logger, epochs: cfg.Epochs}
 	for _, n := range names {
 		mx.nli = append(mx.nli, IsNLIDataset(n))
@@ -166,7 +167,7 @@ func openMixer(ctx context.Context, cfg RunConfig, model Config, seed uint64, si
 		cc.Columns = append(cc.Columns, "topics_a", "topics_b")
 	}
 	if len(names) == 1 {
-		cc.Dataset, cc.Start = names[0], single
+		cc.Dataset, cc.Start, cc.Manifest = names[0], single, manifests[0]
 		c, err := stream.NewConsumer(ctx, cc)
 		if err != nil {
 			return nil, err
@@ -174,26 +175,15 @@ func openMixer(ctx context.Context, cfg RunConfig, model Config, seed uint64, si
 		mx.cs = []*stream.Consumer{c}
 		return mx, nil
 	}
-	if cfg.Epochs == 0 {
-		return nil, errors.New("trainstep: a mix of datasets needs a number of epochs (--epochs N): its epochs are defined by quotas of rows, and following new data for ever has none")
-	}
 	// The sizes, weights and quotas: from the manifests for a new run, as
 	// saved for a resumed one (the same rows stay the same quota).
 	sizes := make([]int64, len(names))
-	manifests := make([]*shards.Manifest, len(names))
 	for i, n := range names {
-		m, err := stream.ReadManifest(ctx, cfg.Client, cfg.Prefix, n)
-		if err != nil {
-			return nil, err
-		}
-		si, ok := m.Splits[shards.SplitKey(n, cfg.Split)]
+		si, ok := manifests[i].Splits[shards.SplitKey(n, cfg.Split)]
 		if !ok {
 			return nil, fmt.Errorf("%w: the manifest of %s has no split %q", stream.ErrNoManifest, n, cfg.Split)
 		}
-		sizes[i], manifests[i] = si.Rows, m
-	}
-	if err := sameVocabulary(names, manifests); err != nil {
-		return nil, err
+		sizes[i] = si.Rows
 	}
 	var err error
 	if start == nil {
@@ -218,7 +208,7 @@ func openMixer(ctx context.Context, cfg RunConfig, model Config, seed uint64, si
 	mx.rng = mx.newRNG()
 	for i, n := range names {
 		c := cc
-		c.Dataset, c.Epochs = n, passes(cfg.Epochs, mx.quota[i], sizes[i])
+		c.Dataset, c.Epochs, c.Manifest = n, passes(cfg.Epochs, mx.quota[i], sizes[i]), manifests[i]
 		if start != nil {
 			c.Start = &start.Datasets[i].Stream
 		}
@@ -238,8 +228,9 @@ func openMixer(ctx context.Context, cfg RunConfig, model Config, seed uint64, si
 // (multitask training, Yang et al. 2018 §2.4) instead of the pairs loss.
 func IsNLIDataset(name string) bool { return name == "snli" || name == "multinli" }
 
-// sameVocabulary refuses datasets featurized with different vocabularies:
-// their token ids mean different words.
+// sameVocabulary refuses datasets not featurized (ErrNotFeaturized: the
+// one place a run checks it), or featurized with different vocabularies
+// (their token ids mean different words).
 func sameVocabulary(names []string, ms []*shards.Manifest) error {
 	for i, m := range ms {
 		if m.Vocabulary == nil {
@@ -363,4 +354,60 @@ func (mx *mixer) Close() error {
 		errs = append(errs, c.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// mixState is the mixer's state at a point of the reading: each consumer's
+// exact position, the mix's epoch and quotas left, and the counters for
+// progress lines.
+type mixState struct {
+	mx    *mixer
+	pos   []stream.Position
+	epoch int
+	left  []int64
+	stats stream.Stats
+	rows  string
+}
+
+// state captures the mixer's state now; split names the rows' split for
+// the progress lines.
+func (mx *mixer) state(split string) *mixState {
+	s := &mixState{mx: mx, epoch: mx.epoch, left: slices.Clone(mx.left), stats: mx.Stats(), rows: mx.rows(split)}
+	for _, c := range mx.cs {
+		s.pos = append(s.pos, c.Position())
+	}
+	return s
+}
+
+// returnable reports whether the untrained rows can be left out of the
+// position: each must be of its consumer's pass at s (a row of an earlier
+// pass cannot be read again).
+func (s *mixState) returnable(untrained []item) bool {
+	for _, it := range untrained {
+		if it.Record.Epoch != s.pos[it.ds].Epoch {
+			return false
+		}
+	}
+	return true
+}
+
+// positions returns each consumer's position at s less the untrained rows,
+// and for a mix its epoch and quotas with those rows given back.
+func (s *mixState) positions(untrained []item) ([]stream.Position, *MixPosition) {
+	byDS := make([][]stream.Record, len(s.pos))
+	for _, it := range untrained {
+		byDS[it.ds] = append(byDS[it.ds], it.Record)
+	}
+	pos := make([]stream.Position, len(s.pos))
+	for i := range s.pos {
+		pos[i] = WithoutRecords(s.pos[i], byDS[i])
+	}
+	if len(pos) == 1 {
+		return pos, nil
+	}
+	mp := &MixPosition{Epoch: s.epoch}
+	for i, n := range s.mx.names {
+		mp.Datasets = append(mp.Datasets, MixDataset{Dataset: n, Weight: s.mx.weights[i], Quota: s.mx.quota[i],
+			Left: s.left[i] + int64(len(byDS[i])), Stream: pos[i]})
+	}
+	return pos, mp
 }

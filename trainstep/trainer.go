@@ -181,7 +181,14 @@ func (t *Trainer) Step(pairs []Pair) (float64, error) {
 			ctxA[i], ctxB[i] = p.CtxA, p.CtxB
 		}
 	}
-	bt, err := compute.NewContextBatch(t.cfg, compute.Pairs{A: a, B: b, Labels: labels, CtxA: ctxA, CtxB: ctxB, NLI: nli}, t.rng)
+	return t.StepPairs(compute.Pairs{A: a, B: b, Labels: labels, CtxA: ctxA, CtxB: ctxB, NLI: nli})
+}
+
+// StepPairs is Step of a batch given as the backends' compute.Pairs, as
+// the training loop's feed makes it: with Labels when the loss or the NLI
+// head reads them, and the topic vectors when the model has a context.
+func (t *Trainer) StepPairs(p compute.Pairs) (float64, error) {
+	bt, err := compute.NewContextBatch(t.cfg, p, t.rng)
 	if err != nil {
 		return 0, fmt.Errorf("step %d: %w", t.step+1, err)
 	}

@@ -7,18 +7,19 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/trainflags"
 	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/trainstep/compute"
 	"github.com/parastream/parastream/trainstep/device"
 )
 
 // deviceFlags are the device.Config of --device and the flags beside it
-// (device.Config.RegisterFlags).
+// (trainflags.Device).
 type deviceFlags struct{ *device.Config }
 
 func addDeviceFlags(fs *flag.FlagSet) deviceFlags {
 	c := &device.Config{}
-	c.RegisterFlags(fs)
+	trainflags.Device(fs, c)
 	return deviceFlags{c}
 }
 

@@ -167,13 +167,13 @@ func TestConsumeAndTrainFailWithoutRows(t *testing.T) {
 }
 
 // runInfo reads run.json and config.json of the newest checkpoint in dir.
-func runInfo(t *testing.T, dir string) (string, *trainstep.RunInfo, trainstep.Config) {
+func runInfo(t *testing.T, dir string) (string, *trainstep.RunConfig, trainstep.Config) {
 	t.Helper()
 	ck, err := trainstep.LatestCheckpoint(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := trainstep.ReadRunInfo(ck)
+	info, err := trainstep.ReadRunConfig(ck)
 	if err != nil || info == nil {
 		t.Fatalf("run.json of %s: %v", ck, err)
 	}

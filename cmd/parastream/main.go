@@ -19,6 +19,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/trainflags"
 	"github.com/parastream/parastream/internal/cli"
 )
 
@@ -54,7 +55,7 @@ func commands() []command {
 		{name: "broker", summary: "run the embedded Kafka-protocol broker for local runs",
 			usage: brokerUsage, run: runBroker},
 		{name: "train", summary: "train a sentence encoder from a Kafka dataset",
-			usage: trainUsage, run: runTrain},
+			usage: trainflags.Usage, run: runTrain},
 		{name: "embed", summary: "embed sentences read on stdin with a checkpoint's model",
 			usage: embedUsage, run: runEmbed},
 		{name: "generate", summary: "generate paraphrases of sentences read on stdin with an edd checkpoint, or score them on held-out pairs",

@@ -4,7 +4,7 @@
 // CUDA backend has, else the CPU with a one-line note. `parastream train`
 // fills Config from its flags (--device, --cuda-lib-dir, --cuda-graphs,
 // --tf32, --blas, --blas-threads, --memory-budget, --max-graphs), whose
-// names the errors and notes use.
+// names the errors and notes use (cmd's trainflags declares them).
 package device
 
 import (
@@ -78,15 +78,11 @@ func (c Config) Budget() (int64, string, error) {
 	if budget == "" {
 		budget = "0"
 	}
-	b, err := sysmem.ParseSize(budget)
+	b, err := c.budget()
 	if err != nil {
-		return 0, "", invalid("--memory-budget: %v", err)
+		return 0, "", err
 	}
 	if b > 0 {
-		if b <= 2*MemoryReserve {
-			return 0, "", invalid("--memory-budget %s: give more than %s (%s of it are kept for the process beside the model)",
-				c.MemoryBudget, compute.FormatBytes(2*MemoryReserve), compute.FormatBytes(MemoryReserve))
-		}
 		return b, "--memory-budget", nil
 	}
 	limit := c.Limit
@@ -101,16 +97,61 @@ func (c Config) Budget() (int64, string, error) {
 	return b, fmt.Sprintf("1/%d of the %s this process may use; --memory-budget sets it", DefaultMemoryFraction, compute.FormatBytes(avail)), nil
 }
 
-// UseBLAS routes the CPU backend's products through the BLAS of --blas,
-// with a one-line note when auto falls back to gonum.
-func (c Config) UseBLAS(note io.Writer) error {
+// budget is MemoryBudget in bytes as given (0: choose), checked.
+func (c Config) budget() (int64, error) {
+	budget := c.MemoryBudget
+	if budget == "" {
+		budget = "0"
+	}
+	b, err := sysmem.ParseSize(budget)
+	if err != nil {
+		return 0, invalid("--memory-budget: %v", err)
+	}
+	if b > 0 && b <= 2*MemoryReserve {
+		return 0, invalid("--memory-budget %s: give more than %s (%s of it are kept for the process beside the model)",
+			c.MemoryBudget, compute.FormatBytes(2*MemoryReserve), compute.FormatBytes(MemoryReserve))
+	}
+	return b, nil
+}
+
+// Validate reports the first setting that cannot work (an
+// *InvalidError), saying how to fix it with the flag's name: the device,
+// --max-graphs, the CPU's BLAS (unless the device is a GPU) and
+// --memory-budget. Open validates c first.
+func (c Config) Validate() error {
+	kind, _, err := Parse(c.Device)
+	if err != nil {
+		return err
+	}
+	if c.MaxGraphs < 0 {
+		return invalid("--max-graphs %d: use 0 for no bound or a positive count", c.MaxGraphs)
+	}
+	if kind != "cuda" {
+		if err := c.validateBLAS(); err != nil {
+			return err
+		}
+	}
+	_, err = c.budget()
+	return err
+}
+
+// validateBLAS checks --blas and --blas-threads.
+func (c Config) validateBLAS() error {
 	if c.BLASThreads < 0 {
 		return invalid("--blas-threads %d: use 0 for OpenBLAS's default or a positive count", c.BLASThreads)
 	}
 	switch c.BLAS {
 	case cpu.BLASAuto, cpu.BLASGo, cpu.BLASOpenBLAS:
-	default:
-		return invalid("--blas %q: use auto, go or openblas", c.BLAS)
+		return nil
+	}
+	return invalid("--blas %q: use auto, go or openblas", c.BLAS)
+}
+
+// UseBLAS routes the CPU backend's products through the BLAS of --blas,
+// with a one-line note when auto falls back to gonum.
+func (c Config) UseBLAS(note io.Writer) error {
+	if err := c.validateBLAS(); err != nil {
+		return err
 	}
 	opts := cblas.Options{Threads: c.BLASThreads}
 	if lib := os.Getenv(cblas.LibEnv); lib != "" {
@@ -147,14 +188,11 @@ func Parse(s string) (kind string, ordinal int, err error) {
 // becomes the Go runtime's memory limit (debug.SetMemoryLimit), so that the
 // garbage collector keeps the heap under it.
 func (c Config) Open(note io.Writer, log *slog.Logger) (compute.Backend, func() error, error) {
-	kind, ordinal, err := Parse(c.Device)
-	if err != nil {
+	if err := c.Validate(); err != nil {
 		return nil, nil, err
 	}
+	kind, ordinal, _ := Parse(c.Device)
 	none := func() error { return nil }
-	if c.MaxGraphs < 0 {
-		return nil, nil, invalid("--max-graphs %d: use 0 for no bound or a positive count", c.MaxGraphs)
-	}
 	if kind != "cuda" {
 		if err := c.UseBLAS(note); err != nil {
 			return nil, nil, err

@@ -3,7 +3,6 @@ package device_test
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -69,17 +68,29 @@ func TestDeviceAutoModels(t *testing.T) {
 	}
 }
 
-func TestRegisterFlags(t *testing.T) {
-	var c device.Config
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	c.RegisterFlags(fs)
-	if c.Device != "cpu" || c.BLAS != cpu.BLASAuto || c.MemoryBudget != "0" || !c.CUDAGraphs || c.TF32 {
-		t.Fatalf("defaults %+v", c)
+// TestValidate: each setting that cannot work is an *InvalidError whose
+// message names the flag and the fix.
+func TestValidate(t *testing.T) {
+	ok := device.Config{Device: "cpu", BLAS: cpu.BLASAuto, MemoryBudget: "0"}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("%+v: %v", ok, err)
 	}
-	if err := fs.Parse([]string{"--device", "cuda:1", "--max-graphs", "2", "--memory-budget", "4GiB", "--cuda-graphs=false", "--tf32"}); err != nil {
-		t.Fatal(err)
-	}
-	if c.Device != "cuda:1" || c.MaxGraphs != 2 || c.MemoryBudget != "4GiB" || c.CUDAGraphs || !c.TF32 {
-		t.Fatalf("parsed %+v", c)
+	for _, c := range []struct {
+		edit func(*device.Config)
+		want string
+	}{
+		{func(c *device.Config) { c.Device = "gpu" }, `--device "gpu": use cpu, cuda, cuda:N or auto`},
+		{func(c *device.Config) { c.MaxGraphs = -1 }, "--max-graphs -1: use 0 for no bound"},
+		{func(c *device.Config) { c.BLAS = "mkl" }, `--blas "mkl": use auto, go or openblas`},
+		{func(c *device.Config) { c.BLASThreads = -2 }, "--blas-threads -2: use 0"},
+		{func(c *device.Config) { c.MemoryBudget = "100MB" }, "--memory-budget 100MB: give more than"},
+	} {
+		cfg := ok
+		c.edit(&cfg)
+		err := cfg.Validate()
+		var bad *device.InvalidError
+		if !errors.As(err, &bad) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want an InvalidError saying %q", cfg, err, c.want)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package trainstep
+package trainflags
 
 import (
 	"flag"
@@ -8,11 +8,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/parastream/parastream/trainstep"
 )
 
 // This file holds what `parastream train --resume` does with the
 // command line: which flags run.json keeps (KeptFlags, RunConfig.Flags)
-// and how a resume restores them (RestoreFlags).
+// and how a resume restores them (RestoreFlags). Every flag of train has a
+// policy: derived (the model's flags are refused, a password is not
+// kept) or written in policies; TestEveryTrainFlagHasAPolicy fails for a
+// flag that has none.
 
 // flagPolicy is what `train --resume` does with a flag of the run.
 type flagPolicy int
@@ -35,40 +40,53 @@ const (
 	flagNotKept
 )
 
-// trainFlagPolicy is the policy of the train flags that are not
-// flagOverride.
-func trainFlagPolicy(name string) (flagPolicy, bool) {
-	if slices.Contains(csaeFlagNames(), name) {
-		return flagRefused, true
+// policies is the policy of each flag of train that is not a model flag
+// (modelFlagNames, csaeFlagNames: refused) or a password (not kept).
+func policies() map[string]flagPolicy {
+	return map[string]flagPolicy{
+		// Not kept: --resume itself, and --checkpoint-dir (a moved run stays
+		// where it is).
+		"resume": flagNotKept, "checkpoint-dir": flagNotKept,
+		// Only when a run starts.
+		"vectors": flagNewRun, "save-initial": flagNewRun, "init-from": flagNewRun,
+		// The data and how it is read and trained on.
+		"dataset": flagRefused, "mix": flagRefused, "split": flagRefused, "topic-prefix": flagRefused, "min-label": flagRefused,
+		"context": flagRefused, "batch": flagRefused, "max-len": flagRefused, "bucket-width": flagRefused,
+		"optimizer": flagRefused, "embedding-update": flagRefused, "lr": flagRefused, "decay": flagRefused, "seed": flagRefused,
+		"shuffle-buffer": flagRefused, "window": flagRefused,
+		// How long to train, what to write and where to show it.
+		"run": flagOverride, "epochs": flagOverride, "max-steps": flagOverride, "duration": flagOverride,
+		"checkpoint-every": flagOverride, "keep-checkpoints": flagOverride, "checkpoint-async": flagOverride, "feed-ahead": flagOverride,
+		"progress-every": flagOverride, "quiet": flagOverride, "trace-ids": flagOverride,
+		// How to reach the brokers.
+		"brokers": flagOverride, "tls": flagOverride, "tls-ca": flagOverride, "tls-cert": flagOverride, "tls-key": flagOverride,
+		"tls-insecure-skip-verify": flagOverride, "sasl-mechanism": flagOverride, "sasl-user": flagOverride, "sasl-password-file": flagOverride,
 	}
-	switch name {
-	case "resume", "checkpoint-dir", "sasl-password":
-		return flagNotKept, true
-	case "vectors", "save-initial", "init-from":
-		return flagNewRun, true
-	case "dataset", "mix", "split", "topic-prefix",
-		"model", "loss", "negatives", "margin",
-		"hinge-k", "dim", "context", "train-cell-bias",
-		"embed-init", "hidden", "batch", "max-len",
-		"bucket-width", "optimizer", "embedding-update", "lr",
-		"decay", "dropout", "word-dropout", "scramble",
-		"lambda-c", "lambda-w", "seed", "shuffle-buffer",
-		"window", "min-label", "tf-layers", "tf-heads", "tf-filter", "out-vocab", "global-weight", "nli-hidden":
+}
+
+// policy is the flag's policy, and whether it has one: written in
+// policies, or derived: the model's flags are refused, and a password
+// given on the command line is never written to disk, whatever its flag
+// is named. A flag without one (none of train's: a test checks) is
+// overridden.
+func policy(name string) (flagPolicy, bool) {
+	switch p, ok := policies()[name]; {
+	case ok:
+		return p, true
+	case slices.Contains(modelFlagNames(), name), slices.Contains(csaeFlagNames(), name):
 		return flagRefused, true
+	case slices.Contains(DeviceFlagNames(), name): // which device to use
+		return flagOverride, true
+	case strings.HasSuffix(name, "password"):
+		return flagNotKept, true
 	}
 	return flagOverride, false
 }
 
-// policyOf is the flag's policy; a password given on the command line is
-// never written to disk, whatever its flag is named.
+// policyOf is the flag's policy (policy).
 func policyOf(name string) flagPolicy {
-	if p, ok := trainFlagPolicy(name); ok {
-		return p
-	}
-	if strings.HasSuffix(name, "password") {
-		return flagNotKept
-	}
-	return flagOverride
+	p, _ := policy(name)
+	return p
 }
 
 // isPathFlag says whether a flag names a file: run.json keeps those as
@@ -106,14 +124,14 @@ func KeptFlags(fs *flag.FlagSet) map[string]string {
 
 // legacyFlags are the flags a run.json written before it kept them all
 // still says: its loop settings. The model is the checkpoint's anyway.
-func legacyFlags(info *RunInfo) map[string]string {
+func legacyFlags(info *trainstep.RunConfig) map[string]string {
 	out := map[string]string{
 		"run": info.Run, "dataset": info.Dataset, "split": info.Split, "topic-prefix": info.Prefix,
 		"epochs": strconv.Itoa(info.Epochs), "shuffle-buffer": strconv.Itoa(info.ShuffleBuffer), "window": strconv.Itoa(info.Window),
 		"checkpoint-every": strconv.FormatInt(info.CheckpointEvery, 10), "keep-checkpoints": strconv.Itoa(info.KeepCheckpoints),
 	}
-	if len(info.Brokers) > 0 {
-		out["brokers"] = strings.Join(info.Brokers, ",")
+	if len(info.Client.Brokers) > 0 {
+		out["brokers"] = strings.Join(info.Client.Brokers, ",")
 	}
 	return out
 }
@@ -136,7 +154,7 @@ func (e *FlagsError) Error() string {
 // or its data, or it only sets up a new run. A checkpoint without
 // run.json restores nothing.
 func RestoreFlags(fs *flag.FlagSet, ck string, w io.Writer) error {
-	info, err := ReadRunInfo(ck)
+	info, err := trainstep.ReadRunConfig(ck)
 	if err != nil || info == nil {
 		return err
 	}
@@ -184,7 +202,7 @@ func RestoreFlags(fs *flag.FlagSet, ck string, w io.Writer) error {
 	if len(unchecked) > 0 {
 		slices.Sort(unchecked)
 		fmt.Fprintf(w, "train: %s was written before run.json kept every flag: %s not checked against the run (the model is the checkpoint's, %s)\n",
-			ck, strings.Join(unchecked, ", "), FileConfig)
+			ck, strings.Join(unchecked, ", "), trainstep.FileConfig)
 	}
 	return nil
 }

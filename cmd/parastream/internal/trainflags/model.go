@@ -1,16 +1,29 @@
-package trainstep
+package trainflags
 
 import (
 	"flag"
 
+	"github.com/parastream/parastream/internal/cli"
+	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
 )
 
-// ModelFlags declares on fs, the train command's flags, the flags of the
-// model, its loss and its regularisation writing into cfg, and returns
-// their names in the order of the help's "model" group. trainFlagPolicy
-// says which of them a resume refuses changed.
-func ModelFlags(fs *flag.FlagSet, cfg *Config) []string {
+// modelFlagNames are the flags of the model, its loss and its
+// regularisation (modelFlags), in the order of the help's "model" group.
+// A resume refuses every one of them changed: they are the model.
+func modelFlagNames() []string {
+	return []string{"model", "loss", "dim", "hidden", "tf-layers", "tf-heads", "tf-filter", "out-vocab", "global-weight", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias", "dropout", "word-dropout", "scramble", "lambda-c", "lambda-w", "nli-hidden"}
+}
+
+// csaeFlagNames are the flags of the csae encoder (csaeFlags), refused
+// changed on resume as the other model flags are.
+func csaeFlagNames() []string {
+	return []string{"csae-layers", "csae-lambda", "csae-top-k", "csae-zero-context", "csae-recon-weight"}
+}
+
+// modelFlags declares on fs the flags of the model, its loss and its
+// regularisation (modelFlagNames), writing into cfg.
+func modelFlags(fs *flag.FlagSet, cfg *trainstep.Config) {
 	fs.StringVar(&cfg.Encoder, "model", "avg", "encoder: avg, lstm, lstmavg, bilstmavg, gran, gran2, gran3, gran4, gran5, bigran, dan, transformer, csae; edd (a paraphrase generator, docs/models/edd.md)")
 	fs.StringVar(&cfg.Loss, "loss", "", "loss: margin, hinge, softmax, sim; recon for csae; local or local-global for edd (default: margin; recon for csae, local-global for edd)")
 	fs.IntVar(&cfg.Dim, "dim", 0, "word embedding size (0: 300; 512 for transformer, the paper's)")
@@ -32,5 +45,14 @@ func ModelFlags(fs *flag.FlagSet, cfg *Config) []string {
 	fs.Float64Var(&cfg.LambdaC, "lambda-c", 0, "L2 on the compositional parameters")
 	fs.Float64Var(&cfg.LambdaW, "lambda-w", 0, "L2 of the word embeddings back to their initial values")
 	fs.IntVar(&cfg.NLIHidden, "nli-hidden", 0, "multitask with an NLI dataset (--dataset quora,snli): hidden ReLU units of the NLI head over (u, v, |u−v|, u·v) (0: 512, Yang et al. 2018)")
-	return []string{"model", "loss", "dim", "hidden", "tf-layers", "tf-heads", "tf-filter", "out-vocab", "global-weight", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias", "dropout", "word-dropout", "scramble", "lambda-c", "lambda-w", "nli-hidden"}
+}
+
+// csaeFlags declares on fs the flags of the csae encoder (compute's
+// csae.go; csaeFlagNames), writing into cfg.
+func csaeFlags(fs *flag.FlagSet, cfg *trainstep.Config) {
+	fs.Var((*cli.Ints)(&cfg.CSAELayers), "csae-layers", "csae: sizes of the layers h_2..h_n above h_1 (whose size is --dim), comma-separated (default: --dim,--dim, three layers)")
+	fs.Float64Var(&cfg.CSAELambda, "csae-lambda", 0, "csae: λ, the weight of the context's reconstruction, Eq. 7 (0: 0.5)")
+	fs.IntVar(&cfg.CSAETopK, "csae-top-k", 0, "csae: the reconstruction covers the K most frequent ids (0: 5000, or the vocabulary if smaller)")
+	fs.BoolVar(&cfg.CSAEZeroContext, "csae-zero-context", false, "csae: feed zero topic vectors (the same model without its context: the ablation); needs --context topics")
+	fs.Float64Var(&cfg.CSAEReconWeight, "csae-recon-weight", 0, "csae: add this multiple of the reconstruction loss to a pair loss (margin, sim, ...; 0: none; --loss recon trains the reconstruction alone)")
 }
