@@ -24,9 +24,9 @@ func csaeFlagNames() []string {
 // modelFlags declares on fs the flags of the model, its loss and its
 // regularisation (modelFlagNames), writing into cfg.
 func modelFlags(fs *flag.FlagSet, cfg *trainstep.Config) {
-	fs.StringVar(&cfg.Encoder, "model", "avg", "encoder: avg, lstm, lstmavg, bilstmavg, gran, gran2, gran3, gran4, gran5, bigran, dan, transformer, csae; edd (a paraphrase generator, docs/models/edd.md)")
+	fs.StringVar(&cfg.Encoder, "model", compute.EncAvg, compute.ModelHelp())
 	fs.StringVar(&cfg.Loss, "loss", "", "loss: margin, hinge, softmax, sim; recon for csae; local or local-global for edd (default: margin; recon for csae, local-global for edd)")
-	fs.IntVar(&cfg.Dim, "dim", 0, "word embedding size (0: 300; 512 for transformer, the paper's)")
+	fs.IntVar(&cfg.Dim, "dim", 0, compute.DimHelp())
 	fs.IntVar(&cfg.Hidden, "hidden", 0, "LSTM state size (0: --dim)")
 	fs.IntVar(&cfg.TFLayers, "tf-layers", 0, "transformer blocks (0: 6)")
 	fs.IntVar(&cfg.TFHeads, "tf-heads", 0, "transformer attention heads, dividing --dim (0: 8)")
