@@ -7,7 +7,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/parastream/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/trainstep/compute"
 	"github.com/parastream/parastream/trainstep/device"
 )
