@@ -62,11 +62,11 @@ func allowedParams() map[string]string {
 // with the reason it must be a var.
 func allowedVars() map[string]string {
 	return map[string]string{
-		"cmd/parastream.version":     "set by the linker: -ldflags -X main.version",
-		"shards.shardCodec":          "one zstd codec (a pool of encoders) shared by every shard Writer of the process: a codec per Writer cost 17 MB more allocated and 25 ms per Writer in BenchmarkWriter, and extraction opens a Writer per split per bucket",
-		"internal/spill.spillFrames": "the compression frame buffers shared by the spill Writers: one per Writer doubled the memory of each open writer (BenchmarkSpillWriterMemory, 11 to 22 kB with 256 open)",
-		"transforms/text.normPool":   "the scratch pool behind Normalize and AppendNormalized, whose tested guarantee is zero allocations a call; it goes when their callers (transforms.PrepareConfig) hold a text.Normalizer of their own",
-		"trainstep/cpu.blasState":    "mirrors gorgonia's process-wide BLAS (G.Use), which is global in gorgonia itself: the choice and its fallback reason live beside it",
+		"cmd/parastream.version":                "set by the linker: -ldflags -X main.version",
+		"shards.shardCodec":                     "one zstd codec (a pool of encoders) shared by every shard Writer of the process: a codec per Writer cost 17 MB more allocated and 25 ms per Writer in BenchmarkWriter, and extraction opens a Writer per split per bucket",
+		"transforms/internal/spill.spillFrames": "the compression frame buffers shared by the spill Writers: one per Writer doubled the memory of each open writer (BenchmarkSpillWriterMemory, 11 to 22 kB with 256 open)",
+		"transforms/text.normPool":              "the scratch pool behind Normalize and AppendNormalized, whose tested guarantee is zero allocations a call; it goes when their callers (transforms.PrepareConfig) hold a text.Normalizer of their own",
+		"trainstep/cpu.blasState":               "mirrors gorgonia's process-wide BLAS (G.Use), which is global in gorgonia itself: the choice and its fallback reason live beside it",
 	}
 }
 
