@@ -174,8 +174,9 @@ vet: vet-dataflow
 vet-dataflow:
 	$(GO) vet -tags dataflow ./cmd/parastream
 
-# tools/archlint: no function of more than six parameters, no package-level
-# var but errors, flags and registered DoFns (docs/architecture.md).
+# tools/archlint: imports only as its table allows, flag sets only in cmd, no
+# function of more than six parameters, no package-level var but errors,
+# flags and registered DoFns (docs/architecture.md).
 lint: vet
 	@test -z "$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))" || (gofmt -l $$(git ls-files -co --exclude-standard '*.go'); echo "gofmt: files above need formatting"; exit 1)
 	$(GO) run $(STATICCHECK) $(PKGS)

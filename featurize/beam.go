@@ -5,7 +5,6 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
-	"github.com/parastream/parastream/internal/beamfn"
 	"io"
 	"math"
 	"os"
@@ -15,12 +14,13 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/parastream/parastream/internal/beamfn"
+
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/shards"
-	"github.com/parastream/parastream/transforms"
 	"github.com/parastream/parastream/transforms/text"
 )
 
@@ -339,7 +339,7 @@ func (fn *featurizeFn) ProcessElement(ctx context.Context, task ShardTask, model
 	for name, v := range map[string]int64{"featurized_rows": rec.Shard.Rows, "featurized_texts": rec.Stats.Texts,
 		"featurized_tokens": rec.Stats.Tokens, "featurized_unknown_tokens": rec.Stats.Unknown, "featurized_bucketed_tokens": rec.Stats.Bucketed,
 		"featurized_empty_texts": rec.Stats.Empty} {
-		beam.NewCounter(transforms.CounterNamespace, name).Inc(ctx, v)
+		beam.NewCounter(beamfn.CounterNamespace, name).Inc(ctx, v)
 	}
 	emit(rec)
 	return nil

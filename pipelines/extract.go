@@ -18,6 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/parastream/parastream/corpora"
+	"github.com/parastream/parastream/internal/beamfn"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/transforms"
 	"github.com/parastream/parastream/transforms/text"
@@ -470,7 +471,7 @@ func committedCounters(res beam.PipelineResult) map[string]int64 {
 		return out
 	}
 	for _, c := range res.Metrics().AllMetrics().Counters() {
-		if c.Namespace() != transforms.CounterNamespace {
+		if c.Namespace() != beamfn.CounterNamespace {
 			continue
 		}
 		out[c.Name()] += c.Committed

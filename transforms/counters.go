@@ -6,11 +6,9 @@ import (
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-)
 
-// CounterNamespace is the namespace of every Beam counter parastream's
-// transforms report.
-const CounterNamespace = "parastream"
+	"github.com/parastream/parastream/internal/beamfn"
+)
 
 // counters accumulates a bundle's counts locally and reports them as Beam
 // counters when the bundle finishes: Counter.Inc per record would cost a
@@ -39,7 +37,7 @@ func (c *counters) add(name string, n int64) {
 // flush reports the counts and clears them.
 func (c *counters) flush(ctx context.Context) {
 	for name, n := range c.m {
-		beam.NewCounter(CounterNamespace, name).Inc(ctx, n)
+		beam.NewCounter(beamfn.CounterNamespace, name).Inc(ctx, n)
 	}
 	clear(c.m)
 }

@@ -8,5 +8,5 @@
 // The plain text functions they apply (normalisation, tokenisation, filter
 // rules, the seeded hash and splits) live in package transforms/text,
 // which carries no Beam; the spill file format the bucket stages write is
-// package internal/spill.
+// package transforms/internal/spill.
 package transforms

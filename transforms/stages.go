@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/parastream/parastream/internal/beamfn"
 	"maps"
 	"os"
 	"path/filepath"
@@ -15,13 +14,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/parastream/parastream/internal/beamfn"
+
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/internal/atomicfile"
-	"github.com/parastream/parastream/internal/spill"
 	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/transforms/internal/spill"
 	"github.com/parastream/parastream/transforms/text"
 )
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/evalsink/adapt"
-	"github.com/parastream/parastream/internal/cli"
 )
 
 const adaptUsage = "parastream adapt --checkpoint DIR --eval SHARDS [--seed N] [--epochs N] [-v]"

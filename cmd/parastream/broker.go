@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/parastream/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/stream"
 )
 

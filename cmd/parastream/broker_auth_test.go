@@ -17,7 +17,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl/plain"
 
-	"github.com/parastream/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/stream"
 )

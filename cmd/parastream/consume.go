@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/parastream/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/stream"
 )
 

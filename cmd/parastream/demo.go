@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/parastream/parastream/internal/cli"
-	"github.com/parastream/parastream/internal/demo"
-	"github.com/parastream/parastream/internal/outdir"
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/demo"
+	"github.com/parastream/parastream/cmd/parastream/internal/outdir"
 )
 
 func runDemo(ctx context.Context, e *env, args []string) error {

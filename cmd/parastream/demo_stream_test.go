@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parastream/parastream/internal/demo"
+	"github.com/parastream/parastream/cmd/parastream/internal/demo"
 )
 
 func TestDemoStream(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parastream/parastream/internal/demo"
+	"github.com/parastream/parastream/cmd/parastream/internal/demo"
 
 	"github.com/parastream/parastream/trainstep"
 )

@@ -7,8 +7,8 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/cmd/parastream/internal/trainflags"
-	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/trainstep/compute"
 	"github.com/parastream/parastream/trainstep/device"
 )

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parastream/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/trainstep/compute"
 	"github.com/parastream/parastream/trainstep/cpu"
 	"github.com/parastream/parastream/trainstep/cpu/cblas"

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/evalsink"
-	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/transforms/text"
 )

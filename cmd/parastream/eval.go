@@ -6,10 +6,10 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/outdir"
+	"github.com/parastream/parastream/cmd/parastream/internal/report"
 	"github.com/parastream/parastream/evalsink"
-	"github.com/parastream/parastream/internal/cli"
-	"github.com/parastream/parastream/internal/outdir"
-	"github.com/parastream/parastream/internal/report"
 	"github.com/parastream/parastream/stream"
 )
 

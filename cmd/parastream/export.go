@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/internal/atomicfile"
-	"github.com/parastream/parastream/internal/cli"
 	"github.com/parastream/parastream/trainstep"
 )
 

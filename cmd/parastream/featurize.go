@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/outdir"
+	"github.com/parastream/parastream/cmd/parastream/internal/report"
 	"github.com/parastream/parastream/featurize"
-	"github.com/parastream/parastream/internal/cli"
-	"github.com/parastream/parastream/internal/outdir"
-	"github.com/parastream/parastream/internal/report"
 	"github.com/parastream/parastream/pipelines"
 )
 

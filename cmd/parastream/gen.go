@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/report"
 	"github.com/parastream/parastream/corpora/synth"
-	"github.com/parastream/parastream/internal/cli"
-	"github.com/parastream/parastream/internal/report"
 )
 
 const genUsage = "parastream gen reddit|europarl|ppdb|quora|simpwiki --rows N --out FILE [--out-b FILE] [--compress auto|zstd|gz|bz2|none] [--seed S] [--malformed-rate R] [--submissions FILE]"

@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/evalsink"
-	"github.com/parastream/parastream/internal/cli"
 )
 
 const generateUsage = "parastream generate --checkpoint DIR [--beam N] [--max-len N] < sentences.txt | parastream generate --checkpoint DIR --eval FILE [--format quora] [--out RESULTS]"

@@ -19,8 +19,8 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/cmd/parastream/internal/trainflags"
-	"github.com/parastream/parastream/internal/cli"
 )
 
 // command is one subcommand. run is nil for a subcommand not built yet.

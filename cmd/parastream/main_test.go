@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parastream/parastream/internal/demo"
+	"github.com/parastream/parastream/cmd/parastream/internal/demo"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {

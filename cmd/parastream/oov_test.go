@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parastream/parastream/internal/demo"
+	"github.com/parastream/parastream/cmd/parastream/internal/demo"
 
 	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/featurize"

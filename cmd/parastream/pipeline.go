@@ -6,7 +6,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
-	"github.com/parastream/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/internal/runlog"
 	"github.com/parastream/parastream/pipelines"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parastream/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/stream"
 )
 

@@ -6,9 +6,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/report"
 	"github.com/parastream/parastream/corpora"
-	"github.com/parastream/parastream/internal/cli"
-	"github.com/parastream/parastream/internal/report"
 )
 
 const readUsage = "parastream read --format NAME [--rejects FILE [--force]] [--show N] FILE [FILE2]"

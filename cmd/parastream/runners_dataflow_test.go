@@ -5,7 +5,7 @@ package main
 import (
 	"testing"
 
-	"github.com/parastream/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 )
 
 func TestCheckRunnerDataflowBuild(t *testing.T) {

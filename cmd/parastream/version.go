@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"sort"
 
-	"github.com/parastream/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

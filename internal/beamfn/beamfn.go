@@ -17,6 +17,9 @@
 //
 // Emitters, iterators, combiners and plain functions still use Beam's
 // register package: their generic code is small.
+//
+// The package also names the namespace of the project's Beam counters
+// (CounterNamespace), which the DoFns of transforms and featurize report in.
 package beamfn
 
 import (

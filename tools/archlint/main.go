@@ -1,6 +1,13 @@
-// Command archlint checks two rules of the architecture (docs/architecture.md)
+// Command archlint checks the rules of the architecture (docs/architecture.md)
 // over the Go files of a tree, test files and testdata left out:
 //
+//   - imports run one way: a package imports only the packages of the
+//     module that its row of the import table allows (importTable, in
+//     imports.go, bottom floor first; a row names only packages of rows
+//     above it), and every package of the module has a row.
+//   - flags live in cmd: no flag.FlagSet or flag.NewFlagSet outside cmd/
+//     and the other commands (package main); flagSetsAllowed (flagsets.go)
+//     would name an exception with its reason, and names none.
 //   - no function or method takes more than six parameters: group them in
 //     an options struct. Bindings that mirror a C API's signature are
 //     allowed by name (allowedParams).
@@ -14,9 +21,9 @@
 //     reason (allowedVars).
 //
 // It reads syntax only (go/parser), so it runs in a second over the whole
-// tree, whatever the build tags. Usage: archlint [DIR] (default "."); it
-// prints file:line: reason for each violation and exits 1 when there is
-// one. `make lint` runs it.
+// tree, whatever the build tags. Usage: archlint [DIR] (default "."; DIR
+// holds go.mod); it prints file:line: reason for each violation and exits 1
+// when there is one. `make lint` runs it.
 package main
 
 import (
@@ -27,6 +34,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -62,11 +70,11 @@ func allowedParams() map[string]string {
 // with the reason it must be a var.
 func allowedVars() map[string]string {
 	return map[string]string{
-		"cmd/parastream.version":     "set by the linker: -ldflags -X main.version",
-		"shards.shardCodec":          "one zstd codec (a pool of encoders) shared by every shard Writer of the process: a codec per Writer cost 17 MB more allocated and 25 ms per Writer in BenchmarkWriter, and extraction opens a Writer per split per bucket",
-		"internal/spill.spillFrames": "the compression frame buffers shared by the spill Writers: one per Writer doubled the memory of each open writer (BenchmarkSpillWriterMemory, 11 to 22 kB with 256 open)",
-		"transforms/text.normPool":   "the scratch pool behind Normalize and AppendNormalized, whose tested guarantee is zero allocations a call; it goes when their callers (transforms.PrepareConfig) hold a text.Normalizer of their own",
-		"trainstep/cpu.blasState":    "mirrors gorgonia's process-wide BLAS (G.Use), which is global in gorgonia itself: the choice and its fallback reason live beside it",
+		"cmd/parastream.version":                "set by the linker: -ldflags -X main.version",
+		"shards.shardCodec":                     "one zstd codec (a pool of encoders) shared by every shard Writer of the process: a codec per Writer cost 17 MB more allocated and 25 ms per Writer in BenchmarkWriter, and extraction opens a Writer per split per bucket",
+		"transforms/internal/spill.spillFrames": "the compression frame buffers shared by the spill Writers: one per Writer doubled the memory of each open writer (BenchmarkSpillWriterMemory, 11 to 22 kB with 256 open)",
+		"transforms/text.normPool":              "the scratch pool behind Normalize and AppendNormalized, whose tested guarantee is zero allocations a call; it goes when their callers (transforms.PrepareConfig) hold a text.Normalizer of their own",
+		"trainstep/cpu.blasState":               "mirrors gorgonia's process-wide BLAS (G.Use), which is global in gorgonia itself: the choice and its fallback reason live beside it",
 	}
 }
 
@@ -75,7 +83,7 @@ func main() {
 	if len(os.Args) > 1 {
 		root = os.Args[1]
 	}
-	problems, err := check(root, allowedParams(), allowedVars())
+	problems, err := run(root)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "archlint:", err)
 		os.Exit(2)
@@ -86,6 +94,27 @@ func main() {
 	}
 }
 
+// run checks the module at root with the tool's tables.
+func run(root string) ([]string, error) {
+	module, err := modulePath(root)
+	if err != nil {
+		return nil, err
+	}
+	imports, err := newImportRules(module, importTable())
+	if err != nil {
+		return nil, err
+	}
+	return check(root, rules{params: allowedParams(), vars: allowedVars(), imports: imports, flagSets: flagSetsAllowed()})
+}
+
+// rules are the tables a check reads.
+type rules struct {
+	params   map[string]string // allowedParams
+	vars     map[string]string // allowedVars
+	imports  *importRules      // nil: imports are not checked
+	flagSets map[string]string // flagSetsAllowed, by file path from the root
+}
+
 func printProblems(w io.Writer, problems []string) {
 	for _, p := range problems {
 		fmt.Fprintln(w, p)
@@ -93,11 +122,12 @@ func printProblems(w io.Writer, problems []string) {
 }
 
 // check walks root and returns the violations, "file:line: reason", in
-// file order. Directories named testdata or node_modules, and those
-// starting with . or _, are left out below root.
-func check(root string, params, vars map[string]string) ([]string, error) {
+// file and line order. Directories named testdata or node_modules, and
+// those starting with . or _, are left out below root.
+func check(root string, r rules) ([]string, error) {
 	var out []string
 	fset := token.NewFileSet()
+	unplaced := map[string]bool{} // packages reported as missing from the import table
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -116,23 +146,56 @@ func check(root string, params, vars map[string]string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(root, filepath.Dir(path))
+		rel, err := filepath.Rel(root, path)
 		if err != nil {
 			return err
 		}
-		out = append(out, checkFile(fset, f, filepath.ToSlash(rel), params, vars)...)
+		rel = filepath.ToSlash(rel)
+		dir := pathpkg.Dir(rel)
+		if r.imports != nil && !r.imports.placed(dir) {
+			if !unplaced[dir] {
+				unplaced[dir] = true
+				out = append(out, fmt.Sprintf("%s:1: package %s has no row in the import table (tools/archlint/imports.go): place it on its floor", path, dir))
+			}
+		}
+		out = append(out, checkFile(fset, f, rel, r, unplaced[dir])...)
 		return nil
 	})
 	return out, err
 }
 
-func checkFile(fset *token.FileSet, f *ast.File, dir string, params, vars map[string]string) []string {
-	var out []string
+// checkFile returns the violations of one file, rel its path from the
+// root, in line order. unplaced says its package has no row in the import
+// table (already reported), so its imports are not checked.
+func checkFile(fset *token.FileSet, f *ast.File, rel string, r rules, unplaced bool) []string {
+	type problem struct {
+		line int
+		msg  string
+	}
+	var out []problem
+	dir := pathpkg.Dir(rel)
 	report := func(pos token.Pos, format string, args ...any) {
 		p := fset.Position(pos)
-		out = append(out, fmt.Sprintf("%s:%d: %s", p.Filename, p.Line, fmt.Sprintf(format, args...)))
+		out = append(out, problem{p.Line, fmt.Sprintf("%s:%d: %s", p.Filename, p.Line, fmt.Sprintf(format, args...))})
 	}
 	imports := importNames(f)
+	if r.imports != nil && !unplaced {
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if why := r.imports.check(dir, path); why != "" {
+				report(imp.Pos(), "%s", why)
+			}
+		}
+	}
+	if _, ok := r.flagSets[rel]; !ok && !inCmd(dir, f) {
+		last := 0
+		for _, n := range flagSetUses(f, imports) {
+			if line := fset.Position(n.Pos()).Line; line != last {
+				last = line
+				report(n.Pos(), "flag sets are declared only in cmd: a library takes a config struct, and cmd declares its flags")
+			}
+		}
+	}
 	for _, decl := range f.Decls {
 		switch d := decl.(type) {
 		case *ast.FuncDecl:
@@ -144,7 +207,7 @@ func checkFile(fset *token.FileSet, f *ast.File, dir string, params, vars map[st
 			if d.Recv != nil && len(d.Recv.List) == 1 {
 				name = recvType(d.Recv.List[0].Type) + "." + name
 			}
-			if _, ok := params[dir+"."+name]; !ok {
+			if _, ok := r.params[dir+"."+name]; !ok {
 				report(d.Pos(), "%s takes %d parameters, more than %d: group them in an options struct", name, n, maxParams)
 			}
 		case *ast.GenDecl:
@@ -169,7 +232,7 @@ func checkFile(fset *token.FileSet, f *ast.File, dir string, params, vars map[st
 					if value != nil && allowedValue(value, imports) {
 						continue
 					}
-					if _, ok := vars[dir+"."+id.Name]; ok {
+					if _, ok := r.vars[dir+"."+id.Name]; ok {
 						continue
 					}
 					report(id.Pos(), "package-level var %s is not an error, a flag or a registered DoFn: make it a constant, a function or a field", id.Name)
@@ -177,7 +240,12 @@ func checkFile(fset *token.FileSet, f *ast.File, dir string, params, vars map[st
 			}
 		}
 	}
-	return out
+	slices.SortStableFunc(out, func(a, b problem) int { return a.line - b.line })
+	msgs := make([]string, len(out))
+	for i, p := range out {
+		msgs[i] = p.msg
+	}
+	return msgs
 }
 
 // importNames maps each import's name in the file to its path.

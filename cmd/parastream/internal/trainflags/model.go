@@ -3,7 +3,7 @@ package trainflags
 import (
 	"flag"
 
-	"github.com/parastream/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
 )

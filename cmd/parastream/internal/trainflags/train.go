@@ -7,7 +7,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/parastream/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/stream"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/device"

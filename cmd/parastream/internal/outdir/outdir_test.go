@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/parastream/parastream/internal/outdir"
+	"github.com/parastream/parastream/cmd/parastream/internal/outdir"
 )
 
 func TestCheck(t *testing.T) {

@@ -15,9 +15,9 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/report"
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/evalsink"
-	"github.com/parastream/parastream/internal/report"
 	"github.com/parastream/parastream/pipelines"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/transforms"

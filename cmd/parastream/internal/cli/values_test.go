@@ -3,7 +3,7 @@ package cli_test
 import (
 	"testing"
 
-	"github.com/parastream/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 )
 
 func TestCount(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/report"
 	"github.com/parastream/parastream/evalsink"
-	"github.com/parastream/parastream/internal/report"
 )
 
 // Eval evaluates the demo's checkpoint on the evaluation sets among the

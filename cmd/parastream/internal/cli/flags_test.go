@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parastream/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 )
 
 // A mistake is one ErrUsage naming the flag as written and the flag meant;

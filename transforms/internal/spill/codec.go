@@ -1,0 +1,549 @@
+package spill
+
+// Row encoding (AppendRow). All integers are varints (encoding/binary):
+// lengths and counts unsigned, int64 and int32 values zigzag-signed; floats
+// are raw IEEE 754 bits, little-endian, so NaN payloads, ±Inf and -0 come
+// back bit for bit.
+//
+//	row     = uvarint(len(body)) body
+//	body    = flags                      1 byte: bit 0 set when Label != nil; other bits 0
+//	          str(ID) str(Corpus) str(Dataset) str(Split) str(A) str(B)
+//	          strs(Context) str(LangA) str(LangB)
+//	          [float64(*Label)]          only when flags bit 0 is set
+//	          str(GroupKey) str(SourceFile) varint(SourceLine) varint(SourceOffset)
+//	          uvarint(n) n×float64       Scores
+//	          uvarint(n) n×(str(k) str(v)) Meta, keys in strictly increasing byte order
+//	          toks(TokensA, A) toks(TokensB, B)
+//	          uvarint(n) n×varint        IDsA, then IDsB
+//	          uvarint(n) n×float32       TopicsA, then TopicsB
+//	str     = uvarint(len) bytes
+//	strs    = uvarint(n) n×str
+//	toks    = uvarint(n) n×tok
+//	tok     = uvarint(len<<1) bytes                 a literal token
+//	        | uvarint(len<<1 | 1) uvarint(skip)     text[at+skip : at+skip+len]
+//
+// Tokens are mostly the text they were cut from, in order, so a token found
+// in its text (A for TokensA, B for TokensB) shortly after the end of the
+// previous referenced token (at, starting at 0) is written as a reference
+// of two bytes instead of one plus its length, and decodes without a copy.
+// That takes a sixth off a typical Reddit row, which compresses and decodes
+// faster for it. Other tokens (lowercased ones, the sentence tags) are
+// literals.
+//
+// The encoding of a row is a function of its value: Meta is written in key
+// order, so equal rows encode to equal bytes.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/parastream/parastream/shards"
+)
+
+// ErrCorrupt is wrapped by every error that reports a spill file or an
+// encoded row that cannot be decoded: bad magic, a CRC mismatch, a
+// truncated file, an impossible length. Errors from the filesystem itself
+// (permission denied, network failures) do not wrap it.
+var ErrCorrupt = errors.New("corrupt spill data")
+
+// AppendRow appends the encoding of r to dst and returns the extended
+// buffer. The encoding is self-delimiting (DecodeRow reports its length) and
+// deterministic: equal rows give equal bytes whatever the iteration order of
+// r.Meta. See the top of codec.go for the layout.
+func AppendRow(dst []byte, r *shards.Row) []byte {
+	// The body's length goes first. Reserve two bytes for it, enough for
+	// bodies of 128 B to 16 KiB, the common case, and move the body when the
+	// guess was wrong.
+	const guess = 2
+	start := len(dst)
+	dst = append(dst, 0, 0)
+	body := len(dst)
+
+	var flags byte
+	if r.Label != nil {
+		flags |= 1
+	}
+	dst = append(dst, flags)
+	dst = spillAppendString(dst, r.ID)
+	dst = spillAppendString(dst, r.Corpus)
+	dst = spillAppendString(dst, r.Dataset)
+	dst = spillAppendString(dst, r.Split)
+	dst = spillAppendString(dst, r.A)
+	dst = spillAppendString(dst, r.B)
+	dst = spillAppendStrings(dst, r.Context)
+	dst = spillAppendString(dst, r.LangA)
+	dst = spillAppendString(dst, r.LangB)
+	if r.Label != nil {
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(*r.Label))
+	}
+	dst = spillAppendString(dst, r.GroupKey)
+	dst = spillAppendString(dst, r.SourceFile)
+	dst = binary.AppendVarint(dst, r.SourceLine)
+	dst = binary.AppendVarint(dst, r.SourceOffset)
+	dst = binary.AppendUvarint(dst, uint64(len(r.Scores)))
+	for _, f := range r.Scores {
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
+	}
+	dst = spillAppendMeta(dst, r.Meta)
+	dst = spillAppendTokens(dst, r.TokensA, r.A)
+	dst = spillAppendTokens(dst, r.TokensB, r.B)
+	dst = spillAppendInt32s(dst, r.IDsA)
+	dst = spillAppendInt32s(dst, r.IDsB)
+	dst = spillAppendFloat32s(dst, r.TopicsA)
+	dst = spillAppendFloat32s(dst, r.TopicsB)
+
+	n := uint64(len(dst) - body)
+	if k := spillUvarintLen(n); k != guess {
+		end := len(dst)
+		if k > guess {
+			dst = append(dst, make([]byte, k-guess)...)
+		}
+		copy(dst[start+k:], dst[body:end])
+		dst = dst[:start+k+int(n)]
+	}
+	binary.PutUvarint(dst[start:], n)
+	return dst
+}
+
+func spillUvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+func spillAppendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+func spillAppendStrings(dst []byte, ss []string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(ss)))
+	for _, s := range ss {
+		dst = spillAppendString(dst, s)
+	}
+	return dst
+}
+
+// spillTokenSearch is how far past the previous token, beyond the length
+// of the token itself, AppendRow looks for a token in its text.
+const spillTokenSearch = 64
+
+func spillAppendTokens(dst []byte, toks []string, text string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(toks)))
+	at := 0
+	for _, tok := range toks {
+		if tok != "" {
+			rest := text[at:]
+			i := -1
+			switch {
+			case strings.HasPrefix(rest, tok):
+				i = 0
+			case len(rest) > 0 && strings.HasPrefix(rest[1:], tok):
+				i = 1
+			default:
+				i = strings.Index(rest[:min(len(rest), len(tok)+spillTokenSearch)], tok)
+			}
+			if i >= 0 {
+				dst = binary.AppendUvarint(dst, uint64(len(tok))<<1|1)
+				dst = binary.AppendUvarint(dst, uint64(i))
+				at += i + len(tok)
+				continue
+			}
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(tok))<<1)
+		dst = append(dst, tok...)
+	}
+	return dst
+}
+
+func spillAppendInt32s(dst []byte, v []int32) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(v)))
+	for _, x := range v {
+		dst = binary.AppendVarint(dst, int64(x))
+	}
+	return dst
+}
+
+func spillAppendFloat32s(dst []byte, v []float32) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(v)))
+	for _, f := range v {
+		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(f))
+	}
+	return dst
+}
+
+func spillAppendMeta(dst []byte, m map[string]string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(m)))
+	if len(m) == 0 {
+		return dst
+	}
+	var buf [16]string
+	keys := buf[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		dst = spillAppendString(dst, k)
+		dst = spillAppendString(dst, m[k])
+	}
+	return dst
+}
+
+// DecodeRow decodes the row at the start of b into r and returns the number
+// of bytes it took. A truncated or corrupt encoding returns an error wrapping
+// ErrCorrupt; DecodeRow never panics on bad input and never allocates
+// more than a small multiple of len(b).
+//
+// Every field of r is overwritten, and every value AppendRow wrote comes back
+// exactly (float bits included), with one normalisation: an empty list or
+// map comes back nil, as shards.Row treats a missing list as an empty one.
+//
+// Memory: the decoded strings never alias b, so b may be reused at once.
+// They share one allocation per row (a copy of the row's encoding), so
+// keeping any one string of a row keeps that whole copy alive; strings.Clone
+// what you keep of many rows. To save allocations, DecodeRow reuses the
+// backing arrays of r's slices and r's map (not the Label, which is always
+// a fresh pointer): a caller that keeps a decoded row, or any of its slices
+// or its map, past the next DecodeRow into the same r must zero r first
+// (*r = shards.Row{}). A shallow copy of the struct is not enough. On error
+// r holds an unspecified mix of old and new values.
+func DecodeRow(b []byte, r *shards.Row) (n int, err error) {
+	size, k := binary.Uvarint(b)
+	if k <= 0 {
+		if k == 0 {
+			return 0, fmt.Errorf("%w: row length: truncated varint", ErrCorrupt)
+		}
+		return 0, fmt.Errorf("%w: row length: varint overflows 64 bits", ErrCorrupt)
+	}
+	if size > uint64(len(b)-k) {
+		return 0, fmt.Errorf("%w: row of %d bytes, only %d left", ErrCorrupt, size, len(b)-k)
+	}
+	if size == 0 {
+		return 0, fmt.Errorf("%w: empty row", ErrCorrupt)
+	}
+	body := b[k : k+int(size)]
+	d := spillDecoder{b: body, s: string(body)}
+	d.decode(r)
+	if d.err != nil {
+		return 0, d.err
+	}
+	if d.i != len(body) {
+		return 0, fmt.Errorf("%w: %d bytes left over after the row's last field", ErrCorrupt, len(body)-d.i)
+	}
+	return k + int(size), nil
+}
+
+// spillDecoder reads one row body. b and s hold the same bytes: numbers are
+// read from b and strings sliced from s, so that all of a row's strings
+// share s. field names the field being read, for errors. The first error
+// sticks: counts read after an error are 0, so nothing is allocated for
+// them, and decode stops at the next field.
+type spillDecoder struct {
+	b     []byte
+	s     string
+	i     int
+	field string
+	err   error
+}
+
+func (d *spillDecoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s at byte %d: %s", ErrCorrupt, d.field, d.i, fmt.Sprintf(format, args...))
+	}
+}
+
+func (d *spillDecoder) uvarint() uint64 {
+	// Most varints of a row (string lengths, counts) are one byte: that
+	// case is inlined.
+	if i := d.i; i < len(d.b) {
+		if c := d.b[i]; c < 0x80 {
+			d.i = i + 1
+			return uint64(c)
+		}
+	}
+	return d.uvarintSlow()
+}
+
+func (d *spillDecoder) uvarintSlow() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, k := binary.Uvarint(d.b[d.i:])
+	if k <= 0 {
+		if k == 0 {
+			d.fail("truncated varint")
+		} else {
+			d.fail("varint overflows 64 bits")
+		}
+		return 0
+	}
+	d.i += k
+	return v
+}
+
+func (d *spillDecoder) varint() int64 {
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+// count reads a list length and checks that n elements of at least minSize
+// bytes each fit in what is left of the row, before anything is allocated.
+func (d *spillDecoder) count(minSize int) int {
+	n := d.uvarint()
+	if n == 0 || d.err != nil {
+		return 0
+	}
+	if left := len(d.b) - d.i; n > uint64(left/minSize) {
+		d.fail("%d elements cannot fit in the %d bytes left", n, left)
+		return 0
+	}
+	return int(n)
+}
+
+func (d *spillDecoder) str() string {
+	// Fast path: a one-byte length that fits.
+	if i := d.i; i < len(d.b) && d.b[i] < 0x80 {
+		n := int(d.b[i])
+		i++
+		if n <= len(d.b)-i {
+			d.i = i + n
+			return d.s[i : i+n]
+		}
+	}
+	n := d.uvarint()
+	if n > uint64(len(d.b)-d.i) {
+		d.strFail(n)
+		return ""
+	}
+	s := d.s[d.i : d.i+int(n)]
+	d.i += int(n)
+	return s
+}
+
+func (d *spillDecoder) strFail(n uint64) {
+	d.fail("string of %d bytes, only %d left", n, len(d.b)-d.i)
+}
+
+func (d *spillDecoder) fixed(size int) []byte {
+	if len(d.b)-d.i < size {
+		d.fail("truncated")
+		return nil
+	}
+	p := d.b[d.i : d.i+size]
+	d.i += size
+	return p
+}
+
+// strs reads a list of strings: the hot loop of a row of tokens, written
+// with the position in a local.
+func (d *spillDecoder) strs(dst []string) []string {
+	n := d.count(1)
+	if n == 0 {
+		return nil
+	}
+	dst = spillReuse(dst, n)
+	b, s, i := d.b, d.s, d.i
+	for j := range dst {
+		var l uint64
+		if i < len(b) && b[i] < 0x80 {
+			l = uint64(b[i])
+			i++
+		} else {
+			d.i = i
+			l = d.uvarintSlow()
+			i = d.i
+			if d.err != nil {
+				return nil
+			}
+		}
+		if l > uint64(len(b)-i) {
+			d.i = i
+			d.strFail(l)
+			return nil
+		}
+		dst[j] = s[i : i+int(l)]
+		i += int(l)
+	}
+	d.i = i
+	return dst
+}
+
+// tokens reads a token list cut from text (see toks in the format).
+func (d *spillDecoder) tokens(dst []string, text string) []string {
+	n := d.count(1)
+	if n == 0 {
+		return nil
+	}
+	dst = spillReuse(dst, n)
+	at := 0
+	for j := range dst {
+		tag := d.uvarint()
+		l := tag >> 1
+		if tag&1 == 0 {
+			if l > uint64(len(d.b)-d.i) {
+				d.strFail(l)
+				return nil
+			}
+			dst[j] = d.s[d.i : d.i+int(l)]
+			d.i += int(l)
+			continue
+		}
+		skip := d.uvarint()
+		if d.err != nil {
+			return nil
+		}
+		if left := uint64(len(text) - at); skip > left || l > left-skip {
+			d.fail("token of %d bytes at %d+%d is outside its text of %d bytes", l, at, skip, len(text))
+			return nil
+		}
+		at += int(skip)
+		dst[j] = text[at : at+int(l)]
+		at += int(l)
+	}
+	return dst
+}
+
+func (d *spillDecoder) int32s(dst []int32) []int32 {
+	n := d.count(1)
+	if n == 0 {
+		return nil
+	}
+	dst = spillReuse(dst, n)
+	for j := range dst {
+		v := d.varint()
+		if v != int64(int32(v)) {
+			d.fail("%d overflows int32", v)
+			return nil
+		}
+		dst[j] = int32(v)
+	}
+	return dst
+}
+
+func (d *spillDecoder) float32s(dst []float32) []float32 {
+	n := d.count(4)
+	if n == 0 {
+		return nil
+	}
+	dst = spillReuse(dst, n)
+	p := d.fixed(4 * n)
+	for j := range dst {
+		dst[j] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*j:]))
+	}
+	return dst
+}
+
+func (d *spillDecoder) float64s(dst []float64) []float64 {
+	n := d.count(8)
+	if n == 0 {
+		return nil
+	}
+	dst = spillReuse(dst, n)
+	p := d.fixed(8 * n)
+	for j := range dst {
+		dst[j] = math.Float64frombits(binary.LittleEndian.Uint64(p[8*j:]))
+	}
+	return dst
+}
+
+func (d *spillDecoder) meta(m map[string]string) map[string]string {
+	n := d.count(2)
+	if n == 0 {
+		return nil
+	}
+	if m == nil {
+		m = make(map[string]string, n)
+	} else {
+		clear(m)
+	}
+	prev := ""
+	for j := 0; j < n; j++ {
+		k := d.str()
+		v := d.str()
+		if d.err != nil {
+			return nil
+		}
+		if j > 0 && k <= prev {
+			d.fail("key %q does not follow %q: keys must be strictly increasing", k, prev)
+			return nil
+		}
+		m[k] = v
+		prev = k
+	}
+	return m
+}
+
+// spillReuse returns a slice of length n, on s's array when it is big enough.
+func spillReuse[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}
+
+func (d *spillDecoder) decode(r *shards.Row) {
+	d.field = "flags"
+	flags := d.fixed(1)
+	if flags == nil {
+		return
+	}
+	if flags[0]&^1 != 0 {
+		d.fail("unknown flags %#x", flags[0])
+		return
+	}
+	d.field = "strings"
+	r.ID = d.str()
+	r.Corpus = d.str()
+	r.Dataset = d.str()
+	r.Split = d.str()
+	r.A = d.str()
+	r.B = d.str()
+	d.field = "context"
+	r.Context = d.strs(r.Context)
+	d.field = "lang"
+	r.LangA = d.str()
+	r.LangB = d.str()
+	r.Label = nil
+	if flags[0]&1 != 0 {
+		d.field = "label"
+		if p := d.fixed(8); p != nil {
+			label := math.Float64frombits(binary.LittleEndian.Uint64(p))
+			r.Label = &label
+		}
+	}
+	d.field = "group_key/source"
+	r.GroupKey = d.str()
+	r.SourceFile = d.str()
+	r.SourceLine = d.varint()
+	r.SourceOffset = d.varint()
+	if d.err != nil {
+		return
+	}
+	d.field = "scores"
+	r.Scores = d.float64s(r.Scores)
+	d.field = "meta"
+	r.Meta = d.meta(r.Meta)
+	d.field = "tokens_a"
+	r.TokensA = d.tokens(r.TokensA, r.A)
+	d.field = "tokens_b"
+	r.TokensB = d.tokens(r.TokensB, r.B)
+	if d.err != nil {
+		return
+	}
+	d.field = "ids_a"
+	r.IDsA = d.int32s(r.IDsA)
+	d.field = "ids_b"
+	r.IDsB = d.int32s(r.IDsB)
+	d.field = "topics_a"
+	r.TopicsA = d.float32s(r.TopicsA)
+	d.field = "topics_b"
+	r.TopicsB = d.float32s(r.TopicsB)
+}
