@@ -53,15 +53,18 @@ func TestHostHarness(t *testing.T) {
 	}
 }
 
-// TestHostHarnessCatchesPlantedFaults: wrong terms planted in the CUDA C
-// (and not in the twins) fail exactly the kernels they are in: masked_mean
-// halving its mean, gather_embed reading one padded step as a word.
+// TestHostHarnessCatchesPlantedFaults: faults planted in the CUDA C (and
+// not in the twins) fail exactly the kernels they are in: masked_mean
+// halving its mean, gather_embed reading one padded step as a word,
+// relu_fwd with a parameter its twin lacks (reported, not launched with
+// the wrong arguments).
 func TestHostHarnessCatchesPlantedFaults(t *testing.T) {
 	cc := hostCompiler(t)
 	src := cuda.Source()
 	for _, m := range []struct{ from, to string }{
 		{"out[tid] = s * (1.0f / (float)lens[r]);", "out[tid] = s * (0.5f / (float)lens[r]);"},
 		{"    if (t >= lens[r]) {\n        x[tid] = 0.0f;", "    if (t > lens[r]) {\n        x[tid] = 0.0f;"},
+		{"void relu_fwd(int n, float* z)", "void relu_fwd(int n, float* z, int extra)"},
 	} {
 		if strings.Count(src, m.from) != 1 {
 			t.Fatalf("the source has %d copies of %q: update the planted fault", strings.Count(src, m.from), m.from)
@@ -79,7 +82,7 @@ func TestHostHarnessCatchesPlantedFaults(t *testing.T) {
 			t.Logf("reported: %v", r)
 		}
 	}
-	for _, want := range []string{"masked_mean", "gather_embed"} {
+	for _, want := range []string{"masked_mean", "gather_embed", "relu_fwd"} {
 		if !failed[want] {
 			t.Errorf("the fault planted in %s's C was not reported", want)
 		}
