@@ -9,6 +9,7 @@ package cuda
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -182,6 +183,7 @@ func hostShapes() []hostShape {
 	}
 }
 
+// hostShape is a named set of the integer parameters' values.
 type hostShape struct {
 	name  string
 	sizes map[string]int
@@ -367,7 +369,9 @@ type hostInputs struct {
 // optimisers' usual constants. An unknown name is an error, so that a new
 // kernel cannot pass unexamined.
 func (c hostCase) arguments(k *kernel) (*hostInputs, error) {
-	rng := rand.New(rand.NewPCG(c.seed, uint64(len(k.name))))
+	h := fnv.New64a()
+	h.Write([]byte(k.name))
+	rng := rand.New(rand.NewPCG(c.seed, h.Sum64())) // a stream of its own per kernel and shape
 	n := len(k.params)
 	in := &hostInputs{ints: make([]int32, n), floats: make([]float32, n), words: make([][]uint32, n),
 		pointer: make([]bool, n), isFloat: make([]bool, n)}
