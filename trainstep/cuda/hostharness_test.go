@@ -533,8 +533,8 @@ func hostInverse(name string, size map[string]int, byName map[string][]uint32) (
 //     the twin's float64 functions rounded to float32, and the kernels
 //     chain a few (the LSTM cell, softmax over a row);
 //
-// (Measured on x86-64 with glibc 2.36: all but tanh_fwd, sigmoid_fwd and
-// the LSTM cell bit-identical, those within 1.2e-7.)
+// (Measured on x86-64 with glibc 2.36: the kernels of the first kind
+// bit-identical, those of the second within 1.2e-7.)
 // A wrong term (a factor, a missed step or guard) is off by far more.
 func hostTolerance(name string) float64 {
 	switch name {
