@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -123,6 +124,10 @@ func TestLaunchLimits(t *testing.T) {
 	}
 }
 
+// requireNVRTC, when 1 (CI sets it), makes a missing NVRTC a failure of
+// TestNVRTCCompiles instead of a skip.
+const requireNVRTC = "PARASTREAM_REQUIRE_NVRTC"
+
 func TestCompileOptionsAndArch(t *testing.T) {
 	opts := cuda.CompileOptions(90)
 	if opts[0] != "--gpu-architecture=compute_90" {
@@ -149,13 +154,18 @@ func TestCompileOptionsAndArch(t *testing.T) {
 // found on this machine (Debian's libnvrtc11.2 from non-free, CUDA 11.8,
 // or a toolkit or pip wheel), for the oldest and newest architectures it
 // supports and for the GPU machines' H100 (compute_90): every kernel must
-// be an entry of the PTX. It needs no GPU; it skips without NVRTC.
+// be an entry of the PTX. It needs no GPU; it skips without NVRTC, and
+// fails instead under PARASTREAM_REQUIRE_NVRTC=1 (CI installs Debian's).
 func TestNVRTCCompiles(t *testing.T) {
 	env := cuda.EnvFromOS("")
 	_, version, archs, err := cuda.CompileKernels(env, 52)
 	var le *cuda.LibraryError
 	if errors.As(err, &le) {
-		t.Skipf("no NVRTC here (apt-get install libnvrtc11.2 from Debian non-free, or pip install nvidia-cuda-nvrtc-cu12): %v", err)
+		msg := fmt.Sprintf("no NVRTC here (apt-get install libnvrtc11.2 from Debian non-free, or pip install nvidia-cuda-nvrtc-cu12): %v", err)
+		if os.Getenv(requireNVRTC) == "1" {
+			t.Fatalf("%s (%s=1 makes this a failure)", msg, requireNVRTC)
+		}
+		t.Skip(msg)
 	}
 	if err != nil {
 		t.Fatal(err)
