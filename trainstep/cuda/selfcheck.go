@@ -269,7 +269,7 @@ func (b *Backend) checkCase(cs CheckCase, cc CheckConfig) (res CaseResult) {
 	ps := checkParams(cfg, rand.New(rand.NewPCG(seed, 5)))
 	opts := b.opts
 	opts.NoGraphs, opts.MaxGraphs = !cs.Graphs, 0
-	ref := &Backend{dev: &emulator{kernels: newKernels(), launches: map[string]int{}, tf32: b.opts.TF32}, opts: Options{NoGraphs: true}}
+	ref := EmulatorWith(Options{NoGraphs: true, TF32: b.opts.TF32})
 	want, err := ref.build(cfg, ps, ref.opts)
 	if err != nil {
 		res.Err = fmt.Errorf("building on the emulator: %w", err)
