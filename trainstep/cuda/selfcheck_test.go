@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
 	"github.com/parastream/parastream/trainstep/cuda"
 )
@@ -178,5 +179,27 @@ func TestCheckConfigValidate(t *testing.T) {
 	cancel()
 	if _, err := cuda.Emulator().SelfCheck(ctx, cuda.CheckConfig{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// TestTrainerRefusesUncheckedDevice: the trainer a `train --device cuda`
+// run makes (trainstep.New over the backend that trainstep/device opens,
+// with the self-check on) refuses a device that disagrees with the
+// emulator before its first step, with the one-line error; on a device
+// that agrees it is made and steps.
+func TestTrainerRefusesUncheckedDevice(t *testing.T) {
+	cfg := trainstep.Config{Encoder: compute.EncLSTMAvg, Dim: 8, Vocab: 30, BatchSize: 4}
+	_, err := trainstep.New(cfg, trainstep.Options{Backend: cuda.EmulatorPlanted(cuda.Options{SelfCheck: true}, "masked_mean", 0.5)})
+	if !errors.Is(err, cuda.ErrSelfCheck) || strings.Contains(err.Error(), "\n") || !strings.HasSuffix(err.Error(), "train with --device cpu") ||
+		!strings.Contains(err.Error(), "lstmavg margin") {
+		t.Fatalf("trainstep.New on a faulty device: %v, want the self-check's one line", err)
+	}
+	tr, err := trainstep.New(cfg, trainstep.Options{Backend: testBackendWith(t, cuda.Options{SelfCheck: true})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if _, err := tr.Step([]trainstep.Pair{{A: []int32{1, 2}, B: []int32{3}}, {A: []int32{4}, B: []int32{5, 6, 7}}}); err != nil {
+		t.Fatal(err)
 	}
 }
