@@ -106,6 +106,37 @@ func plantedKernel(ks *kernelTable, name string, factor float32) (kernelID, *ker
 	panic("no kernel " + name)
 }
 
+// EmulatorPlantedUpdate is EmulatorWith(opts) on which the optimiser
+// kernel name (adam, sgd, rmsprop, adam_rows, ...) makes factor times
+// its change to the parameter w: a wrong step size.
+func EmulatorPlantedUpdate(opts Options, name string, factor float32) *Backend {
+	b := EmulatorWith(opts)
+	e := b.dev.(*emulator)
+	for id, k := range e.kernels {
+		if k.name != name {
+			continue
+		}
+		w := slices.IndexFunc(k.params, func(p string) bool { return p == "f w" })
+		pk := *k
+		body := k.body
+		pk.body = func(tid, n int, a []hostArg) {
+			// The rows kernels write w at a row's index, not tid's: find
+			// what the thread changed (the test models are small).
+			out := a[w].f
+			old := slices.Clone(out)
+			body(tid, n, a)
+			for j := range out {
+				if out[j] != old[j] {
+					out[j] = old[j] + factor*(out[j]-old[j])
+				}
+			}
+		}
+		e.kernels[id] = &pk
+		return b
+	}
+	panic("no kernel " + name)
+}
+
 // EmulatorPlanted is EmulatorWith(opts) with kernel name's twin
 // perturbed (plantedKernel): a fake device that disagrees with the
 // emulator wherever that kernel runs.

@@ -347,8 +347,8 @@ func (c *comparison) note(d float64, where string) {
 
 // step runs one forward-backward-update on got and want. Before the
 // last step the update's learning rate is 0 (the parameters stay the
-// same on both); at the last, the gradients and the updated parameters
-// are compared too.
+// same on both); at the last, the gradients and the update are compared
+// too.
 func (c *comparison) step(got, want *model, bt *compute.Batch, step int64, last bool) error {
 	lg, err := got.ForwardBackward(bt)
 	if err != nil {
@@ -358,61 +358,77 @@ func (c *comparison) step(got, want *model, bt *compute.Batch, step int64, last 
 	if err != nil {
 		return fmt.Errorf("step %d on the emulator: %w", step, err)
 	}
-	c.note(relDiff([]float32{float32(lg)}, []float32{float32(lw)}), fmt.Sprintf("the loss of step %d", step))
-	gw := want.Grads()
-	if last {
-		for i, g := range got.Grads() {
-			c.note(relDiff(g.Data, gw[i].Data), "the gradient of "+g.Name)
+	c.note(relDiff([]float32{float32(lg)}, []float32{float32(lw)}, 1e-2), fmt.Sprintf("the loss of step %d", step))
+	if !last {
+		if err := got.Update(step, 0); err != nil {
+			return fmt.Errorf("update %d on %s: %w", step, got.dev.name(), err)
 		}
+		return want.Update(step, 0)
 	}
-	lr := 0.0
-	if last {
-		lr = got.cfg.LR
+	gw := want.Grads()
+	for i, g := range got.Grads() {
+		c.note(relDiff(g.Data, gw[i].Data, 1e-2), "the gradient of "+g.Name)
 	}
+	return c.update(got, want, gw, step)
+}
+
+// update runs the last step's update on got and want and compares what
+// it changed in each parameter, relative to the largest change (at least
+// 1e-2·lr): a wrong term in an update kernel shows there, where the
+// parameters themselves, of order 1, would hide it. With Adam and RMSProp
+// the values whose gradient is within the tolerance of 0 are left out:
+// their first steps are ±lr (times a constant) whatever the gradient's
+// size, and the gradients' comparison does not fix its sign on the device.
+func (c *comparison) update(got, want *model, gw []compute.Tensor, step int64) error {
+	lr := got.cfg.LR
+	before, beforeW := got.Params(), want.Params()
 	if err := got.Update(step, lr); err != nil {
 		return fmt.Errorf("update %d on %s: %w", step, got.dev.name(), err)
 	}
 	if err := want.Update(step, lr); err != nil {
 		return fmt.Errorf("update %d on the emulator: %w", step, err)
 	}
-	if !last {
-		return nil
-	}
 	adaptive := got.cfg.Optimizer != compute.OptSGD
-	pw := want.Params()
+	after := want.Params()
 	for i, p := range got.Params() {
-		g, w := p.Data, pw[i].Data
-		if adaptive && i < len(gw) && gw[i].Name == p.Name && len(gw[i].Data) == len(w) {
-			// Adam and RMSProp step a value whose gradient is 0 by ±lr
-			// whatever the gradient's size: where the emulator's is 0
-			// (or rounding's), the device's rounding noise moves it.
-			g, w = withoutZeroGrads(g, w, gw[i].Data)
+		g, w := minus(p.Data, before[i].Data), minus(after[i].Data, beforeW[i].Data)
+		if adaptive && gw[i].Name == p.Name && len(gw[i].Data) == len(w) {
+			g, w = withoutSmallGrads(g, w, gw[i].Data, c.tol)
 		}
-		c.note(relDiff(g, w), p.Name+" after the update")
+		c.note(relDiff(g, w, 1e-2*lr), "the update of "+p.Name)
 	}
 	return nil
 }
 
-// withoutZeroGrads are got and want less the values whose gradient is
-// within 1e-6 of the tensor's largest.
-func withoutZeroGrads(got, want, grad []float32) ([]float32, []float32) {
+// minus is a − b.
+func minus(a, b []float32) []float32 {
+	out := make([]float32, len(a))
+	for i := range a {
+		out[i] = a[i] - b[i]
+	}
+	return out
+}
+
+// withoutSmallGrads are got and want less the values whose gradient is
+// within tol of 0, relative to the tensor's gradient as relDiff measures.
+func withoutSmallGrads(got, want, grad []float32, tol float64) ([]float32, []float32) {
 	var scale float64
 	for _, v := range grad {
 		scale = max(scale, math.Abs(float64(v)))
 	}
 	var g, w []float32
 	for i, v := range grad {
-		if math.Abs(float64(v)) > 1e-6*scale {
+		if math.Abs(float64(v)) > tol*(1e-2+scale) {
 			g, w = append(g, got[i]), append(w, want[i])
 		}
 	}
 	return g, w
 }
 
-// relDiff is max|got − want| / (1e-2 + max|want|): at most 1e-3 is the
-// float32 tolerance of the backend's tests (1e-5 + 1e-3·max|want|). A
-// non-finite value or a length mismatch is +Inf.
-func relDiff(got, want []float32) float64 {
+// relDiff is max|got − want| / (floor + max|want|): with floor 1e-2, at
+// most 1e-3 is the float32 tolerance of the backend's tests (1e-5 +
+// 1e-3·max|want|). A non-finite value or a length mismatch is +Inf.
+func relDiff(got, want []float32, floor float64) float64 {
 	if len(got) != len(want) {
 		return math.Inf(1)
 	}
@@ -425,5 +441,5 @@ func relDiff(got, want []float32) float64 {
 		scale = max(scale, math.Abs(w))
 		d = max(d, math.Abs(g-w))
 	}
-	return d / (1e-2 + scale)
+	return d / (floor + scale)
 }

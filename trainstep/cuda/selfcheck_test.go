@@ -103,6 +103,31 @@ func TestSelfCheckFindsPlantedFault(t *testing.T) {
 	}
 }
 
+// TestSelfCheckFindsWrongStep: an optimiser kernel that steps 5% too
+// far fails the check in the update's comparison, for Adam (its
+// catch-up-free dense kernel and the sparse rows'), SGD and RMSProp.
+func TestSelfCheckFindsWrongStep(t *testing.T) {
+	for _, tc := range []struct{ kernel, opt, update string }{
+		{"adam_rows", compute.OptAdam, compute.UpdateSparse},
+		{"adam", compute.OptAdam, compute.UpdateDense},
+		{"sgd", compute.OptSGD, compute.UpdateDense},
+		{"rmsprop_rows", compute.OptRMSProp, compute.UpdateSparse},
+	} {
+		b := cuda.EmulatorPlantedUpdate(cuda.Options{}, tc.kernel, 1.05)
+		train := compute.Config{Optimizer: tc.opt, EmbeddingUpdate: tc.update}
+		cases := []cuda.CheckCase{{Encoder: compute.EncGRAN, Loss: compute.LossMargin}, {Encoder: compute.EncGRAN, Loss: compute.LossMargin, Graphs: true}}
+		rep, err := b.SelfCheck(context.Background(), cuda.CheckConfig{Cases: cases, Train: train})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rep.Results {
+			if r.Pass() || !strings.HasPrefix(r.Worst, "the update of") {
+				t.Errorf("%s %s/%s: pass %v, largest difference %.2g at %s; want a failure in an update", tc.kernel, tc.opt, tc.update, r.Pass(), r.MaxRelDiff, r.Worst)
+			}
+		}
+	}
+}
+
 // TestStartupCheckRefuses: a training run's Build (Options.SelfCheck)
 // on the faulty device refuses with one line that names the failing
 // piece and the way round: --device cpu for the kernels, --tf32=false
