@@ -41,7 +41,7 @@ func runDevice(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("--device %s: %w", *dev, err)
 	}
-	rep, err := b.SelfCheck(ctx, cuda.CheckConfig{})
+	rep, err := b.SelfCheck(ctx, cuda.DeviceCheck())
 	_, werr := rep.WriteTo(e.stdout)
 	if err = errors.Join(err, werr, b.Close()); err != nil {
 		return err

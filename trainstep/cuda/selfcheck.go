@@ -79,6 +79,13 @@ type CheckConfig struct {
 	Seed uint64
 }
 
+// DeviceCheck is the configuration of `parastream device check`: every
+// case, with dropout, word dropout, λc, λw and mix negatives on, so that
+// the noise and regularisers' kernels run too.
+func DeviceCheck() CheckConfig {
+	return CheckConfig{Train: compute.Config{Dropout: 0.1, WordDropout: 0.1, LambdaC: 0.01, LambdaW: 0.02, Negatives: compute.NegMix}}
+}
+
 // Validate says what is wrong with c and how to fix it.
 func (c CheckConfig) Validate() error {
 	if c.Tolerance < 0 || math.IsNaN(c.Tolerance) {

@@ -35,17 +35,19 @@ func TestCheckCasesCoverBackend(t *testing.T) {
 	}
 }
 
-// TestSelfCheckPasses runs the device check's every case on the test
-// backend (the emulator, or the GPU with PARASTREAM_TEST_GPU) with the
-// settings of a noisy run: all pass, each graph case replayed its step.
+// TestSelfCheckPasses runs the device check (cuda.DeviceCheck: every
+// case, noise and regularisers on) on the test backend (the emulator, or
+// the GPU with PARASTREAM_TEST_GPU): all pass, each graph case replayed
+// its step.
 func TestSelfCheckPasses(t *testing.T) {
 	cases := cuda.CheckCases()
 	if testing.Short() {
 		cases = []cuda.CheckCase{{Encoder: compute.EncAvg, Loss: compute.LossMargin, Graphs: true},
 			{Encoder: compute.EncGRAN, Loss: compute.LossSim}, {Encoder: compute.EncTransformer, Loss: compute.LossHinge, Graphs: true}}
 	}
-	train := compute.Config{Dropout: 0.1, WordDropout: 0.1, LambdaC: 0.01, LambdaW: 0.02, Negatives: compute.NegMix}
-	rep, err := testBackend(t).SelfCheck(context.Background(), cuda.CheckConfig{Cases: cases, Train: train})
+	cc := cuda.DeviceCheck()
+	cc.Cases = cases
+	rep, err := testBackend(t).SelfCheck(context.Background(), cc)
 	if err != nil {
 		t.Fatal(err)
 	}
