@@ -117,6 +117,8 @@ type CaseResult struct {
 	// "gradient of lstm.Wx", "lstm.Wx after the update").
 	MaxRelDiff float64
 	Worst      string
+	// Compared counts the tensors compared (losses, gradients, updates).
+	Compared int
 	// Captures and Replays count the CUDA graphs of the case (Graphs).
 	Captures, Replays int
 	// Err is why the case failed: a difference over the tolerance, a
@@ -306,7 +308,7 @@ func (b *Backend) checkCase(cs CheckCase, cc CheckConfig) (res CaseResult) {
 			return res
 		}
 	}
-	res.MaxRelDiff, res.Worst = cmp.worst, cmp.where
+	res.MaxRelDiff, res.Worst, res.Compared = cmp.worst, cmp.where, cmp.n
 	if c := got.graphs; c != nil {
 		res.Captures, res.Replays = c.captures, c.replays
 		if c.replays == 0 || len(c.refused) > 0 {
@@ -336,18 +338,21 @@ func (b *Backend) build(cfg compute.Config, ps []compute.Tensor, opts Options) (
 	return m, nil
 }
 
-// comparison keeps the largest relative difference seen and where.
+// comparison keeps the largest relative difference seen and where ("" while
+// every one has been 0), and counts the tensors compared.
 type comparison struct {
 	tol   float64
 	worst float64
 	where string
+	n     int
 }
 
 func (c *comparison) note(d float64, where string) {
 	if math.IsNaN(d) {
 		d = math.Inf(1)
 	}
-	if c.where == "" || d > c.worst {
+	c.n++
+	if d > c.worst {
 		c.worst, c.where = d, where
 	}
 }

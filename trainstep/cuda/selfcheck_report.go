@@ -42,7 +42,11 @@ func (r Report) WriteTo(w io.Writer) (int64, error) {
 		if c.Case.Graphs {
 			graphs = fmt.Sprintf(" (%d captured, %d replayed)", c.Captures, c.Replays)
 		}
-		fmt.Fprintf(&b, "%-28s max rel diff %-8.2g %-34s %s%s\n", c.Case, c.MaxRelDiff, trimWhere(c.Worst), verdict, graphs)
+		where := c.Worst
+		if where == "" {
+			where = fmt.Sprintf("all %d tensors the same bits", c.Compared)
+		}
+		fmt.Fprintf(&b, "%-28s max rel diff %-8.2g %-34s %s%s\n", c.Case, c.MaxRelDiff, trimWhere(where), verdict, graphs)
 	}
 	failed := len(r.Failed())
 	fmt.Fprintf(&b, "%d cases, %d failed (tolerance %.0g relative to each tensor's largest value)\n", len(r.Results), failed, r.Tolerance)
