@@ -183,10 +183,11 @@ func (b *Backend) SelfCheck(ctx context.Context, cfg CheckConfig) (Report, error
 
 // checkModel is a tiny model of encoder enc and loss with train's
 // negatives, regularisers, optimiser and embedding update, not yet
-// defaulted: dimension 6, 23 words, batches of 5 pairs, and the smallest
-// layers of each encoder and loss (the
-// recurrent encoders start from Glorot's initialisation, whose gates are
-// not saturated: a wrong term would hide behind σ' ≈ 0).
+// defaulted: dimension 6 and hidden 5 (sizes that differ, so that a
+// transposed product cannot line up by accident), 23 words, batches of 5
+// pairs, and the smallest layers of each encoder and loss. The recurrent
+// encoders start from Glorot's initialisation, whose gates are not
+// saturated: a wrong term would hide behind σ' ≈ 0.
 func checkModel(train compute.Config, enc, loss string) compute.Config {
 	c := compute.Config{Encoder: enc, Loss: loss, Dim: 6, Hidden: 5, Vocab: 23, BatchSize: 5, BucketWidth: 4, Seed: 3,
 		Dropout: train.Dropout, WordDropout: train.WordDropout, Scramble: train.Scramble,
@@ -239,9 +240,9 @@ func checkParams(cfg compute.Config, rng *rand.Rand) []compute.Tensor {
 	return ps
 }
 
-// checkBatch draws cfg.BatchSize pairs of lengths 1 to 5 (the same shape at every
-// step, new words, noise, negatives and labels), a word in both sides
-// of each pair.
+// checkBatch draws cfg.BatchSize pairs of lengths 1 to 5: the same shape
+// at every step, with new words, noise, negatives and labels, and a word
+// in both sides of each pair (its gradient is a sum).
 func checkBatch(cfg compute.Config, rng *rand.Rand) (*compute.Batch, error) {
 	var a, b [][]int32
 	var labels []float32
