@@ -56,6 +56,8 @@ func commands() []command {
 			usage: brokerUsage, run: runBroker},
 		{name: "train", summary: "train a sentence encoder from a Kafka dataset",
 			usage: trainflags.Usage, run: runTrain},
+		{name: "device", summary: "check the GPU: its libraries, the kernels, and every encoder and loss against the emulator",
+			usage: deviceUsage, run: runDevice},
 		{name: "embed", summary: "embed sentences read on stdin with a checkpoint's model",
 			usage: embedUsage, run: runEmbed},
 		{name: "generate", summary: "generate paraphrases of sentences read on stdin with an edd checkpoint, or score them on held-out pairs",

@@ -19,15 +19,17 @@
 #
 # Everything is built with CGO_ENABLED=0 and -trimpath (so that the test
 # binaries find the bundle's data relative to where run.sh runs them) and
-# compressed with xz (GPU_BUNDLE_XZ, default -6); the whole is about 40 MiB,
-# under the device tool's 64 MiB.
+# compressed with xz (GPU_BUNDLE_XZ, default -6); the build fails when the
+# folder passes 40 MiB (GPU_BUNDLE_LIMIT_MIB), so that it travels with a
+# working tree in the 64 MiB a GPU machine is sent.
 #
 # cmd/parastream's tests are not in the bundle: its device tests check what
 # happens without a GPU and skip where one is usable; the end-to-end run
 # covers `train --device cuda` there.
 #
 # Settings (environment): GO (go), GPU_BUNDLE_DIR (out/gpu-bundle),
-# GPU_BUNDLE_XZ (xz options, -6), GPU_BUNDLE_DATA (../shared/data).
+# GPU_BUNDLE_XZ (xz options, -6), GPU_BUNDLE_DATA (../shared/data),
+# GPU_BUNDLE_LIMIT_MIB (40).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -89,10 +91,10 @@ chmod +x "$DIR/run.sh"
 	(cd "$DIR" && find . -type f ! -name MANIFEST -printf '%P %s\n' | sort)
 } >"$DIR/MANIFEST"
 total=$(du -sb "$DIR" | cut -f1)
-limit=$((60 * 1024 * 1024))
+limit_mib=${GPU_BUNDLE_LIMIT_MIB:-40}
 say "$DIR: $((total / 1024 / 1024)) MiB ($total bytes)"
-if [ "$total" -gt "$limit" ]; then
-	say "$DIR is over 60 MiB: the device tool carries at most 64 MiB with the working tree"
+if [ "$total" -gt $((limit_mib * 1024 * 1024)) ]; then
+	say "$DIR is over $limit_mib MiB: it travels with the working tree to the GPU machine, 64 MiB in all (GPU_BUNDLE_LIMIT_MIB sets the bound)"
 	exit 1
 fi
 say "run it on a GPU machine: bash $DIR/run.sh (docs/gpu.md, \"Running on a GPU machine (the bundle)\")"

@@ -7,9 +7,12 @@ package gpubundle_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +39,9 @@ func TestBundleFailsFastWithoutGPU(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bundle")
 	build := exec.Command("make", "-s", "gpu-bundle", "GPU_BUNDLE_DIR="+dir)
 	build.Dir = root
-	build.Env = append(os.Environ(), "GPU_BUNDLE_XZ=-1") // the fastest level: this checks the folder, not its size
+	// The fastest level: this checks the folder, not its size (make
+	// gpu-bundle at -6 fails over 40 MiB itself).
+	build.Env = append(os.Environ(), "GPU_BUNDLE_XZ=-1", "GPU_BUNDLE_LIMIT_MIB=64")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("make gpu-bundle: %v\n%s", err, out)
 	}
@@ -87,14 +92,74 @@ func TestBundleFailsFastWithoutGPU(t *testing.T) {
 	if strings.Contains(msg, "unpacked:") {
 		t.Errorf("run.sh unpacked the bundle before finding the driver missing:\n%s", msg)
 	}
-	sum, err := os.ReadFile(filepath.Join(results, "summary.txt"))
-	if err != nil || !strings.Contains(string(sum), "FAILED") {
-		t.Errorf("results/summary.txt: %v %q, want the failure", err, sum)
+	sum, err := os.ReadFile(filepath.Join(results, "report.md"))
+	if err != nil || !strings.Contains(string(sum), "FAILED") || !strings.Contains(string(sum), want[0]) {
+		t.Errorf("results/report.md: %v %q, want the failure", err, sum)
+	}
+	var rep struct {
+		Passed   bool
+		Failures []string
+	}
+	if js, err := os.ReadFile(filepath.Join(results, "report.json")); err != nil || json.Unmarshal(js, &rep) != nil || rep.Passed ||
+		len(rep.Failures) != 1 || !strings.Contains(rep.Failures[0], want[0]) {
+		t.Errorf("results/report.json: %v %q, want passed false and the failure", err, js)
+	}
+	if files, _ := os.ReadDir(results); len(files) > 8 {
+		t.Errorf("%d files in the results folder, at most 8 come back from a device call", len(files))
 	}
 	if log, err := os.ReadFile(filepath.Join(results, "run.log")); err != nil || !strings.Contains(string(log), want[0]) {
 		t.Errorf("results/run.log: %v, want the output (%q) there too", err, want[0])
 	}
 	t.Logf("run.sh failed in %v:\n%s", took.Round(time.Millisecond), msg)
+}
+
+// TestRunShBudgets: run.sh --help states each default stage's time
+// budget, the same as the limit run.sh puts on it (its budget function),
+// and the default stages fit the 6 minutes of one device call after
+// unpacking.
+func TestRunShBudgets(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	script := filepath.Join(testenv.Root(), "scripts", "gpu_bundle", "run.sh")
+	help, err := exec.Command("bash", script, "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("run.sh --help: %v\n%s", err, help)
+	}
+	src, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stages := regexp.MustCompile(`(?m)^STAGES=\$\{RUN_STAGES:-([a-z0-9 ]+)\}$`).FindSubmatch(src)
+	if stages == nil {
+		t.Fatal("run.sh: no default STAGES=${RUN_STAGES:-...}")
+	}
+	limits := map[string]int{}
+	for _, m := range regexp.MustCompile(`(\w+)\) echo (\d+) ;;`).FindAllStringSubmatch(string(src), -1) {
+		limits[m[1]], _ = strconv.Atoi(m[2])
+	}
+	total := 0
+	for _, st := range strings.Fields(string(stages[1])) {
+		limit, ok := limits[st]
+		if !ok {
+			t.Errorf("stage %s has no limit in run.sh's budget function", st)
+			continue
+		}
+		total += limit
+		row := regexp.MustCompile(`(?m)^  ` + st + ` +(\d+) s  \S`).FindSubmatch(help)
+		if row == nil {
+			t.Errorf("run.sh --help states no budget for stage %s:\n%s", st, help)
+		} else if n, _ := strconv.Atoi(string(row[1])); n != limit {
+			t.Errorf("stage %s: --help says %d s, run.sh limits it to %d s", st, n, limit)
+		}
+	}
+	if total > 360 {
+		t.Errorf("the default stages' limits sum to %d s, over the 6 minutes (360 s) of one call", total)
+	}
+	// The end-to-end run's data is prepared beside the other stages, then e2e runs.
+	if prep := limits["prep"]; prep == 0 || prep+limits["e2e"] > 360 {
+		t.Errorf("the data's preparation (%d s) and e2e (%d s) after it pass 360 s", prep, limits["e2e"])
+	}
 }
 
 // TestGPUBenchDryCPU runs scripts/gpu_bench.py --device cpu --dry with

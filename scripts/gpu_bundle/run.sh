@@ -1,84 +1,180 @@
 #!/usr/bin/env bash
-# The GPU bundle's one command (`make gpu-bundle` builds the folder; issue
-# 15, item 5; docs/gpu.md, "Running on a GPU machine (the bundle)"). On a
+# The GPU bundle's one command (`make gpu-bundle` builds the folder; issues
+# 15 and 35; docs/gpu.md, "Running on a GPU machine (the bundle)"). On a
 # machine with an NVIDIA GPU, its driver and a python3 with PyTorch, and no
 # Go:
 #
-#   bash out/gpu-bundle/run.sh
+#   bash out/gpu-bundle/run.sh            # the default: at most 6 minutes
+#   RUN_STAGES=full bash out/gpu-bundle/run.sh   # the longer sweeps
 #
-# Stages, in order (RUN_STAGES picks some, default all):
-#   tests   trainstep/cuda's tests with PARASTREAM_TEST_GPU=1: the
-#           emulator-comparison tests on the device (every encoder and
-#           loss the backend has against the CPU backend, Update, Embed,
-#           NoAccumulation, NonFinite, Unsupported, CheckpointsAcrossBackends),
-#           then trainstep's checkpoint tests (-test.run $TRAINSTEP_RUN:
-#           exactly once across a resume, SIGKILL during a background
-#           checkpoint where the binary has it; the list is printed)
-#   bench   BenchmarkGPUTrainStep: avg, lstmavg, gran (and the transformer,
-#           dimension 512) at batch 100 and 1,000
-#   torch   scripts/gpu_bench.py: every PyTorch variant beside it, ratios
-#   e2e     `parastream broker`, the PPDB lexical pairs (58k words)
-#           extracted, featurized and published, `parastream train
-#           --device cuda --model avg --checkpoint-every 1000`: its
-#           examples/s beside the step benchmark's avg/batch100 pairs/s
+# The default fits one device call (10 minutes, the machine's start
+# included): after unpacking, its stages run in at most 360 s, each under a
+# time limit (its budget, below): check, tests, bench and torch one after
+# the other (310 s), the end-to-end run's data prepared beside them (at
+# most 300 s), then e2e (50 s).
 #
-# Everything printed goes to stdout and to the results folder ($OUT when
-# set, else RESULTS, else ./gpu-bundle-results): run.log (all), summary.txt,
-# tests-cuda.txt, tests-trainstep.txt, bench.txt, torch.txt, e2e.txt. The
-# exit status is 0 only when every stage passed and both targets were met.
+#   stage   budget  what
+#   check     40 s  parastream device check: device, driver, cuBLAS, NVRTC,
+#                   the kernels compiled, every encoder x loss one step on
+#                   the device and on the emulator, eager and replayed
+#   tests    140 s  trainstep/cuda's whole test suite with
+#                   PARASTREAM_TEST_GPU=cuda:N (every emulator-comparison
+#                   test on the device), then trainstep's checkpoint tests
+#                   (-test.run $TRAINSTEP_RUN)
+#   bench     60 s  BenchmarkGPUTrainStep: one row per encoder (avg,
+#                   lstmavg, gran, transformer) at batch 100 and 1,000,
+#                   BENCH_STEPS steps, once
+#   torch     70 s  scripts/gpu_bench.py: PyTorch's strongest variant of
+#                   each row in issue 15's measurements (graph: the whole
+#                   step as a CUDA graph; cudnn-graph for the recurrent
+#                   encoders), TORCH_STEPS steps, beside the bench rows
+#   prep     300 s  (in the background, from the start, on the CPU) the
+#                   end-to-end run's data: the PPDB lexical pairs (58k
+#                   words) extracted and featurized
+#   e2e       50 s  once the data is ready: `parastream broker`, the data
+#                   published, `parastream train --device cuda --model avg
+#                   --checkpoint-every 1000`, its examples/s beside the
+#                   step rate of the same run's avg/batch100 row
+#
+# The budgets are estimates: no device has run this bundle yet. How each
+# was made (issue 15's figures are from an H100 with issue 8's backend):
+#   check  96 tiny cases; the emulator's side takes 1 s here (go test
+#          -run TestSelfCheckPasses), the device's is launches of tiny
+#          kernels; NVRTC compiles the kernels once (seconds)
+#   tests  trainstep/cuda's suite takes 6 s on the emulator here and
+#          trainstep's checkpoint tests 6.5 s (2 shared cores); on the
+#          device each test opens its own backend (kernels from the PTX
+#          cache) and syncs each step: 140 s is 10x that and more
+#   bench  100 steps of each row, each batch once before (8 batches):
+#          avg 200k-745k pairs/s, lstmavg and gran 33k-63k (issue 15),
+#          under 3 s each; the transformer at batch 1,000, 4.5 TFLOP a
+#          step at a third of the H100's float32 rate, about 0.2 s a
+#          step: 22 s; 60 s with the models' set-up
+#   torch  PyTorch's start (10 s), 30 steps and the capture of each
+#          variant: the graph variants ran at 16k-937k pairs/s
+#   e2e    5,000 steps of 100 pairs at issue 15's 53k examples/s: 10 s,
+#          with 5 checkpoints (200 MB each); the data's extraction and
+#          featurization (36 s + 93 s on a loaded 2-core box) run from
+#          the start beside the other stages
+# The report says what each stage took; when a stage's limit ends it, the
+# report says so.
+#
+# RUN_STAGES=full runs every stage at the sweep sizes (BENCH_STEPS 200,
+# BENCH_COUNT 3, every PyTorch variant, TORCH_STEPS 100, E2E_STEPS 20000,
+# BenchmarkGPUGraphs: eager, graphs, graphs+TF32) with STAGE_TIMEOUT (420 s)
+# each: two calls or more.
+#
+# Results ($OUT when set, else RESULTS, else ./gpu-bundle-results), eight
+# files at most: report.md and report.json (every stage: status, seconds,
+# budget, figures, failures), run.log (all output), check.txt, tests.txt,
+# bench.txt, torch.txt, e2e.txt. The exit status is 0 only when every stage
+# ran and passed and both targets were met.
 #
 # Settings (environment):
-#   RUN_STAGES      stages to run                      (tests bench torch e2e)
+#   RUN_STAGES      stages to run, or full           (check tests bench torch e2e)
 #   PYTHON          python3 with PyTorch               (python3)
 #   CUDA_DEVICE     ordinal of the GPU                 (0)
-#   BENCH_STEPS     -benchtime of the Go benchmark     (200, as Nx)
-#   BENCH_COUNT     -count of the Go benchmark         (3; the median is taken)
-#   TORCH_STEPS     timed steps of each PyTorch variant (100)
+#   BENCH_STEPS     -benchtime of the Go benchmark     (100; full: 200, as Nx)
+#   BENCH_COUNT     -count of the Go benchmark         (1; full: 3; the median)
+#   TORCH_STEPS     timed steps of each PyTorch variant (30; full: 100)
+#   TORCH_VARIANTS  gpu_bench.py --variants   (graph,cudnn-graph; full: all)
 #   BENCH_PATTERN   -test.bench of the Go benchmark    (BenchmarkGPUTrainStep;
-#                   BenchmarkGPUTrainStep/transformer: its rows alone)
+#                   full: also BenchmarkGPUGraphs)
 #   TORCH_MODELS    gpu_bench.py --models              (avg,lstmavg,gran,transformer)
 #   TRAINSTEP_RUN   trainstep tests run   (Checkpoint|Resume|Kill|ExactlyOnce|Background|Async|Durable)
-#   E2E_STEPS       steps of the end-to-end run        (20000)
+#   E2E_STEPS       steps of the end-to-end run        (5000; full: 20000)
 #   E2E_EVERY       its --checkpoint-every             (1000)
 #   E2E_DEVICE      its --device                       (cuda:$CUDA_DEVICE)
 #   E2E_DATA        ppdb (the bundle's PPDB lexical pairs, where it has
 #                   them) or synthetic                 (ppdb)
 #   E2E_ROWS        rows of the synthetic corpus       (300000)
 #   BUNDLE_WORK     work directory, emptied first      (/tmp/parastream-gpu-bundle)
-#   STAGE_TIMEOUT   seconds each stage may take        (420)
+#   STAGE_TIMEOUT   seconds every stage may take, in place of its budget
+#                   (full: 420)
 #   BUNDLE_NO_GPU_CHECK=1  skip the driver check (only to try the e2e stage
 #                   on a CPU: RUN_STAGES=e2e E2E_DEVICE=cpu)
 set -uo pipefail
+case "${1:-}" in
+-h | --help | help)
+	sed -n '2,/^set -uo pipefail$/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
+	exit 0
+	;;
+esac
 B=$(cd "$(dirname "$0")" && pwd)
 RES=${OUT:-${RESULTS:-$PWD/gpu-bundle-results}}
 W=${BUNDLE_WORK:-/tmp/parastream-gpu-bundle}
 PY=${PYTHON:-python3}
 DEV=${CUDA_DEVICE:-0}
-STAGES=${RUN_STAGES:-tests bench torch e2e}
-BENCH_STEPS=${BENCH_STEPS:-200}
-BENCH_COUNT=${BENCH_COUNT:-3}
-TORCH_STEPS=${TORCH_STEPS:-100}
+STAGES=${RUN_STAGES:-check tests bench torch e2e}
+FULL=0
+if [ "$STAGES" = full ]; then
+	FULL=1
+	STAGES="check tests bench torch e2e"
+fi
+if [ "$FULL" = 1 ]; then
+	BENCH_STEPS=${BENCH_STEPS:-200} BENCH_COUNT=${BENCH_COUNT:-3} TORCH_STEPS=${TORCH_STEPS:-100}
+	TORCH_VARIANTS=${TORCH_VARIANTS:-eager,fused-adam,graph,cudnn,cudnn-graph}
+	BENCH_PATTERN=${BENCH_PATTERN:-BenchmarkGPUTrainStep|BenchmarkGPUGraphs}
+	E2E_STEPS=${E2E_STEPS:-20000} STAGE_TIMEOUT=${STAGE_TIMEOUT:-420}
+fi
+BENCH_STEPS=${BENCH_STEPS:-100}
+BENCH_COUNT=${BENCH_COUNT:-1}
+TORCH_STEPS=${TORCH_STEPS:-30}
+TORCH_VARIANTS=${TORCH_VARIANTS:-graph,cudnn-graph}
 BENCH_PATTERN=${BENCH_PATTERN:-BenchmarkGPUTrainStep}
 TORCH_MODELS=${TORCH_MODELS:-avg,lstmavg,gran,transformer}
 TRAINSTEP_RUN=${TRAINSTEP_RUN:-Checkpoint|Resume|Kill|ExactlyOnce|Background|Async|Durable}
-E2E_STEPS=${E2E_STEPS:-20000}
+E2E_STEPS=${E2E_STEPS:-5000}
 E2E_EVERY=${E2E_EVERY:-1000}
 E2E_DEVICE=${E2E_DEVICE:-cuda:$DEV}
 E2E_ROWS=${E2E_ROWS:-300000}
-STAGE_TIMEOUT=${STAGE_TIMEOUT:-420}
+
+# budget STAGE: its seconds (the header's table), or STAGE_TIMEOUT.
+budget() {
+	if [ -n "${STAGE_TIMEOUT:-}" ]; then
+		echo "$STAGE_TIMEOUT"
+		return
+	fi
+	case $1 in
+	check) echo 40 ;; tests) echo 140 ;; bench) echo 60 ;; torch) echo 70 ;; prep) echo 300 ;; e2e) echo 50 ;;
+	esac
+}
 
 mkdir -p "$RES" || { echo "run.sh: cannot create the results folder $RES" >&2; exit 1; }
 
 main() {
 	say() { printf '%s run.sh: %s\n' "$(date -u +%H:%M:%S)" "$*"; }
-	die() { say "FAILED: $*"; echo "FAILED: $*" >>"$RES/summary.txt"; exit 1; }
 	has() { case " $STAGES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
-	: >"$RES/summary.txt"
-	summary() { echo "$*" | tee -a "$RES/summary.txt"; }
-	TO=()
-	if command -v timeout >/dev/null 2>&1; then TO=(timeout -k 10 "$STAGE_TIMEOUT"); fi
+	# The report's records: "STAGE<TAB>status<TAB>seconds<TAB>budget" in
+	# $REC.stages, "STAGE<TAB>figure" in $REC.figures, failures in $REC.failed.
+	REC=$(mktemp "${TMPDIR:-/tmp}/gpu-bundle-report.XXXXXX")
+	: >"$REC.stages"
+	: >"$REC.figures"
+	: >"$REC.failed"
+	trap 'rm -f "$REC" "$REC".*' EXIT
+	figure() { printf '%s\t%s\n' "$1" "$2" >>"$REC.figures"; echo "$1: $2"; }
+	fail() { printf '%s\n' "$1" >>"$REC.failed"; say "FAILED: $1"; }
+	die() { say "FAILED: $*"; printf '%s\n' "$*" >>"$REC.failed"; report; exit 1; }
+	T0=$(date +%s)
+	# begin STAGE: starts its clock and its time limit (budget); left: the
+	# seconds it has left; end STAGE RC: records it (124 or 137: the limit
+	# ended it).
+	begin() { STAGE=$1 STAGE_T=$(date +%s) STAGE_END=$(($(date +%s) + $(budget "$1"))); say "stage $1 (budget $(budget "$1") s)"; }
+	left() { local l=$((STAGE_END - $(date +%s))); echo $((l > 1 ? l : 1)); }
+	TO() { if command -v timeout >/dev/null 2>&1; then timeout -k 5 "$(left)" "$@"; else "$@"; fi; }
+	end() {
+		local st=passed took=$(($(date +%s) - STAGE_T))
+		case $2 in
+		0) ;;
+		124 | 137) st="stopped at its time limit" ; fail "$1: stopped at its time limit ($(budget "$1") s)" ;;
+		*) st="failed (exit $2)" ;;
+		esac
+		if [ "$2" = 0 ] && grep -q "^$1:" "$REC.failed"; then st=failed; fi
+		printf '%s\t%s\t%s\t%s\n' "$1" "$st" "$took" "$(budget "$1")" >>"$REC.stages"
+		say "stage $1: $st in $took s"
+	}
 
-	say "parastream GPU bundle in $B; results in $RES; stages: $STAGES"
+	say "parastream GPU bundle in $B; results in $RES; stages: $STAGES$([ "$FULL" = 1 ] && echo ' (full)')"
 	[ -f "$B/MANIFEST" ] && sed -n '2,5p' "$B/MANIFEST"
 
 	# --- Preflight: fail in seconds, naming what is missing. -----------------
@@ -151,31 +247,76 @@ main() {
 	ln -s "$W/shared" "$W/gopath/github.com/parastream/shared"
 	ln -s "$W/pkg" "$W/gopath/github.com/parastream/parastream"
 	mkdir -p "$W/pkg/trainstep/cuda" "$W/shared/data"
+	say "unpacked in $(($(date +%s) - T0)) s; the stages' clock starts now"
+	T1=$(date +%s)
+	P=$W/bin/parastream
+	D=$W/e2e
+	mkdir -p "$D"
 
-	failed=()
-	fail() { failed+=("$1"); say "FAILED: $1"; }
+	# --- The end-to-end run's data, on the CPU, beside the GPU stages. ---------
+	if has e2e; then
+		PREP_END=$((T1 + $(budget prep)))
+		(
+			set -e
+			PT() { if command -v timeout >/dev/null 2>&1; then timeout -k 5 $((PREP_END > $(date +%s) ? PREP_END - $(date +%s) : 1)) nice "$@"; else "$@"; fi; }
+			ppdb=$W/shared/data/corpora/ppdb/ppdb-1.0-xxxl-lexical-synonym-pairs.tsv
+			if [ -f "$ppdb" ] && [ "${E2E_DATA:-ppdb}" = ppdb ]; then
+				input=$ppdb corpus=ppdb-pairs
+				echo "data: the PPDB 1.0 XXXL lexical pairs ($(wc -l <"$ppdb") lines)"
+			else
+				input=$D/ppdb-synthetic.tsv corpus=ppdb
+				echo "data: synthetic (no PPDB file in the bundle, or E2E_DATA=synthetic): parastream gen ppdb --rows $E2E_ROWS"
+				PT "$P" gen ppdb --ppdb-version 1 --rows "$E2E_ROWS" --malformed-rate 0 --out "$input"
+			fi
+			echo "$corpus" >"$D/corpus"
+			t0=$(date +%s)
+			PT "$P" extract --corpus "$corpus" --input "$input" --out "$D/raw" --quiet
+			PT "$P" featurize --in "$D/raw" --out "$D/feat" --oov-buckets 0 --quiet # the vocabulary alone: 58k rows for PPDB, as issue 15 measured
+			echo "extract and featurize (in the background): $(($(date +%s) - t0)) s"
+		) >"$D/prep.txt" 2>&1 &
+		PREP=$!
+	fi
 
 	# counts FILE: "N passed, N failed, N skipped" of a -test.v log (top-level
 	# tests and subtests).
 	counts() { printf '%s passed, %s failed, %s skipped' "$(grep -c -- '--- PASS' "$1")" "$(grep -c -- '--- FAIL' "$1")" "$(grep -c -- '--- SKIP' "$1")"; }
 
+	# --- The device check. -----------------------------------------------------
+	if has check; then
+		begin check
+		TO "$P" device check --device "cuda:$DEV" >"$RES/check.txt" 2>&1
+		rc=$?
+		cat "$RES/check.txt"
+		line=$(grep -E '^[0-9]+ cases, [0-9]+ failed' "$RES/check.txt" | tail -1)
+		dline=$(sed -n 's/^device *//p' "$RES/check.txt" | head -1)
+		[ -z "$dline" ] || figure check "$dline"
+		figure check "${line:-no summary line: see check.txt}"
+		[ "$rc" = 0 ] || fail "check: parastream device check (exit $rc): see check.txt"
+		end check "$rc"
+	fi
+
 	# --- Tests. ----------------------------------------------------------------
 	if has tests; then
+		begin tests
 		say "trainstep/cuda tests on cuda:$DEV (PARASTREAM_TEST_GPU=cuda:$DEV)"
-		(cd "$W/pkg/trainstep/cuda" && PARASTREAM_TEST_GPU=cuda:$DEV "${TO[@]}" "$W/bin/cuda.test" -test.v -test.count=1 -test.timeout 6m) >"$RES/tests-cuda.txt" 2>&1
-		rc=$?
-		grep -E -- '^(=== RUN|--- FAIL|--- SKIP|FAIL|PASS|ok|panic)|cannot be opened|no GPU opens' "$RES/tests-cuda.txt" | grep -v '^=== RUN' | tail -40
-		summary "tests trainstep/cuda on the GPU: exit $rc, $(counts "$RES/tests-cuda.txt")"
-		[ "$rc" = 0 ] || fail "trainstep/cuda tests (exit $rc): see tests-cuda.txt"
+		(cd "$W/pkg/trainstep/cuda" && PARASTREAM_TEST_GPU=cuda:$DEV TO "$W/bin/cuda.test" -test.v -test.count=1) >"$W/tests-cuda.txt" 2>&1
+		rc1=$?
+		grep -E -- '^(--- FAIL|--- SKIP|FAIL|PASS|ok|panic)|cannot be opened|no GPU opens' "$W/tests-cuda.txt" | tail -40
+		figure tests "trainstep/cuda on the GPU: exit $rc1, $(counts "$W/tests-cuda.txt")"
+		[ "$rc1" = 0 ] || fail "tests: trainstep/cuda (exit $rc1): see tests.txt"
 
 		list=$(cd "$W/pkg/trainstep" && "$W/bin/trainstep.test" -test.list "$TRAINSTEP_RUN" 2>&1 | grep -E '^(Test|Example)' | paste -sd' ' -)
 		say "trainstep tests matching $TRAINSTEP_RUN: ${list:-none}"
 		case " $list " in *Kill*) ;; *) say "note: no trainstep test with Kill in its name in this build: SIGKILL during a background checkpoint is not among them" ;; esac
-		(cd "$W/pkg/trainstep" && PARASTREAM_TEST_GPU=cuda:$DEV "${TO[@]}" "$W/bin/trainstep.test" -test.v -test.count=1 -test.timeout 6m -test.run "$TRAINSTEP_RUN") >"$RES/tests-trainstep.txt" 2>&1
-		rc=$?
-		grep -E -- '^(--- |FAIL|PASS|ok|panic)' "$RES/tests-trainstep.txt" | tail -40
-		summary "tests trainstep ($list): exit $rc, $(counts "$RES/tests-trainstep.txt")"
-		[ "$rc" = 0 ] || fail "trainstep checkpoint tests (exit $rc): see tests-trainstep.txt"
+		(cd "$W/pkg/trainstep" && PARASTREAM_TEST_GPU=cuda:$DEV TO "$W/bin/trainstep.test" -test.v -test.count=1 -test.run "$TRAINSTEP_RUN") >"$W/tests-trainstep.txt" 2>&1
+		rc2=$?
+		grep -E -- '^(--- |FAIL|PASS|ok|panic)' "$W/tests-trainstep.txt" | tail -40
+		figure tests "trainstep ($list): exit $rc2, $(counts "$W/tests-trainstep.txt")"
+		[ "$rc2" = 0 ] || fail "tests: trainstep checkpoint tests (exit $rc2): see tests.txt"
+		cat "$W/tests-cuda.txt" "$W/tests-trainstep.txt" >"$RES/tests.txt"
+		rc=$rc1
+		[ "$rc" = 0 ] && rc=$rc2
+		end tests "$rc"
 	fi
 
 	# --- The step benchmark. ---------------------------------------------------
@@ -184,60 +325,61 @@ main() {
 			awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 	}
 	if has bench; then
+		begin bench
 		say "$BENCH_PATTERN: -benchtime ${BENCH_STEPS}x -count $BENCH_COUNT on cuda:$DEV"
-		(cd "$W/gopath" && PARASTREAM_BENCH_DEVICE=cuda:$DEV "${TO[@]}" "$W/bin/cuda.test" \
-			-test.run '^$' -test.bench "$BENCH_PATTERN" -test.benchtime "${BENCH_STEPS}x" -test.count "$BENCH_COUNT" -test.timeout 6m) >"$RES/bench.txt" 2>&1
+		(cd "$W/gopath" && PARASTREAM_BENCH_DEVICE=cuda:$DEV TO "$W/bin/cuda.test" \
+			-test.run '^$' -test.bench "$BENCH_PATTERN" -test.benchtime "${BENCH_STEPS}x" -test.count "$BENCH_COUNT") >"$RES/bench.txt" 2>&1
 		rc=$?
 		cat "$RES/bench.txt"
-		if [ "$rc" != 0 ] || ! grep -q 'pairs/s' "$RES/bench.txt"; then
-			fail "BenchmarkGPUTrainStep (exit $rc, no pairs/s: see bench.txt)"
+		if ! grep -q 'pairs/s' "$RES/bench.txt"; then
+			fail "bench: BenchmarkGPUTrainStep (exit $rc, no pairs/s: see bench.txt)"
 		else
 			for k in avg/batch100 lstmavg/batch100 gran/batch100 transformer/batch100 avg/batch1000 lstmavg/batch1000 gran/batch1000 transformer/batch1000; do
 				v=$(median_pairs "$k")
-				[ -n "$v" ] && summary "bench $k: $v pairs/s (median of $BENCH_COUNT)"
+				if [ -n "$v" ]; then figure bench "$k: $v pairs/s (median of $BENCH_COUNT, ${BENCH_STEPS} steps)"; else fail "bench: no row $k"; fi
 			done
 		fi
+		end bench "$rc"
 	fi
 
 	# --- PyTorch beside it. ----------------------------------------------------
 	if has torch; then
+		begin torch
 		if [ -s "$RES/bench.txt" ] && grep -q 'pairs/s' "$RES/bench.txt"; then
 			src=(--go-output "$RES/bench.txt")
 		else
 			src=(--go-test-binary "$W/bin/cuda.test")
 		fi
-		say "scripts/gpu_bench.py: every PyTorch variant, $TORCH_STEPS steps each"
-		(cd "$W/gopath" && PYTHONUNBUFFERED=1 "${TO[@]}" "$PY" "$W/repo/scripts/gpu_bench.py" \
-			--device "cuda:$DEV" --steps "$TORCH_STEPS" --models "$TORCH_MODELS" "${src[@]}") 2>&1 | tee "$RES/torch.txt"
-		rc=${PIPESTATUS[0]}
-		grep -E '^(avg|lstmavg|gran|transformer)/batch' "$RES/torch.txt" | sed 's/^/torch /' >>"$RES/summary.txt"
+		say "scripts/gpu_bench.py: variants $TORCH_VARIANTS, $TORCH_STEPS steps each"
+		(cd "$W/gopath" && PYTHONUNBUFFERED=1 TO "$PY" "$W/repo/scripts/gpu_bench.py" --device "cuda:$DEV" --steps "$TORCH_STEPS" \
+			--models "$TORCH_MODELS" --variants "$TORCH_VARIANTS" "${src[@]}") >"$RES/torch.txt" 2>&1
+		rc=$?
+		cat "$RES/torch.txt"
+		while IFS= read -r l; do figure torch "$l"; done < <(grep -E '^(avg|lstmavg|gran|transformer)/batch' "$RES/torch.txt")
 		if [ "$rc" != 0 ]; then
-			fail "scripts/gpu_bench.py (exit $rc): see torch.txt"
+			fail "torch: scripts/gpu_bench.py (exit $rc): see torch.txt"
 		elif grep -qE 'BELOW 1.0|NO RATIO' "$RES/torch.txt"; then
-			fail "parastream below the strongest PyTorch variant in: $(grep 'BELOW 1.0' "$RES/torch.txt" | cut -d' ' -f1 | paste -sd' ' -)"
+			fail "torch: parastream below the strongest PyTorch variant in: $(grep -E 'BELOW 1.0|NO RATIO' "$RES/torch.txt" | cut -d' ' -f1 | paste -sd' ' -)"
 		fi
+		end torch "$rc"
 	fi
 
 	# --- End to end from the embedded broker. ----------------------------------
 	if has e2e; then
-		P=$W/bin/parastream
-		D=$W/e2e
-		mkdir -p "$D"
+		while kill -0 "$PREP" 2>/dev/null && [ "$(date +%s)" -lt "$((PREP_END + 10))" ]; do sleep 1; done
+		if kill -0 "$PREP" 2>/dev/null; then
+			kill "$PREP" 2>/dev/null
+			echo "the data was not ready within its time limit ($(budget prep) s from the start)" >>"$D/prep.txt"
+		fi
+		wait "$PREP"
+		prc=$?
+		say "the end-to-end run's data: exit $prc, $(($(date +%s) - T1)) s after the start"
+		begin e2e
 		(
 			set -e
-			ppdb=$W/shared/data/corpora/ppdb/ppdb-1.0-xxxl-lexical-synonym-pairs.tsv
-			if [ -f "$ppdb" ] && [ "${E2E_DATA:-ppdb}" = ppdb ]; then
-				input=$ppdb corpus=ppdb-pairs
-				echo "data: the PPDB 1.0 XXXL lexical pairs ($(wc -l <"$ppdb") lines)"
-			else
-				input=$D/ppdb-synthetic.tsv corpus=ppdb
-				echo "data: synthetic (no PPDB file in the bundle, or E2E_DATA=synthetic): parastream gen ppdb --rows $E2E_ROWS"
-				"$P" gen ppdb --ppdb-version 1 --rows "$E2E_ROWS" --malformed-rate 0 --out "$input"
-			fi
-			t0=$(date +%s)
-			"$P" extract --corpus "$corpus" --input "$input" --out "$D/raw" --quiet
-			"$P" featurize --in "$D/raw" --out "$D/feat" --oov-buckets 0 --quiet # the vocabulary alone: 58k rows for PPDB, as issue 15 measured
-			echo "extract and featurize: $(($(date +%s) - t0)) s"
+			cat "$D/prep.txt"
+			[ "$prc" = 0 ] || { echo "preparing the data failed (exit $prc)"; exit 1; }
+			corpus=$(cat "$D/corpus")
 			"$P" broker --listen 127.0.0.1:0 --data-dir "$D/broker" >"$D/broker.out" 2>"$D/broker.err" &
 			bpid=$!
 			trap 'kill $bpid 2>/dev/null; wait $bpid 2>/dev/null' EXIT
@@ -252,7 +394,7 @@ main() {
 			echo "broker on $addr"
 			"$P" publish --shards "$D/feat" --brokers "$addr" --topic-prefix gb --dataset "$corpus" --quiet
 			echo "train: --device $E2E_DEVICE --model avg --checkpoint-every $E2E_EVERY --max-steps $E2E_STEPS"
-			"$P" train --brokers "$addr" --topic-prefix gb --dataset "$corpus" --model avg --device "$E2E_DEVICE" \
+			TO "$P" train --brokers "$addr" --topic-prefix gb --dataset "$corpus" --model avg --device "$E2E_DEVICE" \
 				--checkpoint-every "$E2E_EVERY" --keep-checkpoints 2 --max-steps "$E2E_STEPS" --epochs 1000 \
 				--checkpoint-dir "$D/ck" --run gpu-bundle-avg --progress-every 5s
 			last=$(find "$D/ck" -maxdepth 1 -name 'step-*' -type d | sort | tail -1)
@@ -270,29 +412,69 @@ main() {
 		grep '^train .*: step [0-9]* epoch' "$RES/e2e.txt" | tail -3
 		eps=$(sed -n 's/^run .* \([0-9][0-9]*\) examples\/s on .*/\1/p' "$RES/e2e.txt" | tail -1)
 		if [ "$rc" != 0 ] || [ -z "$eps" ]; then
-			fail "end-to-end run (exit $rc): see e2e.txt"
+			fail "e2e: the end-to-end run (exit $rc): see e2e.txt"
 		else
-			summary "e2e: $(grep '^vocabulary:' "$RES/e2e.txt" | cut -d' ' -f2) embedding rows, $eps examples/s (avg, --device $E2E_DEVICE, checkpoints every $E2E_EVERY steps)"
+			figure e2e "$(grep '^vocabulary:' "$RES/e2e.txt" | cut -d' ' -f2) embedding rows, $eps examples/s (avg, --device $E2E_DEVICE, $E2E_STEPS steps, checkpoints every $E2E_EVERY steps)"
 			step=""
 			has bench && [ -s "$RES/bench.txt" ] && step=$(median_pairs avg/batch100)
 			if [ -n "$step" ]; then
 				verdict=$(awk -v e="$eps" -v s="$step" 'BEGIN { r = e / s; printf "%.2f %s", r, (r >= 0.8 ? "ok (>= 0.8)" : "BELOW 0.8") }')
-				summary "e2e: $eps examples/s end to end, $step pairs/s in the step benchmark (avg/batch100), ratio $verdict"
-				case $verdict in *BELOW*) fail "end to end below 0.8 x the step benchmark" ;; esac
+				figure e2e "$eps examples/s end to end, $step pairs/s in the step benchmark (avg/batch100), ratio $verdict"
+				case $verdict in *BELOW*) fail "e2e: end to end below 0.8 x the step benchmark" ;; esac
 			else
-				summary "e2e: no step benchmark in this run (RUN_STAGES without bench): no ratio"
+				figure e2e "no avg/batch100 step rate in this run (bench not run, or it failed): no ratio"
 			fi
 		fi
+		end e2e "$rc"
 	fi
+	[ -n "${PREP:-}" ] && kill "$PREP" 2>/dev/null
 
 	echo
-	say "summary ($RES/summary.txt):"
-	cat "$RES/summary.txt"
-	if [ ${#failed[@]} -gt 0 ]; then
-		printf 'FAILED: %s\n' "${failed[@]}" | tee -a "$RES/summary.txt"
-		exit 1
-	fi
-	echo "all stages passed" | tee -a "$RES/summary.txt"
+	say "stages ran in $(($(date +%s) - T1)) s after unpacking"
+	report
+	cat "$RES/report.md"
+	[ ! -s "$REC.failed" ]
+}
+
+# jstr S: S as a JSON string.
+jstr() { printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/\t/ /g')"; }
+
+# report: report.md and report.json from the records.
+report() {
+	local total=$(($(date +%s) - T0)) st
+	{
+		echo "# parastream GPU bundle: $([ -s "$REC.failed" ] && echo FAILED || echo all stages passed)"
+		echo
+		[ -f "$B/MANIFEST" ] && sed -n '2,5p' "$B/MANIFEST" | sed 's/^/- /'
+		echo "- run: $(date -u +%Y-%m-%dT%H:%M:%SZ), stages: $STAGES$([ "$FULL" = 1 ] && echo ' (full)'), $total s in all (unpacking included)"
+		echo
+		echo "| stage | status | seconds | budget (s) |"
+		echo "|---|---|---|---|"
+		while IFS=$'\t' read -r n st sec bud; do echo "| $n | $st | $sec | $bud |"; done <"$REC.stages"
+		[ -s "$REC.stages" ] || echo "| (none ran) | | | |"
+		echo
+		while IFS=$'\t' read -r n f; do echo "- $n: $f"; done <"$REC.figures"
+		if [ -s "$REC.failed" ]; then
+			echo
+			sed 's/^/FAILED: /' "$REC.failed"
+		fi
+	} >"$RES/report.md"
+	{
+		printf '{"passed": %s, "stages_run": %s, "full": %s, "seconds": %s,\n "stages": [' \
+			"$([ -s "$REC.failed" ] && echo false || echo true)" "$(jstr "$STAGES")" "$([ "$FULL" = 1 ] && echo true || echo false)" "$total"
+		sep=""
+		while IFS=$'\t' read -r n st sec bud; do
+			printf '%s\n  {"stage": %s, "status": %s, "seconds": %s, "budget_s": %s, "figures": [' "$sep" "$(jstr "$n")" "$(jstr "$st")" "$sec" "$bud"
+			fs=""
+			while IFS=$'\t' read -r m f; do [ "$m" = "$n" ] && printf '%s%s' "$fs" "$(jstr "$f")" && fs=", "; done <"$REC.figures"
+			printf ']}'
+			sep=","
+		done <"$REC.stages"
+		printf '],\n "failures": ['
+		fs=""
+		while IFS= read -r f; do printf '%s%s' "$fs" "$(jstr "$f")"; fs=", "; done <"$REC.failed"
+		printf ']}\n'
+	} >"$RES/report.json"
 }
 
 main 2>&1 | tee "$RES/run.log"

@@ -32,15 +32,23 @@ type Options struct {
 	// (CUBLAS_TF32_TENSOR_OP_MATH): the products' inputs keep 10 of
 	// float32's 23 mantissa bits, sums stay float32. Off by default.
 	TF32 bool
+	// SelfCheck makes Build check each model's encoder and loss, with its
+	// settings, on a tiny model against the emulator first (one
+	// forward-backward-update, replayed from a CUDA graph unless NoGraphs)
+	// and refuse to build it, with a *CheckError, when they disagree:
+	// what a training run sets, so that it never trains on numbers that
+	// were not checked.
+	SelfCheck bool
 }
 
 // Backend is the CUDA backend: compute.Backend on one GPU (Open) or on
 // the host emulator of its kernels (Emulator). Models built by one
 // Backend share its device; Close it after them.
 type Backend struct {
-	dev  device
-	info DeviceInfo
-	opts Options
+	dev     device
+	info    DeviceInfo
+	opts    Options
+	checked map[string]bool // encoder/loss passed the start-up self-check
 }
 
 // supportedEncoders are the encoders the CUDA backend implements: those
@@ -92,8 +100,8 @@ func Supports(cfg compute.Config) error {
 // backend.
 func Emulator() *Backend { return EmulatorWith(Options{}) }
 
-// EmulatorWith is the emulator with opts' NoGraphs, MaxGraphs and TF32
-// (the others are about a GPU and ignored).
+// EmulatorWith is the emulator with opts' NoGraphs, MaxGraphs, TF32,
+// SelfCheck and Logger (the others are about a GPU and ignored).
 func EmulatorWith(opts Options) *Backend {
 	e := newEmulator()
 	e.tf32 = opts.TF32
@@ -163,6 +171,7 @@ func (g *gpu) setup(opts Options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	g.cached = cached
 	log.Info("cuda kernels", "device", g.info.String(), "arch", g.arch, "cached", cached, "cache_dir", dir)
 	img := append([]byte(ptx), 0)
 	if err := g.drv.check("cuModuleLoadData", g.drv.cuModuleLoadData(&g.mod, unsafe.Pointer(&img[0]))); err != nil {
@@ -202,13 +211,10 @@ func (b *Backend) Build(cfg compute.Config, params []compute.Tensor) (compute.Mo
 	if err := compute.CheckParams(cfg, params); err != nil {
 		return nil, fmt.Errorf("building %s model: %w", cfg.Encoder, err)
 	}
-	if err := b.dev.enter(); err != nil {
-		return nil, err
+	if b.opts.SelfCheck {
+		if err := b.startupCheck(cfg); err != nil {
+			return nil, err
+		}
 	}
-	defer b.dev.exit()
-	m, err := newModel(b.dev, cfg, params, b.opts)
-	if err != nil {
-		return nil, fmt.Errorf("building %s model on %s: %w", cfg.Encoder, b.dev.name(), err)
-	}
-	return m, nil
+	return b.build(cfg, params, b.opts)
 }

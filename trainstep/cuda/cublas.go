@@ -21,6 +21,7 @@ type cublas struct {
 	cublasGetStatusString func(status int32) string
 	cublasSetMathMode     func(h uintptr, mode int32) int32
 	cublasSetWorkspace    func(h uintptr, ws uintptr, bytes uintptr) int32
+	cublasGetVersion      func(h uintptr, v *int32) int32
 	// cublasSgemm_v2(handle, transa, transb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc)
 	cublasSgemm func(h uintptr, ta, tb int32, m, n, k int32, alpha *float32, a uintptr, lda int32,
 		b uintptr, ldb int32, beta *float32, c uintptr, ldc int32) int32
@@ -58,6 +59,7 @@ func loadCUBLAS(env Env) (*cublas, error) {
 	s.bind(&c.cublasSgemm, "cublasSgemm_v2")
 	s.bind(&c.cublasSetMathMode, "cublasSetMathMode")
 	s.bind(&c.cublasSetWorkspace, "cublasSetWorkspace_v2")
+	s.bind(&c.cublasGetVersion, "cublasGetVersion_v2")
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -77,6 +79,16 @@ func (c *cublas) init() error {
 		return fmt.Errorf("creating the cuBLAS handle (%s): %w", c.path, err)
 	}
 	return c.check("cublasSetStream_v2", c.cublasSetStream(c.handle, 0))
+}
+
+// version is cuBLAS's version (CUBLAS_VERSION: major·10000 +
+// minor·100 + patch), 0 when it cannot say.
+func (c *cublas) version() int {
+	var v int32
+	if c.cublasGetVersion(c.handle, &v) != 0 {
+		return 0
+	}
+	return int(v)
 }
 
 func op(t bool) int32 {

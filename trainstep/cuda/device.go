@@ -28,6 +28,8 @@ type device interface {
 	// launch runs kernel k of the device's table with arguments a.
 	launch(k kernelID, a []arg) error
 	close() error
+	// versions are the libraries and the kernels' build (self-check).
+	versions() Versions
 	streams // graph.go
 }
 

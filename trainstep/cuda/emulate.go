@@ -153,6 +153,8 @@ func (e *emulator) enter() error { return nil }
 func (e *emulator) exit()        {}
 func (e *emulator) close() error { return nil }
 
+func (e *emulator) versions() Versions { return Versions{Kernels: len(e.kernels)} }
+
 func (e *emulator) alloc(words int) (*buffer, error) {
 	if err := e.refuse("cuMemAlloc"); err != nil {
 		return nil, err

@@ -61,3 +61,11 @@ type Error struct {
 func (e *Error) Error() string {
 	return fmt.Sprintf("cuda: %s: error %d: %s", e.Call, e.Code, e.Msg)
 }
+
+// ErrSelfCheck is wrapped by the error of a self-check that found the
+// device disagreeing with the emulator (a *CheckError says where).
+var ErrSelfCheck = errors.New("the GPU disagrees with the emulator")
+
+// errOverTolerance is a self-check case's difference over its tolerance
+// (the report's line says where and how much).
+var errOverTolerance = errors.New("over the tolerance")

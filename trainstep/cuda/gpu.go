@@ -24,12 +24,18 @@ type gpu struct {
 	ctx        uintptr
 	mod        uintptr
 	arch       int
+	cached     bool         // the kernels' PTX came from the cache
 	kernels    *kernelTable // by ID: names and parameter lists
 	fns        map[string]uintptr
 	depth      int // nesting of enter
 }
 
 func (g *gpu) name() string { return fmt.Sprintf("cuda:%d", g.info.Ordinal) }
+
+func (g *gpu) versions() Versions {
+	return Versions{Driver: g.info.DriverVersion, NVRTC: g.rtc.version(), CUBLAS: g.blas.version(),
+		Arch: g.arch, PTXCached: g.cached, Kernels: len(g.fns)}
+}
 
 // enter locks the goroutine to its OS thread and makes the context current
 // there: CUDA contexts are current per thread, goroutines move.

@@ -189,8 +189,10 @@ func (m *model) runStep(key graphKey, body func(s *seq) stepOut) (stepOut, error
 		}
 		if s.err != nil && errors.Is(s.err, errCaptureUnsupported) {
 			// Something in the step needs the host mid-way: run this
-			// shape eagerly from now on.
+			// shape eagerly from now on, and say so once.
 			c.refused[key] = s.err
+			m.log.Warn("cuda: CUDA graph capture refused; this shape runs eagerly from now on (slower)",
+				"device", m.dev.name(), "shape", key.String(), "reason", s.err.Error())
 			return eager()
 		}
 		return stepOut{}, errors.Join(s.err, err)

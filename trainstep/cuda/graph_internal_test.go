@@ -2,7 +2,9 @@ package cuda
 
 import (
 	"errors"
+	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -12,11 +14,14 @@ import (
 // TestCaptureRefusesHostWork: a step that reads the host mid-way (here a
 // download) cannot be captured; runStep runs it eagerly, with the right
 // result, and never tries that shape again. Captured work does not run
-// until the graph is launched.
+// until the graph is launched. The refusal is logged once, one line with
+// the shape and the reason.
 func TestCaptureRefusesHostWork(t *testing.T) {
 	cfg := compute.Config{Encoder: compute.EncAvg, Dim: 4, Vocab: 5, BatchSize: 2}.Defaults()
 	ps := compute.InitParams(cfg, rand.New(rand.NewPCG(1, 2)))
-	m, err := newModel(newEmulator(), cfg, ps, Options{})
+	var logged strings.Builder
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	m, err := newModel(newEmulator(), cfg, ps, Options{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +55,10 @@ func TestCaptureRefusesHostWork(t *testing.T) {
 	}
 	if m.graphs.captures != 0 || m.graphs.replays != 0 {
 		t.Errorf("%d captures, %d replays of a step that reads the host", m.graphs.captures, m.graphs.replays)
+	}
+	if got := logged.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "capture refused") ||
+		!strings.Contains(got, "2 rows × 1 steps") || !strings.Contains(got, "a copy to pageable memory") {
+		t.Errorf("logged %q: want one line with the shape and the reason", got)
 	}
 
 	// A capturable step: recorded, not run, until launched.

@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -48,6 +49,7 @@ type model struct {
 	stager    stager // the double-buffered batch upload
 	// snap copies snapshots out (snapshot.go; nil before the first).
 	snap *snapArena
+	log  *slog.Logger // a refused capture (graph.go); never nil
 }
 
 // sparse reports whether the embeddings update only the batch's rows.
@@ -59,6 +61,9 @@ func newModel(dev device, cfg compute.Config, params []compute.Tensor, opts Opti
 		state: map[string]ptr{}, stateShape: map[string][]int{}, ws: map[string]*buffer{}}
 	if !opts.NoGraphs {
 		m.graphs = newGraphCache(opts.MaxGraphs)
+	}
+	if m.log = opts.Logger; m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
 	}
 	defer func() {
 		if err != nil {

@@ -20,38 +20,12 @@ func smallConfig(enc, neg string) compute.Config {
 	return smallModel(enc, compute.LossMargin, neg)
 }
 
-// smallModel is smallConfig with loss: Glorot starts for the recurrent
-// encoders, gran5 has Hidden = Dim (its gates
-// add x_t and h_t), the DAN layers of 7 and 4 units and 11 bigram
-// buckets (shared by several bigrams of a batch), the softmax loss's
-// tower one tanh layer of 4, sim 4 hidden units and 6 classes.
+// smallModel is smallConfig with loss: the self-check's tiny model
+// (cuda.CheckModel: Glorot starts for the recurrent encoders, gran5 has
+// Hidden = Dim, the DAN layers of 7 and 4 units and 11 bigram buckets,
+// the softmax loss's tower one tanh layer of 4, sim 4 hidden units).
 func smallModel(enc, loss, neg string) compute.Config {
-	cfg := compute.Config{Encoder: enc, Loss: loss, Dim: 6, Hidden: 5, Vocab: 23, BatchSize: 5, BucketWidth: 4, Seed: 3}
-	if loss == compute.LossMargin {
-		cfg.Negatives = neg
-	}
-	if enc != compute.EncAvg && enc != compute.EncDAN {
-		// Not the average start, whose saturated gates (biases of ±3,
-		// times 4 in params) would hide a wrong term behind σ' ≈ 0.
-		cfg.RecurrentInit = compute.RecurrentInitGlorot
-	}
-	switch enc {
-	case compute.EncGRAN5:
-		cfg.Hidden = cfg.Dim
-	case compute.EncDAN:
-		cfg.DANLayers, cfg.BigramBuckets = []int{7, 4}, 11
-	case compute.EncTransformer:
-		cfg.TFLayers, cfg.TFHeads, cfg.TFFilter = 2, 2, 7
-	}
-	switch loss {
-	case compute.LossHinge:
-		cfg.HingeK = 2
-	case compute.LossSoftmax:
-		cfg.RespHidden = []int{4}
-	case compute.LossSim:
-		cfg.SimHidden = 4
-	}
-	return cfg.Defaults()
+	return cuda.CheckModel(compute.Config{Negatives: neg}, enc, loss).Defaults()
 }
 
 // batch draws n pairs of lengths 1 to 7 (padded to 8, so that every row
@@ -89,22 +63,7 @@ func batch(t *testing.T, cfg compute.Config, n int, seed uint64) *compute.Batch 
 // with random biases and peepholes (they start at zero, where a wrong
 // gradient term would go unseen).
 func params(cfg compute.Config) []compute.Tensor {
-	rng := rand.New(rand.NewPCG(cfg.Seed, 5))
-	ps := compute.InitParams(cfg, rng)
-	for i := range ps {
-		scale := float32(4)
-		if strings.HasPrefix(ps[i].Name, "tf.") {
-			// The transformer has no gates to saturate; scaled by 4, its
-			// first attention's softmax saturates and its gradients are
-			// float32's rounding (the CPU backend's own float32 run is as
-			// far from its float64 run as the tolerance).
-			scale = 1
-		}
-		for j := range ps[i].Data {
-			ps[i].Data[j] = scale*ps[i].Data[j] + float32(rng.Float64()-0.5)/2
-		}
-	}
-	return ps
+	return cuda.CheckParams(cfg, rand.New(rand.NewPCG(cfg.Seed, 5)))
 }
 
 func buildWith(t *testing.T, b compute.Backend, cfg compute.Config, ps []compute.Tensor) compute.Model {

@@ -56,9 +56,12 @@ func invalid(format string, args ...any) error {
 	return &InvalidError{msg: fmt.Sprintf(format, args...)}
 }
 
-// CUDAOptions are the CUDA backend's options for GPU ordinal.
+// CUDAOptions are the CUDA backend's options for GPU ordinal: with the
+// self-check on, so that a run's model is checked against the emulator on
+// a tiny batch before it trains, and refused with one line naming the
+// failing piece and the way round (cuda.CheckError).
 func (c Config) CUDAOptions(ordinal int, log *slog.Logger) cuda.Options {
-	return cuda.Options{Device: ordinal, Env: cuda.EnvFromOS(c.CUDALibDir), Logger: log, NoGraphs: !c.CUDAGraphs, TF32: c.TF32}
+	return cuda.Options{Device: ordinal, Env: cuda.EnvFromOS(c.CUDALibDir), Logger: log, NoGraphs: !c.CUDAGraphs, TF32: c.TF32, SelfCheck: true}
 }
 
 // DefaultMemoryFraction is the part of the memory this process may use

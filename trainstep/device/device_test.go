@@ -94,3 +94,16 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestCUDAOptionsSelfCheck: a training run opens the GPU with the
+// start-up self-check on (cuda's TestStartupCheckRefuses: a device that
+// disagrees with the emulator is refused at Build), with its graphs and
+// TF32 settings, which the check runs with.
+func TestCUDAOptionsSelfCheck(t *testing.T) {
+	for _, c := range []device.Config{{CUDAGraphs: true}, {TF32: true}} {
+		o := c.CUDAOptions(2, nil)
+		if !o.SelfCheck || o.Device != 2 || o.NoGraphs == c.CUDAGraphs || o.TF32 != c.TF32 {
+			t.Errorf("%+v: options %+v", c, o)
+		}
+	}
+}
