@@ -23,14 +23,12 @@ import (
 	"github.com/parastream/parastream/cmd/parastream/internal/trainflags"
 )
 
-// command is one subcommand. run is nil for a subcommand not built yet.
+// command is one subcommand.
 type command struct {
 	name    string
 	summary string
 	usage   string
-	// issue names the work that builds a command not built yet.
-	issue string
-	run   func(ctx context.Context, env *env, args []string) error
+	run     func(ctx context.Context, env *env, args []string) error
 }
 
 // env is what a subcommand writes to.
@@ -99,7 +97,6 @@ const (
 	exitOK          = 0   // done
 	exitFailed      = 1   // the input, the output or the run failed
 	exitUsage       = 2   // a command-line mistake: unknown command or flag, bad value
-	exitNotBuilt    = 3   // a subcommand not built yet
 	exitInterrupted = 130 // stopped by Ctrl-C or SIGTERM
 )
 
@@ -121,14 +118,6 @@ func run(ctx context.Context, args []string, e *env) int {
 	for _, c := range commands() {
 		if c.name != args[0] {
 			continue
-		}
-		if c.run == nil {
-			if len(args) > 1 && cli.IsHelp(args[1]) {
-				fmt.Fprintf(e.stdout, "usage: %s\n\n%s.\n\nNot built yet: %s.\n", c.usage, c.summary, c.issue)
-				return exitOK
-			}
-			fmt.Fprintf(e.stderr, "parastream %s: not built yet (%s)\n", c.name, c.issue)
-			return exitNotBuilt
 		}
 		err := c.run(ctx, e, args[1:])
 		switch {
@@ -175,14 +164,10 @@ func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "       parastream --version | -v")
 	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range commands() {
-		status := ""
-		if c.run == nil {
-			status = " [not built yet]"
-		}
-		fmt.Fprintf(w, "  %-10s %s%s\n", c.name, c.summary, status)
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nexit status: 0 done, 1 the input, output or run failed, 2 a command-line mistake,")
-	fmt.Fprintln(w, "3 a command not built yet, 130 interrupted")
+	fmt.Fprintln(w, "130 interrupted")
 }
 
 // newFlags makes a subcommand's flag set (cli.NewFlags), named as the user

@@ -34,18 +34,6 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	}
 }
 
-func TestCommandNotBuiltSaysSoAndFails(t *testing.T) {
-	for _, c := range commands() {
-		if c.run != nil {
-			continue
-		}
-		code, out, errOut := runCLI(t, c.name)
-		if code == 0 || out != "" || !strings.Contains(errOut, "not built yet") {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q", c.name, code, out, errOut)
-		}
-	}
-}
-
 func TestUnknownCommandAndBadFlag(t *testing.T) {
 	if code, _, errOut := runCLI(t, "frobnicate"); code != 2 || !strings.Contains(errOut, "unknown command") {
 		t.Errorf("unknown command: exit %d, %q", code, errOut)
