@@ -305,6 +305,9 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 		}
 		cfg.Buckets = n
 	}
+	if err := checkWorkDir(cfg.Out, cfg.WorkDir, opts.Runner); err != nil {
+		return nil, err
+	}
 	out, err := shards.OpenOutput(cfg.Out, opts.outputOptions())
 	if err != nil {
 		return nil, err

@@ -22,8 +22,8 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "featurize", featurizeUsage)
 	def := pipelines.NewFeaturizeConfig("", "")
 	cfg := def
-	fs.StringVar(&cfg.In, "in", "", "directory of shards with their manifest.json (extract's --out)")
-	fs.StringVar(&cfg.Out, "out", "", "directory for the featurized shards, their manifest and the model (featurize/); may be --in")
+	fs.StringVar(&cfg.In, "in", "", "directory of shards with their manifest.json (extract's --out), or s3://bucket/prefix")
+	fs.StringVar(&cfg.Out, "out", "", "directory, or s3://bucket/prefix (gs:// in the dataflow build), for the featurized shards, their manifest and the model (featurize/); may be --in")
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "directory for temporary files (default <out>/.work-featurize-*, removed at the end)")
 	fs.StringVar(&cfg.Model, "model", "", "apply this saved model (a featurize/ directory or featurized shards) instead of fitting one")
 	corpora := fs.String("corpora", "", "comma-separated corpora whose training splits the vocabulary and topics are fitted on (default: all)")
@@ -68,7 +68,7 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	if err := outdir.Check(cfg.Out); err != nil {
+	if err := outdir.CheckShards(cfg.Out); err != nil {
 		return fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
 	}
 	opts, log, err := run.start(e, "featurize")
