@@ -61,6 +61,15 @@ func TestObjectStoreEndToEnd(t *testing.T) {
 	}
 
 	t.Logf("s3://bucket/feat: %d objects, %d shards, %d train rows", len(objs), len(m.Files), m.Splits["quora/train"].Rows)
+	// A saved model on the store applies as a local one does.
+	run("featurize", "--in", "s3://bucket/data", "--out", "s3://bucket/again", "--model", "s3://bucket/feat", "--quiet")
+	again, err := shards.Fetch(ctx, "s3://bucket/again", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Vocabulary == nil || again.Vocabulary.SHA256 != m.Vocabulary.SHA256 {
+		t.Errorf("featurize --model s3://bucket/feat: vocabulary %+v, want the model's %+v", again.Vocabulary, m.Vocabulary)
+	}
 	b := startBrokerProc(t, bin, "127.0.0.1:0", t.TempDir())
 	pub := run("publish", "--shards", "s3://bucket/feat", "--brokers", b.addr, "--quiet")
 	if !strings.Contains(pub, "parastream.quora.train:") {
@@ -72,6 +81,9 @@ func TestObjectStoreEndToEnd(t *testing.T) {
 		t.Fatalf("no checkpoint after one epoch: %v", err)
 	}
 
+	if out := run("eval", "run", "--checkpoint", ck, "--eval", "s3://bucket/data", "--out", "results"); !strings.Contains(out, "quora") {
+		t.Errorf("eval run --eval s3://bucket/data evaluated no quora set:\n%s", out)
+	}
 	for _, args := range [][]string{
 		{"train", "--brokers", b.addr, "--dataset", "quora", "--dim", "16", "--epochs", "1", "--checkpoint-dir", "s3://bucket/ck", "--quiet"},
 		{"extract", "--corpus", "quora", "--input", "quora.tsv", "--out", "gs://bucket/x"},
