@@ -86,7 +86,7 @@ func TestObjectStoreEndToEnd(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"train", "--brokers", b.addr, "--dataset", "quora", "--dim", "16", "--epochs", "1", "--checkpoint-dir", "s3://bucket/ck", "--quiet"},
-		{"extract", "--corpus", "quora", "--input", "quora.tsv", "--out", "gs://bucket/x"},
+		{"extract", "--corpus", "quora", "--input", "quora.tsv", "--out", unbuiltOut},
 		{"eval", "run", "--checkpoint", ck, "--eval", "s3://bucket/feat", "--out", "s3://bucket/results"},
 	} {
 		start := time.Now()
