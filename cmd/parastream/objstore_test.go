@@ -41,6 +41,11 @@ func TestObjectStoreEndToEnd(t *testing.T) {
 	if !strings.Contains(sum, "s3://bucket/data/quora/<split>/") {
 		t.Errorf("extract's summary does not name the bucket:\n%s", sum)
 	}
+	// Pairs of an earlier output in the bucket are dropped from a new one.
+	dup := run("extract", "--corpus", "quora", "--input", "quora.tsv", "--out", "s3://bucket/dup", "--dedupe-against", "s3://bucket/data")
+	if !strings.Contains(dup, "kept      0 pairs") {
+		t.Errorf("extract --dedupe-against s3://bucket/data of the same input kept pairs:\n%s", dup)
+	}
 	run("featurize", "--in", "s3://bucket/data", "--out", "s3://bucket/feat", "--oov-buckets", "100", "--topics", "4", "--quiet")
 
 	// The manifest verifies against the objects (Fetch checks every file's
