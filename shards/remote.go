@@ -169,12 +169,16 @@ func (c *Commit) doneRemote() error {
 	if err == nil {
 		err = c.putManifest(ctx)
 	}
-	os.RemoveAll(c.stage)
 	if err != nil {
+		os.RemoveAll(c.stage)
 		// What it uploaded stays, unnamed, until a later commit's sweep
 		// can prove that no run will name it.
 		return fmt.Errorf("committing %s: %w", c.out.root, err)
 	}
+	if err := c.restore(ctx, p); err != nil {
+		c.out.opts.Logger.Warn("the new version is in place; checking its objects failed", "prefix", c.out.root, "err", err)
+	}
+	os.RemoveAll(c.stage)
 	if err := c.out.sweep(ctx, c.hook); err != nil {
 		c.out.opts.Logger.Warn("the new version is in place; removing the old one failed, the next run under the prefix finishes it", "prefix", c.out.root, "err", err)
 	}
@@ -196,6 +200,27 @@ func (c *Commit) upload(ctx context.Context, p *plan) error {
 		if err := c.hook("placed " + rel); err != nil {
 			return fmt.Errorf("placing %s: %w", rel, err)
 		}
+	}
+	return nil
+}
+
+// restore uploads again each object the commit placed that is gone after
+// its switch: one that another run's sweep removed as unnamed (an earlier
+// run's, of the same content) between its listing and this commit's.
+func (c *Commit) restore(ctx context.Context, p *plan) error {
+	for _, rel := range p.Place {
+		_, err := c.out.store.head(ctx, c.out.url(rel))
+		if !errors.Is(err, os.ErrNotExist) {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		from, _ := localPath(c.stage, rel)
+		if err := putFile(ctx, from, c.out.url(rel)); err != nil {
+			return fmt.Errorf("placing %s again: %w", rel, err)
+		}
+		c.out.opts.Logger.Info("placed again an object removed during the commit", "object", c.out.url(rel))
 	}
 	return nil
 }

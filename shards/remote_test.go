@@ -234,3 +234,29 @@ func TestRemoteOpenSparesRunningCommit(t *testing.T) {
 		t.Fatal("the output is not the new version")
 	}
 }
+
+// An object the commit placed that another run's sweep removes around the
+// switch (as one with the same name, unnamed, that an earlier run left) is
+// placed again: the version the commit leaves is whole.
+func TestRemoteCommitRestoresSweptObject(t *testing.T) {
+	f := newRemoteFixture(t)
+	root, work := f.oldVersion(t, "restore")
+	var placed []string
+	out := open(t, root, shards.OutputOptions{Failpoint: func(op string) error {
+		if rel, ok := strings.CutPrefix(op, "placed "); ok {
+			placed = append(placed, rel)
+		}
+		if op == "manifest put done" {
+			if err := f.srv.Remove(root + "/" + placed[0]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	}})
+	if err := commitVersion(t, out, work, 2); err != nil {
+		t.Fatal(err)
+	}
+	if v := remoteView(t, root); !maps.Equal(v, f.newVer) {
+		t.Fatal("the output is not the new version")
+	}
+}

@@ -104,3 +104,11 @@ func NoSchemeDirs(t testing.TB, root string) {
 		return nil
 	})
 }
+
+// Remove removes the object at url (s3://bucket/key), as another client of
+// the store would.
+func (s *S3Server) Remove(url string) error {
+	bucket, key, _ := strings.Cut(strings.TrimPrefix(url, "s3://"), "/")
+	_, err := s.backend.DeleteObject(bucket, key)
+	return err
+}
