@@ -130,19 +130,19 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	if err := checkWorkDir(cfg.Out, cfg.WorkDir, opts.Runner); err != nil {
 		return nil, err
 	}
+	// Shards on an object store are read from a local copy, checked
+	// against their manifest.
+	inDir, doneIn, err := shards.LocalCopy(ctx, cfg.In)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", cfg.In, err)
+	}
+	defer doneIn()
+	cfg.In = inDir
 	out, err := shards.OpenOutput(cfg.Out, opts.outputOptions())
 	if err != nil {
 		return nil, err
 	}
 	defer out.Close()
-	// Shards on an object store are read from a local copy, checked
-	// against their manifest.
-	in, doneIn, err := shards.LocalCopy(ctx, cfg.In)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", cfg.In, err)
-	}
-	defer doneIn()
-	cfg.In = in
 	var m *shards.Manifest
 	if sameDir(cfg.In, cfg.Out) {
 		m, err = out.Manifest()

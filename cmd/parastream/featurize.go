@@ -10,6 +10,7 @@ import (
 	"github.com/parastream/parastream/cmd/parastream/internal/report"
 	"github.com/parastream/parastream/featurize"
 	"github.com/parastream/parastream/pipelines"
+	"github.com/parastream/parastream/shards"
 )
 
 const featurizeUsage = "parastream featurize --in SHARDS --out SHARDS [--oov-buckets N] [--topics K|auto] [--l1 λ] [--sample N] [--model DIR]\n" +
@@ -70,6 +71,11 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	}
 	if err := outdir.CheckShards(cfg.Out); err != nil {
 		return fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
+	}
+	for _, in := range []struct{ flag, loc string }{{"--in", cfg.In}, {"--model", cfg.Model}} {
+		if err := shards.CheckLocation(in.loc); err != nil {
+			return fmt.Errorf("%w: %s: %v", cli.ErrUsage, in.flag, err)
+		}
 	}
 	opts, log, err := run.start(e, "featurize")
 	if err != nil {

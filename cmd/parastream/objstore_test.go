@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -92,6 +94,7 @@ func TestObjectStoreEndToEnd(t *testing.T) {
 	for _, args := range [][]string{
 		{"train", "--brokers", b.addr, "--dataset", "quora", "--dim", "16", "--epochs", "1", "--checkpoint-dir", "s3://bucket/ck", "--quiet"},
 		{"extract", "--corpus", "quora", "--input", "quora.tsv", "--out", unbuiltOut},
+		{"featurize", "--in", unbuiltOut, "--out", "local-out"},
 		{"eval", "run", "--checkpoint", ck, "--eval", "s3://bucket/feat", "--out", "s3://bucket/results"},
 	} {
 		start := time.Now()
@@ -109,6 +112,9 @@ func TestObjectStoreEndToEnd(t *testing.T) {
 	}
 	if _, ok := srv.Objects(t, "s3://bucket/ck")["config.json"]; ok {
 		t.Error("train wrote a checkpoint into the bucket")
+	}
+	if _, err := os.Stat("local-out"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("featurize of an unbuilt store made its local --out: %v", err)
 	}
 	testenv.NoSchemeDirs(t, work)
 	testenv.NoSchemeDirs(t, filepath.Dir(ck))
