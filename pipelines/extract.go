@@ -305,6 +305,20 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 		}
 		cfg.Buckets = n
 	}
+	if err := checkWorkDir(cfg.Out, cfg.WorkDir, opts.Runner); err != nil {
+		return nil, err
+	}
+	// Earlier outputs on an object store are read from local copies,
+	// checked against their manifests.
+	cfg.DedupeAgainst = slices.Clone(cfg.DedupeAgainst)
+	for i, dir := range cfg.DedupeAgainst {
+		local, done, err := shards.LocalCopy(ctx, dir)
+		if err != nil {
+			return nil, fmt.Errorf("--dedupe-against %s: %w", dir, err)
+		}
+		defer done()
+		cfg.DedupeAgainst[i] = local
+	}
 	out, err := shards.OpenOutput(cfg.Out, opts.outputOptions())
 	if err != nil {
 		return nil, err

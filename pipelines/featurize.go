@@ -127,6 +127,17 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 			fmt.Fprintf(opts.Progress, format+"\n", args...)
 		}
 	}
+	if err := checkWorkDir(cfg.Out, cfg.WorkDir, opts.Runner); err != nil {
+		return nil, err
+	}
+	// Shards on an object store are read from a local copy, checked
+	// against their manifest.
+	inDir, doneIn, err := shards.LocalCopy(ctx, cfg.In)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", cfg.In, err)
+	}
+	defer doneIn()
+	cfg.In = inDir
 	out, err := shards.OpenOutput(cfg.Out, opts.outputOptions())
 	if err != nil {
 		return nil, err
@@ -164,7 +175,12 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 
 	sum := &FeaturizeSummary{}
 	if cfg.Model != "" {
-		if sum.Model, err = featurize.LoadModel(cfg.Model); err != nil {
+		model, doneModel, err := shards.LocalCopy(ctx, cfg.Model) // featurized shards on a store
+		if err != nil {
+			return nil, fmt.Errorf("reading the model of %s: %w", cfg.Model, err)
+		}
+		defer doneModel()
+		if sum.Model, err = featurize.LoadModel(model); err != nil {
 			return nil, err
 		}
 		logf("featurize: applying the model of %s (%d words, %d out-of-vocabulary buckets, %d topics)", cfg.Model, sum.Model.Vocab.Len(), sum.Model.Lex.Buckets(), sum.Model.NMF.K)

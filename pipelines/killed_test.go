@@ -56,7 +56,7 @@ func TestKilledRuns(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			testKilled(t, r, quora, extracted)
+			testKilled(t, r, quora, extracted, localOutputs())
 		})
 	}
 }
@@ -78,27 +78,41 @@ func killedRuns(quora, extracted string) []killedRun {
 	}
 }
 
-func testKilled(t *testing.T, r killedRun, quora, extracted string) {
+// outputs says where testKilled writes its outputs: location gives a new
+// one, view what a reader of it sees, tree every file it holds.
+type outputs struct {
+	location func(t *testing.T, name string) string
+	view     func(t testing.TB, loc string) map[string]string
+	tree     func(t testing.TB, loc string) map[string]string
+}
+
+// localOutputs are directories of the test.
+func localOutputs() outputs {
+	return outputs{location: func(t *testing.T, name string) string { return filepath.Join(t.TempDir(), name) },
+		view: shardstest.ReaderView, tree: outputTree}
+}
+
+func testKilled(t *testing.T, r killedRun, quora, extracted string, where outputs) {
 	ctx := context.Background()
 	// The two versions, and the operations of a commit of the second over
 	// the first.
-	ref := t.TempDir()
+	ref := where.location(t, "ref")
 	var ops []string
 	if err := r.run(ctx, ref, 1, pipelines.RunOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	trees := map[int]map[string]string{1: outputTree(t, ref)}
+	trees := map[int]map[string]string{1: where.tree(t, ref)}
 	start := time.Now()
 	if err := r.run(ctx, ref, 2, pipelines.RunOptions{Failpoint: func(op string) error { ops = append(ops, op); return nil }}); err != nil {
 		t.Fatal(err)
 	}
 	full := time.Since(start)
-	trees[2] = outputTree(t, ref)
+	trees[2] = where.tree(t, ref)
 	if maps.Equal(trees[1], trees[2]) {
 		t.Fatal("the two versions are the same")
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 16))
-	out := filepath.Join(t.TempDir(), "out")
+	out := where.location(t, "out")
 	if err := r.run(ctx, out, 1, pipelines.RunOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +151,7 @@ func testKilled(t *testing.T, r killedRun, quora, extracted string) {
 		default:
 			t.Fatalf("%s: the run failed: %v\n%s", what, err, logs.String())
 		}
-		got := shardstest.ReaderView(t, out)
+		got := where.view(t, out)
 		switch {
 		case maps.Equal(got, shardstest.ViewOf(trees[state])):
 			stayed++
@@ -152,7 +166,7 @@ func testKilled(t *testing.T, r killedRun, quora, extracted string) {
 			t.Fatalf("%s: the following run: %v", what, err)
 		}
 		state = target
-		if got := outputTree(t, out); !maps.Equal(got, trees[target]) {
+		if got := where.tree(t, out); !maps.Equal(got, trees[target]) {
 			t.Fatalf("%s: after the following run the output holds %v, want %v", what, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(trees[target])))
 		}
 	}

@@ -1,6 +1,7 @@
 package shards
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -33,6 +34,9 @@ type Commit struct {
 	// its sha256, "" for the unnamed members of a group.
 	staged map[string]string
 	over   bool
+	// baseToken is the version (ETag, generation) of the manifest an
+	// object store's commit began from, "" for none.
+	baseToken string
 }
 
 // StagedShard is a finished shard to stage: the file at Path (anywhere on
@@ -55,6 +59,12 @@ func Staged(root string, info ShardInfo) StagedShard {
 // none), created by command and this program's versions.
 func (o *Output) Begin(from *Manifest, command []string) (*Commit, error) {
 	base, err := o.Manifest()
+	var token string
+	if o.store != nil {
+		var info objectInfo
+		base, info, err = o.remoteManifest(context.Background())
+		token = info.Token
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -69,10 +79,15 @@ func (o *Output) Begin(from *Manifest, command []string) (*Commit, error) {
 		next.SchemaVersion = SchemaVersion
 	}
 	stage := filepath.Join(o.root, StagePrefix+randomHex())
-	if err := os.Mkdir(stage, 0o755); err != nil {
+	if o.store != nil {
+		stage, err = os.MkdirTemp("", "parastream"+StagePrefix)
+	} else {
+		err = os.Mkdir(stage, 0o755)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("creating staging directory: %w", err)
 	}
-	return &Commit{out: o, stage: stage, base: base, next: next, staged: map[string]string{}}, nil
+	return &Commit{out: o, stage: stage, base: base, next: next, staged: map[string]string{}, baseToken: token}, nil
 }
 
 // clone copies the manifest deeply enough that changing the copy's lists
@@ -355,6 +370,9 @@ func (c *Commit) Done() error {
 		return err
 	}
 	c.over = true
+	if c.out.store != nil {
+		return c.doneRemote()
+	}
 	p, err := c.prepare()
 	if err == nil {
 		err = c.place(p)

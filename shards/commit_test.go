@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -175,32 +174,8 @@ func oldVersion(t *testing.T) (root, work string) {
 // commit fails and the old version stays; after it the new one stands.
 func TestCommitFailpoints(t *testing.T) {
 	f := newFixture(t)
-	switched := false
-	for k, op := range f.ops {
-		root, work := oldVersion(t)
-		n := 0
-		out := open(t, root, shards.OutputOptions{Failpoint: func(string) error {
-			if n++; n == k+1 {
-				return errInjected
-			}
-			return nil
-		}})
-		err := commitVersion(t, out, work, 2)
-		out.Close()
-		isNew := f.after(t, root, work, fmt.Sprintf("failing %q (operation %d)", op, k))
-		switch {
-		case isNew && err != nil:
-			t.Errorf("failing %q: the new version stands, yet the commit failed: %v", op, err)
-		case !isNew && !errors.Is(err, errInjected):
-			t.Errorf("failing %q: the old version stays, and the commit returned %v", op, err)
-		case !isNew && switched:
-			t.Errorf("failing %q, after a failure that left the new version, left the old one", op)
-		}
-		switched = switched || isNew
-	}
-	if !switched {
-		t.Error("no failure left the new version: the switch is not among the operations")
-	}
+	faultRun{setup: func(int) (string, string) { return oldVersion(t) },
+		after: func(root, work, what string) bool { return f.after(t, root, work, what) }}.failEach(t, f.ops)
 }
 
 // A commit killed (SIGKILL) at each of its file operations leaves the old
@@ -210,30 +185,13 @@ func TestCommitKilled(t *testing.T) {
 		t.Skip("starts a process per operation")
 	}
 	f := newFixture(t)
-	olds, news := 0, 0
-	for k, op := range f.ops {
-		root, work := oldVersion(t)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCommitKilledHelper$")
-		cmd.Env = append(os.Environ(), "SHARDS_KILL_ROOT="+root, "SHARDS_KILL_WORK="+work, "SHARDS_KILL_AT="+strconv.Itoa(k))
-		outb, err := cmd.CombinedOutput()
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-			t.Fatalf("killing at %q: the helper ended with %v:\n%s", op, err, outb)
-		}
-		if f.after(t, root, work, fmt.Sprintf("killed at %q", op)) {
-			news++
-		} else {
-			olds++
-		}
-	}
-	t.Logf("%d kills: %d left the old version, %d the new", len(f.ops), olds, news)
-	if olds == 0 || news == 0 {
-		t.Errorf("kills left %d old and %d new versions: both should occur", olds, news)
-	}
+	faultRun{setup: func(int) (string, string) { return oldVersion(t) },
+		after: func(root, work, what string) bool { return f.after(t, root, work, what) }}.killEach(t, f.ops)
 }
 
-// TestCommitKilledHelper commits version 2 and kills itself at operation
-// SHARDS_KILL_AT, for TestCommitKilled.
+// TestCommitKilledHelper commits version 2 into SHARDS_KILL_ROOT (a
+// directory, or a prefix on an object store) and kills itself at operation
+// SHARDS_KILL_AT, for TestCommitKilled and TestRemoteCommitKilled.
 func TestCommitKilledHelper(t *testing.T) {
 	root := os.Getenv("SHARDS_KILL_ROOT")
 	if root == "" {

@@ -35,6 +35,14 @@ var (
 	// names a file it did not stage, a staged shard that does not match
 	// the one it replaces, a commit used after Done or Abort.
 	ErrCommit = errors.New("invalid commit")
+	// ErrScheme reports a location on a store this program does not
+	// write: a scheme it lacks (gs:// outside the dataflow build), or one
+	// no build has.
+	ErrScheme = errors.New("unsupported location")
+	// ErrConflict reports a commit to an object store refused because
+	// another run committed a new version since this one began: run
+	// again, from that version.
+	ErrConflict = errors.New("another run committed first")
 	// ErrRowCount reports a shard whose row count is not the one the
 	// manifest records.
 	ErrRowCount = errors.New("row count mismatch")

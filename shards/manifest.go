@@ -449,6 +449,11 @@ func ReadManifest(root string) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading manifest: %w", err)
 	}
+	return parseManifest(name, data)
+}
+
+// parseManifest parses and checks the manifest read from name.
+func parseManifest(name string, data []byte) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("reading manifest %s: %w: %w", name, ErrManifest, err)

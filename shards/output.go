@@ -1,6 +1,7 @@
 package shards
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -60,6 +61,9 @@ type Output struct {
 	root string
 	lock *Lock
 	opts OutputOptions
+	// store is the object store of a root on one (s3://...; see
+	// remote.go), nil for a local directory.
+	store objectStore
 }
 
 // OpenOutput creates root if needed, locks it for this process and removes
@@ -67,7 +71,14 @@ type Output struct {
 // placed that the manifest does not name, or one they superseded that it no
 // longer names, goes too) and their default work directories (.work-*). A
 // directory held by another live run gives an error wrapping ErrLocked.
+//
+// A root on an object store (s3://bucket/prefix, and gs:// in the dataflow
+// build) is not locked, and is never created as a local directory: see
+// remote.go for its commit.
 func OpenOutput(root string, opts OutputOptions) (*Output, error) {
+	if Scheme(root) != "" {
+		return openRemote(root, opts)
+	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("creating output directory: %w", err)
 	}
@@ -96,6 +107,10 @@ func (o *Output) Close() error { return o.lock.Unlock() }
 // Manifest reads the current manifest, or returns nil, nil when the
 // directory has none yet.
 func (o *Output) Manifest() (*Manifest, error) {
+	if o.store != nil {
+		m, _, err := o.remoteManifest(context.Background())
+		return m, err
+	}
 	m, err := ReadManifest(o.root)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -108,6 +123,12 @@ func (o *Output) Manifest() (*Manifest, error) {
 // <root>/.work-<name>-<random>, which the next run into root removes if
 // this one dies before RemoveWorkDir.
 func (o *Output) WorkDir(dir, name string) (string, error) {
+	if Scheme(dir) != "" {
+		return "", fmt.Errorf("work directory %s: give a local directory (on a cluster, one every worker mounts)", dir)
+	}
+	if dir == "" && o.store != nil {
+		return os.MkdirTemp("", "parastream"+WorkPrefix+name+"-")
+	}
 	if dir == "" {
 		dir = filepath.Join(o.root, WorkPrefix+name+"-"+randomHex())
 	}

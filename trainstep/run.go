@@ -188,6 +188,9 @@ func (c RunConfig) Validate() error {
 			break
 		}
 	}
+	if shards.Scheme(c.CheckpointDir) != "" {
+		bad("checkpoint directory %s: checkpoints are written to a local (or mounted) directory, renamed into place, which object stores cannot do; copy them to the bucket afterwards", c.CheckpointDir)
+	}
 	if len(c.datasets()) > 1 && c.Epochs == 0 {
 		bad("a mix of datasets needs a number of epochs (--epochs N): its epochs are defined by quotas of rows, and following new data for ever has none")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/parastream/parastream/cmd/parastream/internal/report"
 	"github.com/parastream/parastream/featurize"
 	"github.com/parastream/parastream/pipelines"
+	"github.com/parastream/parastream/shards"
 )
 
 const featurizeUsage = "parastream featurize --in SHARDS --out SHARDS [--oov-buckets N] [--topics K|auto] [--l1 λ] [--sample N] [--model DIR]\n" +
@@ -22,8 +23,8 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "featurize", featurizeUsage)
 	def := pipelines.NewFeaturizeConfig("", "")
 	cfg := def
-	fs.StringVar(&cfg.In, "in", "", "directory of shards with their manifest.json (extract's --out)")
-	fs.StringVar(&cfg.Out, "out", "", "directory for the featurized shards, their manifest and the model (featurize/); may be --in")
+	fs.StringVar(&cfg.In, "in", "", "directory of shards with their manifest.json (extract's --out), or s3://bucket/prefix")
+	fs.StringVar(&cfg.Out, "out", "", "directory, or s3://bucket/prefix (gs:// in the dataflow build), for the featurized shards, their manifest and the model (featurize/); may be --in")
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "directory for temporary files (default <out>/.work-featurize-*, removed at the end)")
 	fs.StringVar(&cfg.Model, "model", "", "apply this saved model (a featurize/ directory or featurized shards) instead of fitting one")
 	corpora := fs.String("corpora", "", "comma-separated corpora whose training splits the vocabulary and topics are fitted on (default: all)")
@@ -68,8 +69,13 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	if err := outdir.Check(cfg.Out); err != nil {
+	if err := outdir.CheckShards(cfg.Out); err != nil {
 		return fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
+	}
+	for _, in := range []struct{ flag, loc string }{{"--in", cfg.In}, {"--model", cfg.Model}} {
+		if err := shards.CheckLocation(in.loc); err != nil {
+			return fmt.Errorf("%w: %s: %v", cli.ErrUsage, in.flag, err)
+		}
 	}
 	opts, log, err := run.start(e, "featurize")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parastream/parastream/cmd/parastream/internal/cli"
+	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/stream"
 )
 
@@ -15,7 +16,7 @@ const publishUsage = "parastream publish --shards DIR --brokers ADDR [--topic-pr
 
 func runPublish(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "publish", publishUsage)
-	shardsDir := fs.String("shards", "", "directory of the shards and their manifest.json (required)")
+	shardsDir := fs.String("shards", "", "directory of the shards and their manifest.json, or s3://bucket/prefix (required)")
 	client := cli.ClientFlags(fs)
 	prefix := fs.String("topic-prefix", stream.DefaultPrefix, "prefix of the topic names: <prefix>.<dataset>.<split>, <prefix>.manifests")
 	datasets := fs.String("dataset", "", "datasets (corpora) to publish, comma-separated (default: all in the manifest)")
@@ -61,7 +62,12 @@ func runPublish(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	sums, err := stream.Publish(ctx, *shardsDir, cfg)
+	dir, done, err := shards.LocalCopy(ctx, *shardsDir)
+	if err != nil {
+		return fmt.Errorf("--shards: %w", err)
+	}
+	defer done()
+	sums, err := stream.Publish(ctx, dir, cfg)
 	for _, s := range sums {
 		rate := float64(s.Published) / max(s.Elapsed.Seconds(), 1e-9)
 		fmt.Fprintf(e.stdout, "%s: %d rows, %d published, %d already there; %d messages, %.1f MB (largest %d bytes); %.0f rows/s\n",

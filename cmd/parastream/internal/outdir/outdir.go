@@ -28,6 +28,9 @@ func Check(dir string) error {
 	if dir == "" {
 		return fmt.Errorf("%w: no directory given", ErrRefused)
 	}
+	if shards.Scheme(dir) != "" {
+		return fmt.Errorf("%w: %s: this command writes a local directory (extract and featurize write object stores)", ErrRefused, dir)
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrRefused, dir, err)
