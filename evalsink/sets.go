@@ -87,8 +87,9 @@ type Sets struct {
 	Unlabelled int64
 }
 
-// LoadSets reads the evaluation sets under root (a directory written by
-// parastream extract, with its manifest): the splits of the corpora that
+// LoadSets reads the evaluation sets under root (a directory or an
+// object-store prefix written by parastream extract, with its
+// manifest): the splits of the corpora that
 // corpora's formats mark as evaluation sets (corpora.Eval), each a Set of
 // its task: every split of a set with an official split (sts, stsb, sick,
 // and the other tasks' corpora), the held-out test split (RetrievalSplit)
@@ -100,6 +101,14 @@ func LoadSets(ctx context.Context, root string, logger *slog.Logger) (*Sets, err
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	// Sets on an object store (s3://, gs:// in the dataflow build) are
+	// copied to a temporary directory, checked against their manifest,
+	// and read from there; the copy goes once they are loaded.
+	root, done, err := shards.LocalCopy(ctx, root)
+	if err != nil {
+		return nil, fmt.Errorf("reading evaluation sets: %w", err)
+	}
+	defer done()
 	m, err := shards.ReadManifest(root)
 	if err != nil {
 		return nil, fmt.Errorf("reading evaluation sets: %w", err)

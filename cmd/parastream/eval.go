@@ -10,7 +10,6 @@ import (
 	"github.com/parastream/parastream/cmd/parastream/internal/outdir"
 	"github.com/parastream/parastream/cmd/parastream/internal/report"
 	"github.com/parastream/parastream/evalsink"
-	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/stream"
 )
 
@@ -81,12 +80,6 @@ func runEvalRun(ctx context.Context, e *env, args []string) error {
 	if *checkpoint == "" || cfg.Eval == "" || fs.NArg() > 0 {
 		return fmt.Errorf("%w: --checkpoint and --eval are required, and nothing else", cli.ErrUsage)
 	}
-	evalDir, done, err := shards.LocalCopy(ctx, cfg.Eval)
-	if err != nil {
-		return fmt.Errorf("--eval: %w", err)
-	}
-	defer done()
-	cfg.Eval = evalDir
 	ev, err := evalsink.NewEvaluator(ctx, cfg)
 	if err != nil {
 		return err
@@ -115,12 +108,6 @@ func runEvalWatch(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	evalDir, done, err := shards.LocalCopy(ctx, cfg.Eval)
-	if err != nil {
-		return fmt.Errorf("--eval: %w", err)
-	}
-	defer done()
-	cfg.Eval = evalDir
 	ev, err := evalsink.NewEvaluator(ctx, cfg)
 	if err != nil {
 		return err
