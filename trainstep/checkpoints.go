@@ -176,8 +176,14 @@ func (w *checkpointWrite) run(ctx context.Context, l *loop) {
 	}
 	// The checkpoint is durable: the group may move past its rows.
 	if err := l.c.Commit(ctx, w.pos); err != nil {
-		w.err = fmt.Errorf("checkpoint %s is written, but %w", dir, err)
-		return
+		if w.event.Final || !errors.Is(err, stream.ErrUnreachable) {
+			w.err = fmt.Errorf("checkpoint %s is written, but %w", dir, err)
+			return
+		}
+		// The broker did not come back in time: the checkpoint holds the
+		// exact position, and the next checkpoint's commit covers these
+		// rows (the group's offsets only ever move forward with them).
+		l.cfg.Logger.Warn("the group's offsets were not committed; the next checkpoint commits them", "checkpoint", dir, "err", err)
 	}
 	w.event.Time = time.Now().UTC()
 	if err := stream.AnnounceCheckpoint(ctx, l.cfg.Client, l.cfg.Prefix, w.event); err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/parastream/parastream/cmd/parastream/internal/trainflags"
+	"github.com/parastream/parastream/stream"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
 )
@@ -36,6 +37,10 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		budget, _, _ := device.budget()
 		err = fmt.Errorf("%w\ntrain: give a larger --memory-budget (now %s), or a smaller --batch (now %d) or --max-len: on the CPU a recurrent model's graph grows with both",
 			err, compute.FormatBytes(budget), rc.Model.BatchSize)
+	}
+	if errors.Is(err, stream.ErrUnreachable) {
+		err = fmt.Errorf("%w\ntrain: the broker is unreachable; once it is back, carry on from the last checkpoint with: parastream train --resume %s",
+			err, rc.CheckpointDir)
 	}
 	if sum.Run != "" {
 		fmt.Fprintf(e.stdout, "run %s: %d steps (%d in all), %d examples, %d skipped, %d filtered, epoch %d, loss %.4f, %.0f examples/s on %s; last checkpoint %s\n",
