@@ -271,18 +271,25 @@ func stepCheckpoints(dir string) ([]stepCheckpoint, error) {
 // pruneCheckpoints removes the step-N checkpoints of dir but the newest
 // keep. It returns how many it removed.
 func pruneCheckpoints(dir string, keep int) (int, error) {
+	// Under the directory's lock, with no checkpoint being written, a
+	// .step-N.*.tmp directory is a killed trainer's: it goes too.
+	removed, err := removeLeftovers(dir)
+	errs := []error{err}
 	cks, err := stepCheckpoints(dir)
 	if err != nil || len(cks) <= keep {
-		return 0, err
+		return removed, errors.Join(append(errs, err)...)
 	}
-	var errs []error
-	removed := 0
 	for _, c := range cks[keep:] {
-		if err := os.RemoveAll(filepath.Join(dir, c.name)); err != nil {
+		// A checkpoint a watcher is evaluating (ClaimCheckpoint) stays
+		// until a later prune.
+		ok, err := removeUnclaimed(filepath.Join(dir, c.name))
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		removed++
+		if ok {
+			removed++
+		}
 	}
 	return removed, errors.Join(errs...)
 }

@@ -300,15 +300,25 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		manifests []*shards.Manifest
 		err       error
 	)
+	var lock *shards.Lock
 	if cfg.Resume != "" {
 		if start, mixStart, err = l.resume(&cfg); err != nil {
 			return RunSummary{}, err
 		}
+		if lock, err = lockCheckpointDir(cfg); err != nil {
+			l.tr.Close()
+			return RunSummary{}, err
+		}
 	} else {
+		if lock, err = lockCheckpointDir(cfg); err != nil {
+			return RunSummary{}, err
+		}
 		if manifests, err = l.open(ctx, &cfg); err != nil {
+			lock.Unlock()
 			return RunSummary{}, err
 		}
 	}
+	defer lock.Unlock()
 	defer l.tr.Close()
 	cfg.Model = l.tr.Config() // the one model configuration from here on: the trainer's
 	if manifests == nil {

@@ -1,0 +1,114 @@
+package trainstep
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/parastream/parastream/shards"
+)
+
+// lockCheckpointDir creates the run's checkpoint directory and takes its
+// lock, the one shards outputs have (a flock the kernel releases when the
+// process ends, however it ends): one trainer at a time writes a
+// checkpoint directory, so a second trainer of the run (or of another run
+// given the same directory) fails here, before its first step, with one
+// line naming the holder. Under the lock, the hidden .step-N.*.tmp
+// directories of trainers killed while writing a checkpoint are removed.
+func lockCheckpointDir(cfg RunConfig) (*shards.Lock, error) {
+	dir := cfg.CheckpointDir
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("checkpoint directory %s is a file: give a directory with --checkpoint-dir", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("checkpoint directory %s: %w: give a directory with --checkpoint-dir", dir, err)
+	}
+	holder := fmt.Sprintf("pid %d, parastream train --run %s, since %s", os.Getpid(), cfg.Run, time.Now().UTC().Format(time.RFC3339))
+	lock, err := shards.LockHeld(dir, holder)
+	if err != nil {
+		if errors.Is(err, shards.ErrLocked) {
+			return nil, fmt.Errorf("checkpoint directory %w: one trainer at a time writes a run's checkpoints", err)
+		}
+		return nil, fmt.Errorf("checkpoint directory %s: %w", dir, err)
+	}
+	if n, err := removeLeftovers(dir); err != nil {
+		cfg.Logger.Warn("removing the leftovers of killed trainers", "dir", dir, "err", err)
+	} else if n > 0 {
+		cfg.Logger.Info("removed the unfinished checkpoints of killed trainers", "dir", dir, "removed", n)
+	}
+	return lock, nil
+}
+
+// removeLeftovers removes dir's .step-N.*.tmp directories: checkpoints a
+// killed trainer had begun and not renamed into place. Call it with the
+// directory's lock held and no checkpoint being written. It returns how
+// many it removed.
+func removeLeftovers(dir string) (int, error) {
+	tmps, err := filepath.Glob(filepath.Join(dir, ".step-*.tmp"))
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	n := 0
+	for _, t := range tmps {
+		if fi, err := os.Lstat(t); err != nil || !fi.IsDir() {
+			continue
+		}
+		if err := os.RemoveAll(t); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// ClaimCheckpoint claims the checkpoint dir for a reader that must not
+// see it removed (a watcher evaluating it): until release is called (or
+// the process ends), the trainer's pruning (--keep-checkpoints) passes it
+// over, and removes it at a later prune. The claim is a shared flock on
+// the checkpoint's trainer.json. It fails, with an error wrapping
+// fs.ErrNotExist, for a checkpoint that is gone or being removed, and with
+// the reason for one whose files do not match its sha256sums.txt.
+func ClaimCheckpoint(dir string) (release func(), err error) {
+	name := filepath.Join(dir, FileTrainer)
+	lock, err := shards.LockFile(name, false)
+	if errors.Is(err, shards.ErrLocked) {
+		return nil, fmt.Errorf("checkpoint %s is being removed: %w", dir, fs.ErrNotExist)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	release = func() { lock.Unlock() }
+	// Claimed after the pruner removed it, the file is no longer dir's.
+	held, err1 := lock.File().Stat()
+	now, err2 := os.Stat(name)
+	if err1 != nil || err2 != nil || !os.SameFile(held, now) {
+		release()
+		return nil, fmt.Errorf("checkpoint %s was removed: %w", dir, fs.ErrNotExist)
+	}
+	if err := checkCheckpoint(dir); err != nil {
+		release()
+		return nil, fmt.Errorf("checkpoint %s cannot be read: %w", dir, err)
+	}
+	return release, nil
+}
+
+// removeUnclaimed removes the checkpoint dir unless a reader claimed it
+// (ClaimCheckpoint): it holds trainer.json locked exclusively while it
+// removes, so that no claim begins meanwhile. It reports whether it
+// removed the checkpoint.
+func removeUnclaimed(dir string) (bool, error) {
+	lock, err := shards.LockFile(filepath.Join(dir, FileTrainer), true)
+	switch {
+	case errors.Is(err, shards.ErrLocked):
+		return false, nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return false, err
+	}
+	defer lock.Unlock()
+	return true, os.RemoveAll(dir)
+}
