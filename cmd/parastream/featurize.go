@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/parastream/parastream/shards"
+	"os"
 	"strconv"
 
 	"github.com/parastream/parastream/cmd/parastream/internal/cli"
@@ -15,7 +17,7 @@ import (
 const featurizeUsage = "parastream featurize --in SHARDS --out SHARDS [--oov-buckets N] [--topics K|auto] [--l1 λ] [--sample N] [--model DIR]\n" +
 	"       parastream featurize topics --model DIR [--words N]"
 
-func runFeaturize(ctx context.Context, e *env, args []string) error {
+func runFeaturize(ctx context.Context, e *env, args []string) (err error) {
 	if len(args) > 0 && args[0] == "topics" {
 		return runFeaturizeTopics(e, args[1:])
 	}
@@ -60,7 +62,6 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	} else {
 		cfg.Topics = k
 	}
-	var err error
 	if cfg.Candidates, err = cli.ParseInts(*candidates); err != nil {
 		return fmt.Errorf("%w: --candidates: %v", cli.ErrUsage, err)
 	}
@@ -68,9 +69,15 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
+	if fi, err := os.Stat(cfg.In); err == nil && !fi.IsDir() {
+		return fmt.Errorf("%w: --in %s is a file: give the directory extract wrote (it holds %s)", cli.ErrUsage, cfg.In, shards.ManifestName)
+	}
 	if err := outdir.Check(cfg.Out); err != nil {
 		return fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
 	}
+	// A failed run removes the --out it created, lock and all.
+	created := outdir.Created(cfg.Out)
+	defer func() { created(err != nil) }()
 	opts, log, err := run.start(e, "featurize")
 	if err != nil {
 		return err
@@ -80,7 +87,11 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return log.Failed(err)
 	}
-	report.Featurize(e.stdout, sum, cfg.Out, 3, 8)
+	topicLines := 3
+	if *run.quiet { // the summary alone
+		topicLines = 0
+	}
+	report.Featurize(e.stdout, sum, cfg.Out, topicLines, 8)
 	return nil
 }
 
