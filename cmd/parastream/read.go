@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/parastream/parastream/cmd/parastream/internal/cli"
@@ -31,9 +32,15 @@ func runRead(ctx context.Context, e *env, args []string) error {
 	if *format == "" || fs.NArg() == 0 {
 		return fmt.Errorf("%w: --format and at least one file are required: parastream read --format NAME FILE", cli.ErrUsage)
 	}
+	if _, err := corpora.LookupFormat(*format); err != nil {
+		return fmt.Errorf("%w: --format: %v", cli.ErrUsage, err)
+	}
+	if fi, err := os.Stat(*rejects); *rejects != "" && err == nil && fi.IsDir() {
+		return fmt.Errorf("%w: --rejects %s is a directory: name a file, such as %s", cli.ErrUsage, *rejects, filepath.Join(*rejects, "rejects.jsonl"))
+	}
 	if *rejects != "" && !*force {
 		if _, err := os.Stat(*rejects); err == nil {
-			return fmt.Errorf("--rejects %s exists: pass --force to replace it, or name another file", *rejects)
+			return fmt.Errorf("%w: --rejects %s exists: pass --force to replace it, or name another file", cli.ErrUsage, *rejects)
 		}
 	}
 	opts := corpora.ReadAllOptions{Options: corpora.Options{Dataset: *dataset, Encoding: *encoding, Limits: corpora.Limits{MaxLineBytes: *maxLine}},
