@@ -18,28 +18,45 @@ import (
 // given the same directory) fails here, before its first step, with one
 // line naming the holder. Under the lock, the hidden .step-N.*.tmp
 // directories of trainers killed while writing a checkpoint are removed.
-func lockCheckpointDir(cfg RunConfig) (*shards.Lock, error) {
+//
+// It returns the lock, and whether it created the directory: a run that
+// writes no checkpoint removes the directory it created (release).
+func lockCheckpointDir(cfg RunConfig) (*shards.Lock, bool, error) {
 	dir := cfg.CheckpointDir
-	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return nil, fmt.Errorf("checkpoint directory %s is a file: give a directory with --checkpoint-dir", dir)
+	fi, err := os.Stat(dir)
+	if err == nil && !fi.IsDir() {
+		return nil, false, fmt.Errorf("checkpoint directory %s is a file: give a directory with --checkpoint-dir", dir)
 	}
+	created := errors.Is(err, fs.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("checkpoint directory %s: %w: give a directory with --checkpoint-dir", dir, err)
+		return nil, false, fmt.Errorf("checkpoint directory %s: %w: give a directory with --checkpoint-dir", dir, err)
 	}
 	holder := fmt.Sprintf("pid %d, parastream train --run %s, since %s", os.Getpid(), cfg.Run, time.Now().UTC().Format(time.RFC3339))
 	lock, err := shards.LockHeld(dir, holder)
 	if err != nil {
 		if errors.Is(err, shards.ErrLocked) {
-			return nil, fmt.Errorf("checkpoint directory %w: one trainer at a time writes a run's checkpoints", err)
+			return nil, false, fmt.Errorf("checkpoint directory %w: one trainer at a time writes a run's checkpoints", err)
 		}
-		return nil, fmt.Errorf("checkpoint directory %s: %w", dir, err)
+		return nil, false, fmt.Errorf("checkpoint directory %s: %w", dir, err)
 	}
 	if n, err := removeLeftovers(dir); err != nil {
 		cfg.Logger.Warn("removing the leftovers of killed trainers", "dir", dir, "err", err)
 	} else if n > 0 {
 		cfg.Logger.Info("removed the unfinished checkpoints of killed trainers", "dir", dir, "removed", n)
 	}
-	return lock, nil
+	return lock, created, nil
+}
+
+// releaseCheckpointDir removes the checkpoint directory a run created
+// (lockCheckpointDir) when it wrote no checkpoint in it, then releases
+// the lock.
+func releaseCheckpointDir(dir string, lock *shards.Lock, created, wrote bool) {
+	if created && !wrote {
+		if cks, err := stepCheckpoints(dir); err == nil && len(cks) == 0 {
+			os.RemoveAll(dir)
+		}
+	}
+	lock.Unlock()
 }
 
 // removeLeftovers removes dir's .step-N.*.tmp directories: checkpoints a
