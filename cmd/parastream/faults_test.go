@@ -370,3 +370,70 @@ func TestFaultWatcherPruned(t *testing.T) {
 	checked, lost, dup := onceAnEpoch(t, trace, 1, rows)
 	probe(t, "watcher-pruned", 0, checked, lost, dup, tmpLeftovers(t, dir))
 }
+
+// TestFaultBrokerGone: a broker that stays away longer than --broker-retry
+// fails the trainer with an error saying the broker is unreachable and
+// giving the --resume command, which carries on once the broker is back.
+func TestFaultBrokerGone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a fault probe: make test-faults")
+	}
+	bin := binary(t)
+	const rows = 4000
+	root := writeFeaturized(t, rows, 0)
+	data := t.TempDir()
+	b := startBrokerProc(t, bin, "127.0.0.1:0", data)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "100", "--quiet").CombinedOutput(); err != nil {
+		t.Fatalf("publish: %v\n%s", err, out)
+	}
+	dir, trace := filepath.Join(t.TempDir(), "ck"), filepath.Join(t.TempDir(), "ids.tsv")
+	train := exec.CommandContext(ctx, bin, "train", "--brokers", b.addr, "--dataset", "para", "--run", "gone",
+		"--model", "avg", "--dim", "32", "--batch", "20", "--epochs", "2", "--checkpoint-dir", dir,
+		"--checkpoint-every", "7", "--shuffle-buffer", "500", "--trace-ids", trace, "--broker-retry", "2s", "--quiet")
+	var stderr bytes.Buffer
+	train.Stderr = &stderr
+	if err := train.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- train.Wait() }()
+	waitTraced(t, trace, rows/20/2, done, &stderr)
+	b.stop(t, syscall.SIGKILL)
+	err := <-done
+	want := "train: the broker is unreachable; once it is back, carry on from the last checkpoint with: parastream train --resume " + dir
+	if err == nil || !strings.Contains(stderr.String(), "stream: the broker is unreachable") || !strings.Contains(stderr.String(), want) {
+		t.Fatalf("the trainer with the broker gone: %v\n%s\nwant the error to say %q", err, stderr.String(), want)
+	}
+	// The work after the last checkpoint is lost, and done again.
+	before, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = before[:bytes.LastIndexByte(before, '\n')+1]
+	if err := os.WriteFile(trace, before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last, err := trainstep.LatestCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := trainstep.ReadCheckpoint(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = startBrokerProc(t, bin, b.addr, data)
+	if out, err := exec.CommandContext(ctx, bin, "train", "--resume", dir, "--quiet").CombinedOutput(); err != nil {
+		t.Fatalf("the --resume the error gave: %v\n%s", err, out)
+	}
+	seen := map[string]int{}
+	for _, f := range tracedLines(t, trace, before, ck.State.Step, func(f []string) bool { return len(f) == 3 }) {
+		seen[f[1]+"\t"+f[2]]++
+	}
+	dup := 0
+	for _, n := range seen {
+		dup += n - 1
+	}
+	probe(t, "broker-gone", 1, 2*rows, 2*rows-len(seen), dup, tmpLeftovers(t, dir))
+}
