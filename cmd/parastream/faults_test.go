@@ -423,7 +423,7 @@ func TestFaultBrokerGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b = startBrokerProc(t, bin, b.addr, data)
+	startBrokerProc(t, bin, b.addr, data) // back on the same address
 	if out, err := exec.CommandContext(ctx, bin, "train", "--resume", dir, "--quiet").CombinedOutput(); err != nil {
 		t.Fatalf("the --resume the error gave: %v\n%s", err, out)
 	}
