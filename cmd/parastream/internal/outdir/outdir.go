@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/parastream/parastream/shards"
@@ -101,20 +102,25 @@ func isOutput(dir string, entries []os.DirEntry) bool {
 
 // foreign returns the name of the first entry at the top of an output
 // that no parastream command writes there, or "": a hidden entry other
-// than the lock, a staging or work directory of a run, or a temporary
-// manifest; a file other than the manifest, the results table and the
-// report. Directories not hidden are taken as the output's own (corpora,
+// than the lock, a staging or work directory of a run, or the temporary
+// file of one of the files below; a file other than the manifest, the
+// results table and the report. Directories not hidden are taken as the output's own (corpora,
 // rejects, parts, plots, a demo's stages).
 func foreign(entries []os.DirEntry) string {
+	files := []string{shards.ManifestName, "results.csv", "report.md"}
+	// tmp: the temporary file of an atomic write of one of them, which a
+	// killed run leaves.
+	tmp := func(name string) bool {
+		return strings.HasSuffix(name, ".tmp") && slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(name, "."+f+".") })
+	}
 	for _, e := range entries {
 		name := e.Name()
 		switch {
-		case name == shards.LockName, shards.IsWorkDirName(name), strings.HasPrefix(name, shards.StagePrefix),
-			strings.HasPrefix(name, "."+shards.ManifestName+".") && strings.HasSuffix(name, ".tmp"):
+		case name == shards.LockName, shards.IsWorkDirName(name), strings.HasPrefix(name, shards.StagePrefix), tmp(name):
 		case strings.HasPrefix(name, "."):
 			return name
 		case e.IsDir():
-		case name == shards.ManifestName, name == "results.csv", name == "report.md":
+		case slices.Contains(files, name):
 		default:
 			return name
 		}
