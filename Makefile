@@ -43,8 +43,9 @@ test-long: interop test-faults
 # The fault suite (issue 38; docs/stream.md, docs/trainstep.md): the
 # commands run as processes while the broker is SIGKILLed and restarted, a
 # second trainer starts on a running run, a trainer is killed and resumed,
-# a watcher evaluates checkpoints a trainer prunes, and extract is given a
-# directory of the user's files. Each probe prints "probe NAME: kills K,
+# a watcher evaluates checkpoints a trainer prunes, extract is given a
+# directory of the user's files, and a checkpoint fills a 2 MiB tmpfs
+# (where unshare -rm may mount one). Each probe prints "probe NAME: kills K,
 # rows checked N, lost 0, duplicated 0, leftovers 0" and fails otherwise.
 # About a minute on 2 cores; part of make test-long, and so of CI.
 test-faults:

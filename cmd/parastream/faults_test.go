@@ -437,3 +437,67 @@ func TestFaultBrokerGone(t *testing.T) {
 	}
 	probe(t, "broker-gone", 1, 2*rows, 2*rows-len(seen), dup, tmpLeftovers(t, dir))
 }
+
+// TestFaultFullDisk trains with the checkpoint directory on a 2 MiB tmpfs
+// (mounted in a user namespace, where the machine allows it): a
+// checkpoint that does not fit fails the run with an error naming the
+// file, the checkpoints written before it stay whole, and the run leaves no
+// .step-N.*.tmp. The resume on a disk with room trains every row once.
+func TestFaultFullDisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a fault probe: make test-faults")
+	}
+	if err := exec.Command("unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /tmp").Run(); err != nil {
+		t.Skipf("no tmpfs in a user namespace on this machine (unshare -rm: %v): the full-disk probe needs one", err)
+	}
+	bin := binary(t)
+	const rows = 2000
+	root := writeFeaturized(t, rows, 0)
+	ctx, b := publishedBroker(t, bin, root)
+	disk, trace := t.TempDir(), filepath.Join(t.TempDir(), "ids.tsv")
+	// The run's checkpoints (dim 400: about 1.9 MiB with the optimiser's
+	// state) fit once in 2 MiB at most; the shell lists what the run left
+	// before the namespace, and its tmpfs, go, and copies it out.
+	saved := filepath.Join(t.TempDir(), "ck")
+	script := `mount -t tmpfs -o size=2m tmpfs "$0" && { "$@"; rc=$?; ls -a "$0/ck"; cp -a "$0/ck" "$SAVED"; exit $rc; }`
+	cmd := exec.CommandContext(ctx, "unshare", "-rm", "sh", "-c", script, disk, bin, "train", "--brokers", b.addr,
+		"--dataset", "para", "--run", "full", "--model", "avg", "--dim", "400", "--batch", "20", "--epochs", "1",
+		"--checkpoint-dir", filepath.Join(disk, "ck"), "--checkpoint-every", "10", "--shuffle-buffer", "500", "--trace-ids", trace, "--quiet")
+	cmd.Env = append(os.Environ(), "SAVED="+saved)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "no space left on device") {
+		t.Fatalf("train on a full disk: %v\n%s", err, out)
+	}
+	left := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, ".step-") {
+			left++
+		}
+	}
+	t.Logf("train on a full disk:\n%s", out)
+	// Resumed from what it kept, on a disk with room.
+	before, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := trainstep.LatestCheckpoint(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := trainstep.ReadCheckpoint(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.CommandContext(ctx, bin, "train", "--resume", saved, "--quiet").CombinedOutput(); err != nil {
+		t.Fatalf("resumed on a disk with room: %v\n%s", err, out)
+	}
+	seen := map[string]int{}
+	for _, f := range tracedLines(t, trace, before, ck.State.Step, func(f []string) bool { return len(f) == 3 }) {
+		seen[f[2]]++
+	}
+	dup := 0
+	for _, n := range seen {
+		dup += n - 1
+	}
+	probe(t, "full-disk", 0, rows, rows-len(seen), dup, left)
+}
