@@ -93,6 +93,76 @@ func lastTracedStepOr0(trace string) int64 {
 	return lastTracedStep(trace)
 }
 
+// restartableBroker starts a `parastream broker` on a data directory it
+// returns, so that it can be restarted on it, and publishes root's shards
+// to it in messages of 100 rows; the context ends the test's commands
+// after 3 minutes.
+func restartableBroker(t *testing.T, bin, root string) (context.Context, *brokerProc, string) {
+	t.Helper()
+	data := t.TempDir()
+	b := startBrokerProc(t, bin, "127.0.0.1:0", data)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	if out, err := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "100", "--quiet").CombinedOutput(); err != nil {
+		t.Fatalf("publish: %v\n%s", err, out)
+	}
+	return ctx, b, data
+}
+
+// startTrain starts `parastream train` with args; done receives its end,
+// stderr holds what it printed there.
+func startTrain(ctx context.Context, t *testing.T, bin string, args ...string) (done chan error, stderr *bytes.Buffer) {
+	t.Helper()
+	train := exec.CommandContext(ctx, bin, append([]string{"train"}, args...)...)
+	stderr = &bytes.Buffer{}
+	train.Stderr = stderr
+	if err := train.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done = make(chan error, 1)
+	go func() { done <- train.Wait() }()
+	return done, stderr
+}
+
+// onceAcrossResume counts, in a trace a run failed or was killed in (before:
+// the trace then) and was resumed from the checkpoint of step resumedAt,
+// the rows of epochs×rows missing and those trained twice, dropping the
+// lost work (tracedLines).
+func onceAcrossResume(t *testing.T, trace string, before []byte, resumedAt int64, epochs, rows int) (lost, dup int) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, f := range tracedLines(t, trace, before, resumedAt, func(f []string) bool { return len(f) == 3 }) {
+		seen[f[1]+"\t"+f[2]]++
+	}
+	for _, n := range seen {
+		dup += n - 1
+	}
+	return epochs*rows - len(seen), dup
+}
+
+// failedAt reads the trace of a run that failed, cut back to whole lines,
+// and the step of the last checkpoint in dir it resumes from.
+func failedAt(t *testing.T, trace, dir string) (before []byte, resumedAt int64) {
+	t.Helper()
+	before, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = before[:bytes.LastIndexByte(before, '\n')+1]
+	if err := os.WriteFile(trace, before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last, err := trainstep.LatestCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := trainstep.ReadCheckpoint(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return before, ck.State.Step
+}
+
 // TestFaultBrokerRestart kills the broker (SIGKILL) under a running
 // trainer three times, in each epoch, and restarts it on the same data
 // directory 1.5 s later: the trainer carries on through each restart
@@ -105,31 +175,17 @@ func TestFaultBrokerRestart(t *testing.T) {
 	}
 	bin := binary(t)
 	const rows, epochs, batch = 6000, 3, 20
-	root := writeFeaturized(t, rows, 0)
-	data := t.TempDir()
-	b := startBrokerProc(t, bin, "127.0.0.1:0", data)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "100", "--quiet").CombinedOutput(); err != nil {
-		t.Fatalf("publish: %v\n%s", err, out)
-	}
+	ctx, b, data := restartableBroker(t, bin, writeFeaturized(t, rows, 0))
 	dir, trace := filepath.Join(t.TempDir(), "ck"), filepath.Join(t.TempDir(), "ids.tsv")
-	train := exec.CommandContext(ctx, bin, "train", "--brokers", b.addr, "--dataset", "para", "--run", "restart",
+	done, stderr := startTrain(ctx, t, bin, "--brokers", b.addr, "--dataset", "para", "--run", "restart",
 		"--model", "avg", "--dim", "32", "--batch", strconv.Itoa(batch), "--epochs", strconv.Itoa(epochs), "--checkpoint-dir", dir,
 		"--checkpoint-every", "7", "--shuffle-buffer", "500", "--trace-ids", trace, "--broker-retry", "60s", "--quiet")
-	var stderr bytes.Buffer
-	train.Stderr = &stderr
-	if err := train.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- train.Wait() }()
 	steps := int64(rows / batch)
 	kills := 0
 	// Mid-epoch 1, just before epoch 2 ends (its end and epoch 3's start
 	// fall in the outage), mid-epoch 3.
 	for _, at := range []int64{steps / 3, 2*steps - 3, 2*steps + steps/2} {
-		waitTraced(t, trace, at, done, &stderr)
+		waitTraced(t, trace, at, done, stderr)
 		b.stop(t, syscall.SIGKILL)
 		kills++
 		time.Sleep(1500 * time.Millisecond)
@@ -235,15 +291,8 @@ func TestFaultTrainerKilled(t *testing.T) {
 	if out, err := exec.CommandContext(ctx, bin, "train", "--brokers", b.addr, "--dataset", "para", "--resume", dir, "--quiet").CombinedOutput(); err != nil {
 		t.Fatalf("resumed train: %v\n%s", err, out)
 	}
-	seen := map[string]int{}
-	for _, f := range tracedLines(t, trace, before, resumedAt, func(f []string) bool { return len(f) == 3 }) {
-		seen[f[2]]++
-	}
-	dup := 0
-	for _, n := range seen {
-		dup += n - 1
-	}
-	probe(t, "trainer-killed", 1, rows, rows-len(seen), dup, tmpLeftovers(t, dir))
+	lost, dup := onceAcrossResume(t, trace, before, resumedAt, 1, rows)
+	probe(t, "trainer-killed", 1, rows, lost, dup, tmpLeftovers(t, dir))
 }
 
 // TestFaultUsersDirectory: extract --out into a directory of the user's
@@ -380,26 +429,12 @@ func TestFaultBrokerGone(t *testing.T) {
 	}
 	bin := binary(t)
 	const rows = 4000
-	root := writeFeaturized(t, rows, 0)
-	data := t.TempDir()
-	b := startBrokerProc(t, bin, "127.0.0.1:0", data)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, bin, "publish", "--shards", root, "--brokers", b.addr, "--batch-rows", "100", "--quiet").CombinedOutput(); err != nil {
-		t.Fatalf("publish: %v\n%s", err, out)
-	}
+	ctx, b, data := restartableBroker(t, bin, writeFeaturized(t, rows, 0))
 	dir, trace := filepath.Join(t.TempDir(), "ck"), filepath.Join(t.TempDir(), "ids.tsv")
-	train := exec.CommandContext(ctx, bin, "train", "--brokers", b.addr, "--dataset", "para", "--run", "gone",
+	done, stderr := startTrain(ctx, t, bin, "--brokers", b.addr, "--dataset", "para", "--run", "gone",
 		"--model", "avg", "--dim", "32", "--batch", "20", "--epochs", "2", "--checkpoint-dir", dir,
 		"--checkpoint-every", "7", "--shuffle-buffer", "500", "--trace-ids", trace, "--broker-retry", "2s", "--quiet")
-	var stderr bytes.Buffer
-	train.Stderr = &stderr
-	if err := train.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- train.Wait() }()
-	waitTraced(t, trace, rows/20/2, done, &stderr)
+	waitTraced(t, trace, rows/20/2, done, stderr)
 	b.stop(t, syscall.SIGKILL)
 	err := <-done
 	want := "train: the broker is unreachable; once it is back, carry on from the last checkpoint with: parastream train --resume " + dir
@@ -407,35 +442,13 @@ func TestFaultBrokerGone(t *testing.T) {
 		t.Fatalf("the trainer with the broker gone: %v\n%s\nwant the error to say %q", err, stderr.String(), want)
 	}
 	// The work after the last checkpoint is lost, and done again.
-	before, err := os.ReadFile(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before = before[:bytes.LastIndexByte(before, '\n')+1]
-	if err := os.WriteFile(trace, before, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	last, err := trainstep.LatestCheckpoint(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck, err := trainstep.ReadCheckpoint(last)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before, resumedAt := failedAt(t, trace, dir)
 	startBrokerProc(t, bin, b.addr, data) // back on the same address
 	if out, err := exec.CommandContext(ctx, bin, "train", "--resume", dir, "--quiet").CombinedOutput(); err != nil {
 		t.Fatalf("the --resume the error gave: %v\n%s", err, out)
 	}
-	seen := map[string]int{}
-	for _, f := range tracedLines(t, trace, before, ck.State.Step, func(f []string) bool { return len(f) == 3 }) {
-		seen[f[1]+"\t"+f[2]]++
-	}
-	dup := 0
-	for _, n := range seen {
-		dup += n - 1
-	}
-	probe(t, "broker-gone", 1, 2*rows, 2*rows-len(seen), dup, tmpLeftovers(t, dir))
+	lost, dup := onceAcrossResume(t, trace, before, resumedAt, 2, rows)
+	probe(t, "broker-gone", 1, 2*rows, lost, dup, tmpLeftovers(t, dir))
 }
 
 // TestFaultFullDisk trains with the checkpoint directory on a 2 MiB tmpfs
@@ -476,28 +489,10 @@ func TestFaultFullDisk(t *testing.T) {
 	}
 	t.Logf("train on a full disk:\n%s", out)
 	// Resumed from what it kept, on a disk with room.
-	before, err := os.ReadFile(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last, err := trainstep.LatestCheckpoint(saved)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck, err := trainstep.ReadCheckpoint(last)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before, resumedAt := failedAt(t, trace, saved)
 	if out, err := exec.CommandContext(ctx, bin, "train", "--resume", saved, "--quiet").CombinedOutput(); err != nil {
 		t.Fatalf("resumed on a disk with room: %v\n%s", err, out)
 	}
-	seen := map[string]int{}
-	for _, f := range tracedLines(t, trace, before, ck.State.Step, func(f []string) bool { return len(f) == 3 }) {
-		seen[f[2]]++
-	}
-	dup := 0
-	for _, n := range seen {
-		dup += n - 1
-	}
-	probe(t, "full-disk", 0, rows, rows-len(seen), dup, left)
+	lost, dup := onceAcrossResume(t, trace, before, resumedAt, 1, rows)
+	probe(t, "full-disk", 0, rows, lost, dup, left)
 }
