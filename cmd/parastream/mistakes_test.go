@@ -24,6 +24,8 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"read", "--format", "nosuch", file}, "unknown format"},
 		{[]string{"read", "--format", "quora", "--rejects", dir, "--force", testenv.Fixture("quora/mini.tsv")}, "is a directory: name a file"},
 		{[]string{"featurize", "--in", file, "--out", filepath.Join(dir, "out")}, "is a file: give the directory extract wrote"},
+		{[]string{"read", "--format", "quora", "--show", "-1", testenv.Fixture("quora/mini.tsv")}, "--show -1: give a count"},
+		{[]string{"train", "--brokers", "127.0.0.1:1", "--dataset", "quora", "--checkpoint-every", "-3"}, "CheckpointEvery is -3"},
 	} {
 		code, _, stderr := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.says) {

@@ -32,6 +32,9 @@ func runRead(ctx context.Context, e *env, args []string) error {
 	if *format == "" || fs.NArg() == 0 {
 		return fmt.Errorf("%w: --format and at least one file are required: parastream read --format NAME FILE", cli.ErrUsage)
 	}
+	if *show < 0 {
+		return fmt.Errorf("%w: --show %d: give a count, 0 for none", cli.ErrUsage, *show)
+	}
 	if _, err := corpora.LookupFormat(*format); err != nil {
 		return fmt.Errorf("%w: --format: %v", cli.ErrUsage, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/cmd/parastream/internal/trainflags"
 	"github.com/parastream/parastream/stream"
 	"github.com/parastream/parastream/trainstep"
@@ -20,6 +21,9 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	rc, err := tf.Config()
 	if err != nil {
 		return err
+	}
+	if err := rc.Validate(); err != nil { // a value no run can take: a command-line mistake
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	device := deviceFlags{&tf.Device}
