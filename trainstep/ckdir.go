@@ -1,14 +1,20 @@
 package trainstep
 
 import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/stream"
 )
 
 // lockCheckpointDir creates the run's checkpoint directory and takes its
@@ -128,4 +134,31 @@ func removeUnclaimed(dir string) (bool, error) {
 	}
 	defer lock.Unlock()
 	return true, os.RemoveAll(dir)
+}
+
+// lockRun takes this machine's lock of the run's consumer group (the run
+// on its brokers and topic prefix): a second trainer of the run on this
+// machine given another checkpoint directory fails here, naming the
+// holder, instead of sharing the group. The lock is a directory under
+// the user's cache directory, parastream/runs/<hash>, holding the flock
+// of lockCheckpointDir's kind. Trainers on other machines are not seen.
+func lockRun(cfg RunConfig) (*shards.Lock, error) {
+	base, err := os.UserCacheDir()
+	if err != nil || base == "" {
+		base = os.TempDir()
+	}
+	brokers := slices.Sorted(slices.Values(cfg.Client.Brokers))
+	prefix := cmp.Or(cfg.Prefix, stream.DefaultPrefix)
+	key := sha256.Sum256([]byte(strings.Join(brokers, ",") + "\x00" + prefix + "\x00" + cfg.Run))
+	dir := filepath.Join(base, "parastream", "runs", hex.EncodeToString(key[:8]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run %s: creating its lock: %w", cfg.Run, err)
+	}
+	holder := fmt.Sprintf("pid %d, parastream train --run %s --checkpoint-dir %s", os.Getpid(), cfg.Run, cfg.CheckpointDir)
+	lock, err := shards.LockHeld(dir, holder)
+	if errors.Is(err, shards.ErrLocked) {
+		return nil, fmt.Errorf("run %s (consumer group %s on %s) is being trained by another process on this machine: %w: one trainer a run; give another --run for a run of its own",
+			cfg.Run, cfg.Run, strings.Join(brokers, ","), err)
+	}
+	return lock, err
 }

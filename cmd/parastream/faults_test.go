@@ -208,16 +208,18 @@ func TestFaultSecondTrainer(t *testing.T) {
 		t.Skip("a fault probe: make test-faults")
 	}
 	bin := binary(t)
-	const rows, epochs = 3000, 2
+	// The first trainer runs 8 epochs (seconds), so that the refused
+	// ones start while it runs.
+	const rows, epochs, firstEpochs = 3000, 2, 8
 	root := writeFeaturized(t, rows, 0)
 	ctx, b := publishedBroker(t, bin, root)
-	train := func(run, dir, trace, seed string) *exec.Cmd {
+	train := func(run, dir, trace, seed string, epochs int) *exec.Cmd {
 		return exec.CommandContext(ctx, bin, "train", "--brokers", b.addr, "--dataset", "para", "--run", run,
 			"--model", "avg", "--dim", "32", "--batch", "20", "--epochs", strconv.Itoa(epochs), "--checkpoint-dir", dir,
 			"--checkpoint-every", "10", "--shuffle-buffer", "500", "--seed", seed, "--trace-ids", trace, "--quiet")
 	}
 	dir, trace := filepath.Join(t.TempDir(), "ck"), filepath.Join(t.TempDir(), "ids.tsv")
-	first := train("dup", dir, trace, "1")
+	first := train("dup", dir, trace, "1", firstEpochs)
 	var stderr bytes.Buffer
 	first.Stderr = &stderr
 	if err := first.Start(); err != nil {
@@ -226,10 +228,19 @@ func TestFaultSecondTrainer(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- first.Wait() }()
 	waitTraced(t, trace, 1, done, &stderr)
-	out, err := train("dup", dir, filepath.Join(t.TempDir(), "ids2.tsv"), "2").CombinedOutput()
+	out, err := train("dup", dir, filepath.Join(t.TempDir(), "ids2.tsv"), "2", epochs).CombinedOutput()
 	holder := fmt.Sprintf("held by pid %d", first.Process.Pid)
 	if err == nil || !strings.Contains(string(out), "in use by another parastream run") || !strings.Contains(string(out), holder) {
 		t.Errorf("a second trainer of the run: %v, %q; want a failure naming the holder (%s)", err, out, holder)
+	}
+	// The run's consumer group too: the same run in another directory.
+	other := filepath.Join(t.TempDir(), "ck")
+	out, err = train("dup", other, filepath.Join(t.TempDir(), "ids3.tsv"), "1", epochs).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "run dup (consumer group dup on") || !strings.Contains(string(out), holder) {
+		t.Errorf("a second trainer of the run in another directory: %v, %q; want a failure naming the holder (%s)", err, out, holder)
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Errorf("the refused trainer left its checkpoint directory %s", other)
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("the first trainer: %v\n%s", err, stderr.String())
@@ -241,15 +252,15 @@ func TestFaultSecondTrainer(t *testing.T) {
 			t.Errorf("checkpoint %s: %v; want the first trainer's (seed 1)", ck, err)
 		}
 	}
-	checked, lost, dup := onceAnEpoch(t, trace, epochs, rows)
-	probe(t, "second-trainer", 1, checked, lost, dup, tmpLeftovers(t, dir))
+	checked, lost, dup := onceAnEpoch(t, trace, firstEpochs, rows)
+	probe(t, "second-trainer", 0, checked, lost, dup, tmpLeftovers(t, dir))
 
 	// Two runs at once on the same topics: independent.
 	var cmds []*exec.Cmd
 	var traces, dirs []string
 	for _, run := range []string{"one", "two"} {
 		d, tr := filepath.Join(t.TempDir(), run), filepath.Join(t.TempDir(), run+".tsv")
-		c := train(run, d, tr, "3")
+		c := train(run, d, tr, "3", epochs)
 		c.Stderr = os.Stderr
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
