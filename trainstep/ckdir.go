@@ -141,8 +141,9 @@ func removeUnclaimed(dir string) (bool, error) {
 // machine given another checkpoint directory fails here, naming the
 // holder, instead of sharing the group. The lock is a directory under
 // the user's cache directory, parastream/runs/<hash>, holding the flock
-// of lockCheckpointDir's kind. Trainers on other machines are not seen.
-func lockRun(cfg RunConfig) (*shards.Lock, error) {
+// of lockCheckpointDir's kind; release removes it. Trainers on other
+// machines are not seen.
+func lockRun(cfg RunConfig) (release func(), err error) {
 	base, err := os.UserCacheDir()
 	if err != nil || base == "" {
 		base = os.TempDir()
@@ -151,14 +152,35 @@ func lockRun(cfg RunConfig) (*shards.Lock, error) {
 	prefix := cmp.Or(cfg.Prefix, stream.DefaultPrefix)
 	key := sha256.Sum256([]byte(strings.Join(brokers, ",") + "\x00" + prefix + "\x00" + cfg.Run))
 	dir := filepath.Join(base, "parastream", "runs", hex.EncodeToString(key[:8]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("run %s: creating its lock: %w", cfg.Run, err)
-	}
+	name := filepath.Join(dir, shards.LockName)
 	holder := fmt.Sprintf("pid %d, parastream train --run %s --checkpoint-dir %s", os.Getpid(), cfg.Run, cfg.CheckpointDir)
-	lock, err := shards.LockHeld(dir, holder)
-	if errors.Is(err, shards.ErrLocked) {
-		return nil, fmt.Errorf("run %s (consumer group %s on %s) is being trained by another process on this machine: %w: one trainer a run; give another --run for a run of its own",
-			cfg.Run, cfg.Run, strings.Join(brokers, ","), err)
+	for range 5 {
+		if err = os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("run %s: creating its lock: %w", cfg.Run, err)
+		}
+		lock, err := shards.LockHeld(dir, holder)
+		if errors.Is(err, shards.ErrLocked) {
+			return nil, fmt.Errorf("run %s (consumer group %s on %s) is being trained by another process on this machine: %w: one trainer a run; give another --run for a run of its own",
+				cfg.Run, cfg.Run, strings.Join(brokers, ","), err)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the holder released and removed it meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		// Locked after the holder before released and removed it: the
+		// file is no longer the lock; take the new one.
+		held, err1 := lock.File().Stat()
+		now, err2 := os.Stat(name)
+		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+			return func() {
+				os.Remove(name) // while held: a process waiting on it takes a new one
+				os.Remove(dir)
+				lock.Unlock()
+			}, nil
+		}
+		lock.Unlock()
 	}
-	return lock, err
+	return nil, fmt.Errorf("run %s: its lock %s keeps being removed", cfg.Run, name)
 }

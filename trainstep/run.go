@@ -323,11 +323,11 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 	}
 	defer func() { releaseCheckpointDir(cfg.CheckpointDir, lock, created, l.lastDir != "") }()
 	defer l.tr.Close()
-	runLock, err := lockRun(cfg)
+	releaseRun, err := lockRun(cfg)
 	if err != nil {
 		return RunSummary{}, err
 	}
-	defer runLock.Unlock()
+	defer releaseRun()
 	cfg.Model = l.tr.Config() // the one model configuration from here on: the trainer's
 	if manifests == nil {
 		if manifests, err = cfg.manifests(ctx); err != nil {
