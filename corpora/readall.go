@@ -2,6 +2,9 @@ package corpora
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/parastream/parastream/internal/atomicfile"
@@ -28,9 +31,35 @@ type ReadAllOptions struct {
 	// written to (RejectsWriter); the rejects found are kept even when
 	// the input fails later on.
 	RejectsPath string
+	// ReplaceRejects lets RejectsPath name a file that exists: it is
+	// replaced when the read ends. Without it such a file is refused.
+	ReplaceRejects bool
 	// Progress, when set, is called with the reader's counts every few
 	// seconds.
 	Progress func(st Stats, elapsed time.Duration)
+}
+
+// Validate checks opts for reading format, before anything is read: the
+// format exists, Show is not negative, and RejectsPath names a file that
+// may be written (not a directory; an existing one only with
+// ReplaceRejects). Its messages name the flags of parastream read.
+func (o ReadAllOptions) Validate(format string) error {
+	if o.Show < 0 {
+		return fmt.Errorf("--show %d: give a count, 0 for none", o.Show)
+	}
+	if _, err := LookupFormat(format); err != nil {
+		return fmt.Errorf("--format: %w", err)
+	}
+	if o.RejectsPath == "" {
+		return nil
+	}
+	switch fi, err := os.Stat(o.RejectsPath); {
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("--rejects %s is a directory: name a file, such as %s", o.RejectsPath, filepath.Join(o.RejectsPath, "rejects.jsonl"))
+	case err == nil && !o.ReplaceRejects:
+		return fmt.Errorf("--rejects %s exists: pass --force to replace it, or name another file", o.RejectsPath)
+	}
+	return nil
 }
 
 // ReadAll reads paths in a format to the end with OpenFormat's reader,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parastream/parastream/evalsink/metric"
 	"github.com/parastream/parastream/stream"
+	"github.com/parastream/parastream/trainstep"
 )
 
 // Watch evaluates each checkpoint announced on the checkpoint topic of
@@ -21,20 +22,37 @@ import (
 // offset is committed once its results and its comparison are durable in
 // every sink, so a watcher stopped at any moment redoes at most the
 // evaluation it was in, and that adds no rows (Evaluate and
-// RecordComparison are idempotent). An event whose checkpoint directory
-// is gone is logged and skipped; any other failure stops the watch with
-// the error.
+// RecordComparison are idempotent). The checkpoint is claimed while it
+// is evaluated (trainstep.ClaimCheckpoint: the trainer's pruning passes
+// it over); an event whose checkpoint is gone, being removed or does not
+// match its sha256sums.txt is logged on one line and skipped; any other
+// failure (a sink's) stops the watch with the error.
 func Watch(ctx context.Context, ev *Evaluator, cc stream.ClientConfig, prefix, group string, logger *slog.Logger) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return stream.WatchCheckpoints(ctx, cc, prefix, group, logger, func(ctx context.Context, e stream.CheckpointEvent) error {
+		// Claimed, the checkpoint is not pruned while it is evaluated; one
+		// gone already, being removed or unreadable is passed over.
+		release, err := trainstep.ClaimCheckpoint(e.Dir)
+		if err != nil {
+			logger.Warn("skipping a checkpoint that is gone or cannot be read", "run", e.Run, "step", e.Step, "dir", e.Dir, "err", err)
+			return nil
+		}
+		defer release()
 		sum, err := ev.Evaluate(ctx, Target{Dir: e.Dir, Run: e.Run, Model: e.Model})
 		if errors.Is(err, fs.ErrNotExist) {
 			logger.Warn("skipping a checkpoint that is not there", "run", e.Run, "step", e.Step, "dir", e.Dir, "err", err)
 			return nil
 		}
 		if err != nil {
+			// A checkpoint that cannot be read (one without sha256sums.txt
+			// that a trainer of an earlier version was removing) is
+			// skipped; another failure (a sink's) stops the watch.
+			if cerr := readable(e.Dir); cerr != nil {
+				logger.Warn("skipping a checkpoint that is gone or cannot be read", "run", e.Run, "step", e.Step, "dir", e.Dir, "err", cerr)
+				return nil
+			}
 			return err
 		}
 		attrs := []any{"run", e.Run, "step", e.Step, "dir", e.Dir, "eval_id", sum.EvalID, "added", sum.Added, "sql_added", sum.SQLInserted}
@@ -56,6 +74,17 @@ func Watch(ctx context.Context, ev *Evaluator, cc stream.ClientConfig, prefix, g
 		logger.Info("evaluated announced checkpoint", attrs...)
 		return nil
 	})
+}
+
+// readable reports why the checkpoint dir cannot be evaluated: its files
+// cannot be read, or it has no vocabulary to map tokens with.
+func readable(dir string) error {
+	ck, err := trainstep.ReadCheckpoint(dir)
+	if err != nil {
+		return err
+	}
+	_, err = ck.Lexicon()
+	return err
 }
 
 // CompareWithBest compares the evaluation sum (Evaluate's) with the best

@@ -86,6 +86,14 @@ func (c FeaturizeConfig) Validate() error {
 			return fmt.Errorf("featurize: candidate k = %d; each must be 1 or more", k)
 		}
 	}
+	if fi, err := os.Stat(c.In); err == nil && !fi.IsDir() {
+		return fmt.Errorf("featurize: --in %s is a file: give the directory extract wrote (it holds %s)", c.In, shards.ManifestName)
+	}
+	for _, in := range []struct{ flag, loc string }{{"--in", c.In}, {"--model", c.Model}} {
+		if err := shards.CheckLocation(in.loc); err != nil {
+			return fmt.Errorf("featurize: %s: %w", in.flag, err)
+		}
+	}
 	if err := c.Vocab.Validate(); err != nil {
 		return err
 	}

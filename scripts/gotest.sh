@@ -6,7 +6,9 @@
 #   short  go test -short over every package: a test that skips itself
 #          under testing.Short() is a long test and waits for `long`.
 #   long   only the long tests: every Test function whose body calls
-#          testing.Short() (found in the *_test.go files), without -short.
+#          testing.Short() (found in the *_test.go files), without -short,
+#          but the fault probes (TestFault*), which `make test-faults` runs
+#          before it.
 #
 # Either way the output is kept in out/test/<mode>.log, and the slowest
 # packages and the total time are printed at the end. GO and PKGS come from
@@ -27,7 +29,7 @@ longTests() {
 	git ls-files -co --exclude-standard '*_test.go' | xargs awk '
 		FNR == 1 { fn = "" }
 		/^func / { fn = ""; if (match($0, /^func Test[A-Za-z0-9_]*\(/)) fn = substr($0, 6, RLENGTH - 6) }
-		/testing\.Short\(\)/ && fn != "" { print FILENAME "\t" fn }
+		/testing\.Short\(\)/ && fn != "" && fn !~ /^TestFault/ { print FILENAME "\t" fn }
 	' | sort -u
 }
 

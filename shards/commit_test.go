@@ -116,7 +116,7 @@ func leftovers(t testing.TB, root string) []string {
 	}
 	var left []string
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), shards.StagePrefix) || strings.HasPrefix(e.Name(), shards.WorkPrefix) || strings.HasSuffix(e.Name(), ".tmp") {
+		if strings.HasPrefix(e.Name(), shards.StagePrefix) || shards.IsWorkDirName(e.Name()) || strings.HasSuffix(e.Name(), ".tmp") {
 			left = append(left, e.Name())
 		}
 	}
@@ -240,18 +240,19 @@ func TestOutputLock(t *testing.T) {
 }
 
 // OpenOutput removes the staging and work directories of dead runs, and
-// nothing else.
+// nothing else: a user's .work-* directory, not named as a run's
+// (IsWorkDirName), stays.
 func TestOutputCleansLeftovers(t *testing.T) {
 	root := t.TempDir()
-	for _, d := range []string{".work-extract-0a1b", ".work-featurize-2c3d/shards/000001", ".stage-4e5f/files", "keep/sub", ".keep-dir"} {
+	for _, d := range []string{".work-extract-0a1b2c3d4e5f", ".work-featurize-2c3d4e5f6a7b/shards/000001", ".stage-4e5f/files", "keep/sub", ".keep-dir", ".work-mine"} {
 		os.MkdirAll(filepath.Join(root, d), 0o755)
 	}
-	for _, name := range []string{".work-extract-0a1b/spill", ".stage-4e5f/files/x.parquet", "keep/sub/user.txt", ".keep-dir/f", ".hidden", "keep/.part-00000.parquet.tmp"} {
+	for _, name := range []string{".work-extract-0a1b2c3d4e5f/spill", ".stage-4e5f/files/x.parquet", "keep/sub/user.txt", ".keep-dir/f", ".hidden", "keep/.part-00000.parquet.tmp", ".work-mine/f"} {
 		os.WriteFile(filepath.Join(root, name), []byte("x"), 0o644)
 	}
 	open(t, root, shards.OutputOptions{}).Close()
 	got := slices.Sorted(maps.Keys(tree(t, root)))
-	want := []string{".hidden", ".keep-dir/f", "keep/.part-00000.parquet.tmp", "keep/sub/user.txt"}
+	want := []string{".hidden", ".keep-dir/f", ".work-mine/f", "keep/.part-00000.parquet.tmp", "keep/sub/user.txt"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("left %v, want %v", got, want)
 	}

@@ -181,7 +181,7 @@ func (o *Output) clean() error {
 				return err
 			}
 			o.opts.Logger.Info("removed the staging directory of a run that died", "dir", full)
-		case e.IsDir() && strings.HasPrefix(name, WorkPrefix):
+		case e.IsDir() && IsWorkDirName(name): // a user's .work-* is not a run's
 			if err := os.RemoveAll(full); err != nil {
 				return fmt.Errorf("removing the work directory of a dead run: %w", err)
 			}

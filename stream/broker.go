@@ -48,6 +48,11 @@ type BrokerConfig struct {
 	// is given, so a changed password applies from the next start and the
 	// old one is refused.
 	Users []BrokerUser
+	// AutoCreateTopics creates a topic a client asks for that does not
+	// exist (with Partitions partitions), as a Kafka broker with
+	// auto.create.topics.enable does. Without it such a request is
+	// refused, and logged once a minute a topic.
+	AutoCreateTopics bool
 	// Logger receives the broker's warnings and errors; nil discards them.
 	Logger *slog.Logger
 }
@@ -170,6 +175,9 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (b *Broker, err error) {
 	if cfg.SyncWrites {
 		opts = append(opts, kfake.SyncWrites())
 	}
+	if cfg.AutoCreateTopics {
+		opts = append(opts, kfake.AllowAutoTopicCreation())
+	}
 	// kfake panics on some inconsistent persisted state; here that is an
 	// error naming the data directory.
 	defer func() {
@@ -188,6 +196,9 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (b *Broker, err error) {
 	if len(addrs) != 1 {
 		c.Close()
 		return nil, fmt.Errorf("starting broker: listening on %d addresses, want 1", len(addrs))
+	}
+	if !cfg.AutoCreateTopics {
+		watchUnknownTopics(c, logger)
 	}
 	logger.Info("broker started", "addr", addrs[0], "data_dir", cfg.DataDir)
 	return &Broker{cluster: c, addr: addrs[0]}, nil

@@ -86,13 +86,22 @@ func AnnounceCheckpoint(ctx context.Context, cc ClientConfig, prefix string, ev 
 		return err
 	}
 	topic := CheckpointTopic(prefix)
-	if _, err := ensureTopics(ctx, client, []topicSpec{checkpointTopicSpec(prefix)}, slog.New(slog.DiscardHandler)); err != nil {
-		return fmt.Errorf("announcing checkpoint %s: %w", ev.Dir, err)
-	}
 	transport, err := cc.transport()
 	if err != nil {
 		return err
 	}
+	// A broker restarting fails the announcement: it is tried again
+	// (ClientConfig.Retry).
+	return cc.retry(ctx, nil, "announcing checkpoint "+ev.Dir, func() error {
+		if _, err := ensureTopics(ctx, client, []topicSpec{checkpointTopicSpec(prefix)}, slog.New(slog.DiscardHandler)); err != nil {
+			return fmt.Errorf("announcing checkpoint %s: %w", ev.Dir, err)
+		}
+		return writeEvent(ctx, cc, transport, topic, kafka.Message{Key: []byte(ev.Run), Value: value})
+	})
+}
+
+// writeEvent writes one message on topic with acks from every replica.
+func writeEvent(ctx context.Context, cc ClientConfig, transport *kafka.Transport, topic string, m kafka.Message) error {
 	w := &kafka.Writer{
 		Addr:         kafka.TCP(cc.Brokers...),
 		Topic:        topic,
@@ -102,12 +111,12 @@ func AnnounceCheckpoint(ctx context.Context, cc ClientConfig, prefix string, ev 
 		BatchTimeout: time.Millisecond,
 		Transport:    transport,
 	}
-	err = w.WriteMessages(ctx, kafka.Message{Key: []byte(ev.Run), Value: value})
+	err := w.WriteMessages(ctx, m)
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("announcing checkpoint %s on %s: %w", ev.Dir, topic, err)
+		return fmt.Errorf("announcing a checkpoint of run %s on %s: %w", m.Key, topic, err)
 	}
 	return nil
 }

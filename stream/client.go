@@ -40,6 +40,12 @@ type ClientConfig struct {
 	SASLPassword  string
 	// ClientID names the client to the brokers; "" means "parastream".
 	ClientID string
+	// Retry is how long a request that fails once the client has been
+	// connected (a broker restarting: a fetch, listing offsets, committing
+	// a group's offsets) is tried again, with backoff, before the command
+	// gives up with ErrUnreachable; 0 means DefaultRetry (2 minutes). At
+	// most 24 hours.
+	Retry time.Duration
 }
 
 // MarshalJSON writes c as its broker list: a configuration kept in a
@@ -60,6 +66,9 @@ func (c ClientConfig) Validate() error {
 		if !strings.Contains(b, ":") {
 			errs = append(errs, fmt.Errorf("stream: broker %q: give host:port", b))
 		}
+	}
+	if c.Retry < 0 || c.Retry > maxRetry {
+		errs = append(errs, fmt.Errorf("stream: broker retry %v: give a positive duration of at most %v (0: the default, %v)", c.Retry, maxRetry, DefaultRetry))
 	}
 	switch c.SASLMechanism {
 	case "":
@@ -216,4 +225,12 @@ func LoadTLS(caFile, certFile, keyFile string, skipVerify bool) (*tls.Config, er
 		cfg.Certificates = []tls.Certificate{cert}
 	}
 	return cfg, nil
+}
+
+// retryFor is how long to try again: Retry, or DefaultRetry when it is 0.
+func (c ClientConfig) retryFor() time.Duration {
+	if c.Retry == 0 {
+		return DefaultRetry
+	}
+	return c.Retry
 }

@@ -22,7 +22,8 @@ func TestAddClientOptionRecipe(t *testing.T) {
 		"TLS":      "LoadTLS checks the files it loads; any *tls.Config is usable",
 		"ClientID": "any name will do; \"\" means parastream",
 	}
-	builders := []string{"transport", "dialer", "client", "mechanism", "clientID"}
+	// retryFor: how long the connections' failed requests are tried again.
+	builders := []string{"transport", "dialer", "client", "mechanism", "clientID", "retryFor"}
 	reads := clientConfigReads(t, "client.go")
 	typ := reflect.TypeFor[ClientConfig]()
 	for i := range typ.NumField() {

@@ -289,7 +289,7 @@ func (c *Consumer) Stats() Stats {
 // beginEpoch starts epoch e at the partitions' first offsets, ending at
 // their current end offsets (or never, when following).
 func (c *Consumer) beginEpoch(ctx context.Context, e int) error {
-	first, end, err := partitionOffsets(ctx, c.client, c.topic, c.nparts)
+	first, end, err := c.offsets(ctx)
 	if err != nil {
 		return err
 	}
@@ -301,6 +301,16 @@ func (c *Consumer) beginEpoch(ctx context.Context, e int) error {
 	}
 	c.whole = true
 	return nil
+}
+
+// offsets is partitionOffsets of the consumer's topic, tried again while a
+// broker restarts (ClientConfig.Retry).
+func (c *Consumer) offsets(ctx context.Context) (first, end []int64, err error) {
+	err = c.cfg.Client.retry(ctx, c.log, "listing offsets of "+c.topic, func() error {
+		first, end, err = partitionOffsets(ctx, c.client, c.topic, c.nparts)
+		return err
+	})
+	return first, end, err
 }
 
 // resume (re)starts the readers at the given offsets of epoch e.
@@ -329,7 +339,7 @@ func (c *Consumer) startAt(ctx context.Context, pos Position) error {
 		return fmt.Errorf("%w: the position is of %s with %d partitions in epoch %d; the consumer reads %s with %d partitions",
 			ErrPosition, pos.Topic, len(pos.Partitions), pos.Epoch, c.topic, c.nparts)
 	}
-	first, _, err := partitionOffsets(ctx, c.client, c.topic, c.nparts)
+	first, _, err := c.offsets(ctx)
 	if err != nil {
 		return err
 	}
@@ -396,7 +406,7 @@ func (c *Consumer) startFromGroup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the offsets of group %s: %w", c.cfg.Group, err)
 	}
-	first, hwm, err := partitionOffsets(ctx, c.client, c.topic, c.nparts)
+	first, hwm, err := c.offsets(ctx)
 	if err != nil {
 		return err
 	}
@@ -456,19 +466,22 @@ func (c *Consumer) Commit(ctx context.Context, pos Position) error {
 	for i, pp := range pos.Partitions {
 		commits[i] = kafka.OffsetCommit{Partition: pp.Partition, Offset: pp.Offset, Metadata: groupMetadata(pos.Epoch, pp.End)}
 	}
-	resp, err := c.client.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
-		GroupID: c.cfg.Group, GenerationID: -1, Topics: map[string][]kafka.OffsetCommit{c.topic: commits},
-	})
-	if err != nil {
-		return fmt.Errorf("committing offsets of group %s: %w", c.cfg.Group, err)
-	}
-	var errs []error
-	for _, p := range resp.Topics[c.topic] {
-		if p.Error != nil {
-			errs = append(errs, fmt.Errorf("committing offset of group %s on %s partition %d: %w", c.cfg.Group, c.topic, p.Partition, p.Error))
+	// A broker restarting fails the request, or answers it with errors
+	// per partition: both are tried again (ClientConfig.Retry).
+	return c.cfg.Client.retry(ctx, c.log, "committing offsets of group "+c.cfg.Group, func() error {
+		resp, err := c.client.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
+			GroupID: c.cfg.Group, GenerationID: -1, Topics: map[string][]kafka.OffsetCommit{c.topic: commits},
+		})
+		if err != nil {
+			return fmt.Errorf("committing offsets of group %s: %w", c.cfg.Group, err)
 		}
-	}
-	return errors.Join(errs...)
+		for _, p := range resp.Topics[c.topic] {
+			if p.Error != nil {
+				return fmt.Errorf("committing offset of group %s on %s partition %d: %w", c.cfg.Group, c.topic, p.Partition, p.Error)
+			}
+		}
+		return nil
+	})
 }
 
 // Next returns the next row. After the last row of the last epoch it

@@ -43,6 +43,10 @@ var (
 	// credentials, or closed the connection where TLS or SASL was probably
 	// required.
 	ErrAuthentication = errors.New("authentication failed")
+	// ErrUnreachable reports a broker that failed a client's requests for
+	// longer than ClientConfig.Retry (a broker down, or restarting for
+	// longer than that).
+	ErrUnreachable = errors.New("stream: the broker is unreachable")
 	// ErrClosed reports a Consumer used after Close.
 	ErrClosed = errors.New("stream: consumer closed")
 )

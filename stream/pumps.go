@@ -31,6 +31,7 @@ type pumps struct {
 	follow  bool
 	errs    chan error
 	wg      sync.WaitGroup
+	retry   ClientConfig // how long a fetch that fails is tried again (Retry)
 }
 
 // fetched is a message a pump read and, from row pumps, its batch or the
@@ -72,6 +73,7 @@ func startPumpsDecoding(cc ClientConfig, topic string, from, end []int64, decode
 		chans:  make([]chan fetched, len(from)),
 		done:   make([]bool, len(from)),
 		errs:   make(chan error, len(from)),
+		retry:  cc,
 	}
 	// Decoded batches weigh more than messages: fewer of them wait.
 	queue := 16
@@ -131,10 +133,12 @@ func (ps *pumps) follow1(ctx context.Context, r *kafka.Reader, topic string, p i
 
 // upTo reads the messages of r, then closes out. A failed fetch (a broker
 // restarting) is logged and tried again, with backoff, from the first
-// message not yet sent; an error the broker gives as not retriable ends
-// the pump.
+// message not yet sent, for at most the client's Retry without a message
+// (then the pump ends with ErrUnreachable); an error the broker gives as
+// not retriable ends the pump.
 func (ps *pumps) upTo(ctx context.Context, r offsetRange, decode decodeFunc, out chan fetched, logger *slog.Logger) {
 	at, backoff := r.from, fetchBackoffMin
+	var failing time.Time // since when fetching fails without a message
 	for {
 		rest := r
 		rest.from = at
@@ -142,7 +146,7 @@ func (ps *pumps) upTo(ctx context.Context, r offsetRange, decode decodeFunc, out
 			if !ps.send(ctx, m, decode, out) {
 				return ctx.Err()
 			}
-			at, backoff = m.Offset+1, fetchBackoffMin
+			at, backoff, failing = m.Offset+1, fetchBackoffMin, time.Time{}
 			return nil
 		})
 		if err == nil {
@@ -152,8 +156,15 @@ func (ps *pumps) upTo(ctx context.Context, r offsetRange, decode decodeFunc, out
 		if ctx.Err() != nil {
 			return
 		}
-		if ke := kafka.Error(0); errors.As(err, &ke) && !ke.Temporary() {
+		if !retriable(err) {
 			ps.errs <- err
+			return
+		}
+		if failing.IsZero() {
+			failing = time.Now()
+		}
+		if tried := time.Since(failing); tried >= ps.retry.retryFor() {
+			ps.errs <- ps.retry.unreachable(fmt.Sprintf("fetching %s partition %d at offset %d", r.topic, r.partition, at), tried, err)
 			return
 		}
 		logger.Warn("fetching failed, trying again", "topic", r.topic, "partition", r.partition, "offset", at, "in", backoff, "err", err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/stream"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/cuda"
@@ -260,6 +261,9 @@ func TestRunBackgroundCheckpointsOnCUDAEmulator(t *testing.T) {
 		out := map[string]string{}
 		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
+			if e.Name() == shards.LockName { // the directory's lock
+				continue
+			}
 			for _, f := range []string{trainstep.FileModel, trainstep.FileOptimizer, trainstep.FileInitial} {
 				data, err := os.ReadFile(filepath.Join(dir, e.Name(), f))
 				if err != nil {

@@ -176,8 +176,14 @@ func (w *checkpointWrite) run(ctx context.Context, l *loop) {
 	}
 	// The checkpoint is durable: the group may move past its rows.
 	if err := l.c.Commit(ctx, w.pos); err != nil {
-		w.err = fmt.Errorf("checkpoint %s is written, but %w", dir, err)
-		return
+		if w.event.Final || !errors.Is(err, stream.ErrUnreachable) {
+			w.err = fmt.Errorf("checkpoint %s is written, but %w", dir, err)
+			return
+		}
+		// The broker did not come back in time: the checkpoint holds the
+		// exact position, and the next checkpoint's commit covers these
+		// rows (the group's offsets only ever move forward with them).
+		l.cfg.Logger.Warn("the group's offsets were not committed; the next checkpoint commits them", "checkpoint", dir, "err", err)
 	}
 	w.event.Time = time.Now().UTC()
 	if err := stream.AnnounceCheckpoint(ctx, l.cfg.Client, l.cfg.Prefix, w.event); err != nil {
@@ -265,18 +271,25 @@ func stepCheckpoints(dir string) ([]stepCheckpoint, error) {
 // pruneCheckpoints removes the step-N checkpoints of dir but the newest
 // keep. It returns how many it removed.
 func pruneCheckpoints(dir string, keep int) (int, error) {
+	// Under the directory's lock, with no checkpoint being written, a
+	// .step-N.*.tmp directory is a killed trainer's: it goes too.
+	removed, err := removeLeftovers(dir)
+	errs := []error{err}
 	cks, err := stepCheckpoints(dir)
 	if err != nil || len(cks) <= keep {
-		return 0, err
+		return removed, errors.Join(append(errs, err)...)
 	}
-	var errs []error
-	removed := 0
 	for _, c := range cks[keep:] {
-		if err := os.RemoveAll(filepath.Join(dir, c.name)); err != nil {
+		// A checkpoint a watcher is evaluating (ClaimCheckpoint) stays
+		// until a later prune.
+		ok, err := removeUnclaimed(filepath.Join(dir, c.name))
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		removed++
+		if ok {
+			removed++
+		}
 	}
 	return removed, errors.Join(errs...)
 }

@@ -62,8 +62,10 @@ func (l *loop) run(ctx context.Context) (RunSummary, error) {
 	l.at = l.c.state(l.cfg.Split)
 	err := l.train(ctx)
 	l.stopFeed()
-	// No write outlives the run (nor the trainer, closed after it).
-	return l.summary(), errors.Join(err, l.waitCheckpoint())
+	// No write outlives the run (nor the trainer, closed after it); the
+	// summary names the checkpoint it wrote last.
+	werr := l.waitCheckpoint()
+	return l.summary(), errors.Join(err, werr)
 }
 
 // train runs the loop: windows of batches from the feed, a step each, and
@@ -308,7 +310,15 @@ func memoryNote(m compute.Model) string {
 }
 
 func (l *loop) summary() RunSummary {
+	// The steps since the last progress line, when there are any: a run
+	// that failed before its first line (or checkpoint) has no other.
+	loss := l.lastLoss
+	if l.lossN > 0 {
+		loss = l.lossSum / float64(l.lossN)
+	} else if l.nliN > 0 {
+		loss = l.nliLossSum / float64(l.nliN)
+	}
 	return RunSummary{Run: l.cfg.Run, Steps: l.steps, TotalSteps: l.tr.Steps(), Examples: l.examples, Skipped: l.skipped, Filtered: l.filtered,
-		Epoch: l.at.stats.Epoch, Checkpoint: l.lastDir, Loss: l.lastLoss, Elapsed: time.Since(l.start), Stream: l.at.stats,
+		Epoch: l.at.stats.Epoch, Checkpoint: l.lastDir, Loss: loss, Elapsed: time.Since(l.start), Stream: l.at.stats,
 		Device: l.tr.Device(), FeedWait: l.feedWait, CheckpointWait: l.ckWait}
 }

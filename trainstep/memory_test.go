@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
 	"github.com/parastream/parastream/trainstep/cpu"
@@ -74,8 +75,8 @@ func TestRunMemoryBudgetTooSmall(t *testing.T) {
 	if sum.Steps != 0 || sum.Stream.Rows != 0 {
 		t.Errorf("summary %+v: something was read or trained", sum)
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Errorf("%d entries in the checkpoint directory", len(entries))
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 || entries[0].Name() != shards.LockName {
+		t.Errorf("%d entries in the checkpoint directory, want its lock alone", len(entries))
 	}
 	cfg.Backend = &cpu.Backend{MemoryBudget: 64 << 20}
 	if sum, err = trainstep.Run(context.Background(), cfg); err != nil {

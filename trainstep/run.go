@@ -303,16 +303,34 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		manifests []*shards.Manifest
 		err       error
 	)
+	var (
+		lock    *shards.Lock
+		created bool
+	)
 	if cfg.Resume != "" {
 		if start, mixStart, err = l.resume(&cfg); err != nil {
 			return RunSummary{}, err
 		}
+		if lock, created, err = lockCheckpointDir(cfg); err != nil {
+			l.tr.Close()
+			return RunSummary{}, err
+		}
 	} else {
+		if lock, created, err = lockCheckpointDir(cfg); err != nil {
+			return RunSummary{}, err
+		}
 		if manifests, err = l.open(ctx, &cfg); err != nil {
+			releaseCheckpointDir(cfg.CheckpointDir, lock, created, false)
 			return RunSummary{}, err
 		}
 	}
+	defer func() { releaseCheckpointDir(cfg.CheckpointDir, lock, created, l.lastDir != "") }()
 	defer l.tr.Close()
+	releaseRun, err := lockRun(cfg)
+	if err != nil {
+		return RunSummary{}, err
+	}
+	defer releaseRun()
 	cfg.Model = l.tr.Config() // the one model configuration from here on: the trainer's
 	if manifests == nil {
 		if manifests, err = cfg.manifests(ctx); err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/parastream/parastream/stream"
 )
 
-const brokerUsage = "parastream broker [--listen 127.0.0.1:9092] [--data-dir DIR] [--partitions N] [--sync] [--tls-cert FILE --tls-key FILE] [--sasl-mechanism PLAIN,SCRAM-SHA-256,SCRAM-SHA-512 --sasl-user U --sasl-password-file FILE]"
+const brokerUsage = "parastream broker [--listen 127.0.0.1:9092] [--data-dir DIR] [--partitions N] [--sync] [--auto-create-topics] [--tls-cert FILE --tls-key FILE] [--sasl-mechanism PLAIN,SCRAM-SHA-256,SCRAM-SHA-512 --sasl-user U --sasl-password-file FILE]"
 
 // runBroker runs the embedded broker until SIGINT or SIGTERM.
 func runBroker(ctx context.Context, e *env, args []string) error {
@@ -19,6 +19,7 @@ func runBroker(ctx context.Context, e *env, args []string) error {
 	dataDir := fs.String("data-dir", "", "directory for the broker's log and state, reloaded on start (empty: in memory)")
 	partitions := fs.Int("partitions", stream.DefaultPartitions, "partitions of topics created without a count")
 	sync := fs.Bool("sync", false, "fsync every produced batch before acknowledging it")
+	autoCreate := fs.Bool("auto-create-topics", false, "create a topic a producer asks for that does not exist (default: refuse, and log it)")
 	cert := fs.String("tls-cert", "", "PEM file of the broker's certificate: serve TLS only")
 	key := fs.String("tls-key", "", "PEM file of the certificate's key")
 	mech := fs.String("sasl-mechanism", "", "require SASL authentication with these mechanisms, comma-separated: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512")
@@ -31,7 +32,7 @@ func runBroker(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", cli.ErrUsage, fs.Arg(0))
 	}
-	cfg := stream.BrokerConfig{Listen: *listen, DataDir: *dataDir, Partitions: *partitions, SyncWrites: *sync,
+	cfg := stream.BrokerConfig{Listen: *listen, DataDir: *dataDir, Partitions: *partitions, SyncWrites: *sync, AutoCreateTopics: *autoCreate,
 		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if (*cert == "") != (*key == "") {
 		return fmt.Errorf("%w: give both --tls-cert and --tls-key", cli.ErrUsage)

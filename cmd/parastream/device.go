@@ -32,11 +32,6 @@ func usage(err error) error {
 	return err
 }
 
-func (d deviceFlags) budget() (int64, string, error) {
-	b, why, err := d.Budget()
-	return b, why, usage(err)
-}
-
 func (d deviceFlags) backend(note io.Writer, log *slog.Logger) (compute.Backend, func() error, error) {
 	b, release, err := d.Open(note, log)
 	return b, release, usage(err)

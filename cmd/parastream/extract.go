@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/parastream/parastream/cmd/parastream/internal/cli"
@@ -15,7 +16,7 @@ import (
 
 const extractUsage = "parastream extract --corpus NAME --input GLOB [--input-b GLOB] --out DIR [--runner prism|flink|spark|dataflow ...]"
 
-func runExtract(ctx context.Context, e *env, args []string) error {
+func runExtract(ctx context.Context, e *env, args []string) (err error) {
 	fs := newFlags(e, "extract", extractUsage)
 	cfg := pipelines.NewExtractConfig("", "", "")
 	fs.StringVar(&cfg.Corpus, "corpus", "", "corpus: "+strings.Join(pipelines.Corpora(), ", "))
@@ -67,7 +68,6 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected arguments %q: give the files with --input GLOB", cli.ErrUsage, fs.Args())
 	}
-	var err error
 	if cfg.Split, err = text.ParseSplitRatios(*split); err != nil {
 		return fmt.Errorf("%w: --split: %v", cli.ErrUsage, err)
 	}
@@ -86,9 +86,12 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	if err := outdir.CheckShards(cfg.Out); err != nil {
+	created, err := outdir.Prepare(cfg.Out)
+	if err != nil {
 		return fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
 	}
+	keepOut := false
+	defer func() { created(err != nil && !keepOut) }()
 	if err := cfg.ResolveInputs(); err != nil {
 		return err
 	}
@@ -112,6 +115,13 @@ func runExtract(ctx context.Context, e *env, args []string) error {
 		return log.Failed(err)
 	}
 	report.Extract(e.stdout, sum, cfg.Out)
+	if c := sum.Counters; c["read"] > 0 && c["parsed"] == 0 {
+		// Every record rejected: the format is wrong. The rejects stay,
+		// to be read.
+		keepOut = true
+		return fmt.Errorf("no pairs kept: all %d records were rejected as %s (rejects in %s): give the --corpus of the input ('parastream formats' lists them)",
+			c["read"], cfg.Corpus, filepath.Join(cfg.Out, sum.Rejects))
+	}
 	return nil
 }
 

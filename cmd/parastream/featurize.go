@@ -10,13 +10,12 @@ import (
 	"github.com/parastream/parastream/cmd/parastream/internal/report"
 	"github.com/parastream/parastream/featurize"
 	"github.com/parastream/parastream/pipelines"
-	"github.com/parastream/parastream/shards"
 )
 
 const featurizeUsage = "parastream featurize --in SHARDS --out SHARDS [--oov-buckets N] [--topics K|auto] [--l1 λ] [--sample N] [--model DIR]\n" +
 	"       parastream featurize topics --model DIR [--words N]"
 
-func runFeaturize(ctx context.Context, e *env, args []string) error {
+func runFeaturize(ctx context.Context, e *env, args []string) (err error) {
 	if len(args) > 0 && args[0] == "topics" {
 		return runFeaturizeTopics(e, args[1:])
 	}
@@ -61,7 +60,6 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	} else {
 		cfg.Topics = k
 	}
-	var err error
 	if cfg.Candidates, err = cli.ParseInts(*candidates); err != nil {
 		return fmt.Errorf("%w: --candidates: %v", cli.ErrUsage, err)
 	}
@@ -69,14 +67,11 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	if err := outdir.CheckShards(cfg.Out); err != nil {
+	created, err := outdir.Prepare(cfg.Out)
+	if err != nil {
 		return fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
 	}
-	for _, in := range []struct{ flag, loc string }{{"--in", cfg.In}, {"--model", cfg.Model}} {
-		if err := shards.CheckLocation(in.loc); err != nil {
-			return fmt.Errorf("%w: %s: %v", cli.ErrUsage, in.flag, err)
-		}
-	}
+	defer func() { created(err != nil) }()
 	opts, log, err := run.start(e, "featurize")
 	if err != nil {
 		return err
@@ -86,7 +81,11 @@ func runFeaturize(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return log.Failed(err)
 	}
-	report.Featurize(e.stdout, sum, cfg.Out, 3, 8)
+	topicLines := 3
+	if *run.quiet { // the summary alone
+		topicLines = 0
+	}
+	report.Featurize(e.stdout, sum, cfg.Out, topicLines, 8)
 	return nil
 }
 

@@ -150,7 +150,7 @@ func TestReadRejectsNeedsForce(t *testing.T) {
 	os.WriteFile(rejects, []byte("keep me\n"), 0o644)
 	in := "../../testdata/reddit/comments.jsonl.zst"
 	code, _, errOut := runCLI(t, "read", "--format", "reddit-comments", "--rejects", rejects, in)
-	if b, _ := os.ReadFile(rejects); code != exitFailed || string(b) != "keep me\n" || !strings.Contains(errOut, "--force") {
+	if b, _ := os.ReadFile(rejects); code != exitUsage || string(b) != "keep me\n" || !strings.Contains(errOut, "--force") {
 		t.Fatalf("exit %d, stderr %q, file %q", code, errOut, b)
 	}
 	if code, _, errOut := runCLI(t, "read", "--format", "reddit-comments", "--rejects", rejects, "--force", in); code != 0 {

@@ -41,7 +41,7 @@ func TestUnknownCommandAndBadFlag(t *testing.T) {
 	if code, _, errOut := runCLI(t, "read", "--no-such-flag"); code != 2 || !strings.Contains(errOut, "unknown flag --no-such-flag") {
 		t.Errorf("bad flag: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := runCLI(t, "read", "--format", "nope", "x"); code != 1 || !strings.Contains(errOut, "unknown format") {
+	if code, _, errOut := runCLI(t, "read", "--format", "nope", "x"); code != 2 || !strings.Contains(errOut, "unknown format") {
 		t.Errorf("unknown format: exit %d, %q", code, errOut)
 	}
 }

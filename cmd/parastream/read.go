@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/parastream/parastream/cmd/parastream/internal/cli"
@@ -31,13 +30,11 @@ func runRead(ctx context.Context, e *env, args []string) error {
 	if *format == "" || fs.NArg() == 0 {
 		return fmt.Errorf("%w: --format and at least one file are required: parastream read --format NAME FILE", cli.ErrUsage)
 	}
-	if *rejects != "" && !*force {
-		if _, err := os.Stat(*rejects); err == nil {
-			return fmt.Errorf("--rejects %s exists: pass --force to replace it, or name another file", *rejects)
-		}
-	}
 	opts := corpora.ReadAllOptions{Options: corpora.Options{Dataset: *dataset, Encoding: *encoding, Limits: corpora.Limits{MaxLineBytes: *maxLine}},
-		Show: *show, RejectsPath: *rejects, Progress: report.ReadProgress(e.stderr, *format)}
+		Show: *show, RejectsPath: *rejects, ReplaceRejects: *force, Progress: report.ReadProgress(e.stderr, *format)}
+	if err := opts.Validate(*format); err != nil {
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
 	rep, err := corpora.ReadAll(ctx, *format, fs.Args(), opts)
 	report.Read(e.stdout, rep, *show)
 	return err

@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 
 	"github.com/parastream/parastream/cmd/parastream/internal/trainflags"
 	"github.com/parastream/parastream/trainstep"
-	"github.com/parastream/parastream/trainstep/compute"
 )
 
 func runTrain(ctx context.Context, e *env, args []string) error {
@@ -32,11 +30,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		rc.Progress = e.stderr
 	}
 	sum, err := trainstep.Run(ctx, rc)
-	if errors.Is(err, compute.ErrMemoryBudget) {
-		budget, _, _ := device.budget()
-		err = fmt.Errorf("%w\ntrain: give a larger --memory-budget (now %s), or a smaller --batch (now %d) or --max-len: on the CPU a recurrent model's graph grows with both",
-			err, compute.FormatBytes(budget), rc.Model.BatchSize)
-	}
+	err = tf.Explain(err, rc)
 	if sum.Run != "" {
 		fmt.Fprintf(e.stdout, "run %s: %d steps (%d in all), %d examples, %d skipped, %d filtered, epoch %d, loss %.4f, %.0f examples/s on %s; last checkpoint %s\n",
 			sum.Run, sum.Steps, sum.TotalSteps, sum.Examples, sum.Skipped, sum.Filtered, sum.Epoch, sum.Loss,

@@ -37,7 +37,12 @@ func Start(cmd string, verbose bool) (*Log, error) {
 	}
 	beamlog.LogLevel = "warn" // Prism logs each job's lifecycle at info
 	beam.Init()
-	f, err := os.CreateTemp("", "parastream-"+cmd+"-*.log")
+	dir := Dir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the run's log directory: %w (or pass --verbose to log to stderr)", err)
+	}
+	prune(dir, Keep)
+	f, err := os.CreateTemp(dir, "parastream-"+cmd+"-*.log")
 	if err != nil {
 		return nil, fmt.Errorf("creating the run's log file: %w (or pass --verbose to log to stderr)", err)
 	}

@@ -11,7 +11,7 @@ import (
 // ConnectionGroup is the help's group of ClientFlags's flags.
 func ConnectionGroup() FlagGroup {
 	return FlagGroup{Title: "connection", Names: []string{"brokers", "tls", "tls-ca", "tls-cert", "tls-key", "tls-insecure-skip-verify",
-		"sasl-mechanism", "sasl-user", "sasl-password-file", "sasl-password"}}
+		"sasl-mechanism", "sasl-user", "sasl-password-file", "sasl-password", "broker-retry"}}
 }
 
 // ClientFlags adds the flags that say how to reach the brokers, and
@@ -27,8 +27,9 @@ func ClientFlags(fs *flag.FlagSet) func() (stream.ClientConfig, error) {
 	user := fs.String("sasl-user", "", "SASL user")
 	passFile := fs.String("sasl-password-file", "", "file holding the SASL password (default: $"+EnvSASLPassword+")")
 	pass := fs.String("sasl-password", "", "SASL password; visible to other users in ps: prefer --sasl-password-file or $"+EnvSASLPassword)
+	retry := fs.Duration("broker-retry", stream.DefaultRetry, "how long a request the broker fails (a broker restarting) is tried again before the command gives up")
 	return func() (stream.ClientConfig, error) {
-		cc := stream.ClientConfig{SASLMechanism: strings.ToUpper(*mech), SASLUser: *user}
+		cc := stream.ClientConfig{SASLMechanism: strings.ToUpper(*mech), SASLUser: *user, Retry: *retry}
 		if cc.SASLMechanism != "" {
 			password, err := SASLPassword(fs.Output(), *pass, *passFile)
 			if err != nil {

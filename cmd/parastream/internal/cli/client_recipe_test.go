@@ -45,6 +45,7 @@ func TestAddClientOptionRecipe(t *testing.T) {
 		{"--tls-insecure-skip-verify"},
 		{"--sasl-mechanism", "plain", "--sasl-user", "u", "--sasl-password-file", pass},
 		{"--sasl-mechanism", "SCRAM-SHA-256", "--sasl-user", "u", "--sasl-password", "p"},
+		{"--broker-retry", "30s"},
 	}
 	parse := func(args []string) (stream.ClientConfig, *flag.FlagSet) {
 		t.Helper()

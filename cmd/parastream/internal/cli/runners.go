@@ -41,9 +41,9 @@ func CheckRunner(runner string, dataflow bool) error {
 		return nil
 	}
 	if tag := taggedRunner(runner, dataflow); tag != "" {
-		return fmt.Errorf("--runner %s: this binary was built without it; build with -tags %s (make build-dataflow)", runner, tag)
+		return fmt.Errorf("%w: --runner %s: this binary was built without it; build with -tags %s (make build-dataflow)", ErrUsage, runner, tag)
 	}
 	names := builtRunners(dataflow)
 	sort.Strings(names)
-	return fmt.Errorf("--runner %s: unknown runner; this binary has %s", runner, strings.Join(names, ", "))
+	return fmt.Errorf("%w: --runner %s: unknown runner; this binary has %s", ErrUsage, runner, strings.Join(names, ", "))
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/parastream/parastream/shards"
@@ -22,8 +23,11 @@ var ErrRefused = errors.New("output directory refused")
 // is not a parastream output. An output is recognised by any of what
 // parastream writes at its top: manifest.json (shards), results.csv or
 // parts/*.parquet (evaluation tables), rejects/*.jsonl, shards at
-// <corpus>/<split>/part-*.parquet, or a .work-* directory a killed run
-// left. A directory that does not exist yet, or is empty, is accepted.
+// <corpus>/<split>/part-*.parquet, or a work directory a killed run left
+// (shards.IsWorkDirName). An output that also holds something parastream
+// does not write at its top (a user's notes.txt, or .work-mine) is
+// refused, naming it: the run would leave it beside the shards. A
+// directory that does not exist yet, or is empty, is accepted.
 func Check(dir string) error {
 	if dir == "" {
 		return fmt.Errorf("%w: no directory given", ErrRefused)
@@ -64,7 +68,14 @@ func Check(dir string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrRefused, err)
 	}
-	if len(entries) == 0 || isOutput(real, entries) {
+	if len(entries) == 0 {
+		return nil
+	}
+	if isOutput(real, entries) {
+		if f := foreign(entries); f != "" {
+			return fmt.Errorf("%w: %s is a parastream output, but %s in it is not parastream's: move it out of the directory, or give another --out",
+				ErrRefused, dir, f)
+		}
 		return nil
 	}
 	return fmt.Errorf("%w: %s holds %d entries (%s, ...) and is not a parastream output (no manifest.json, shards, rejects or results): give an empty or new directory",
@@ -78,7 +89,7 @@ func isOutput(dir string, entries []os.DirEntry) bool {
 		switch name := e.Name(); {
 		case (name == "manifest.json" || name == "results.csv") && e.Type().IsRegular():
 			return true
-		case (strings.HasPrefix(name, ".work-") || strings.HasPrefix(name, shards.StagePrefix)) && e.IsDir():
+		case (shards.IsWorkDirName(name) || strings.HasPrefix(name, shards.StagePrefix)) && e.IsDir():
 			return true
 		case name == shards.LockName && e.Type().IsRegular():
 			return true
@@ -90,4 +101,48 @@ func isOutput(dir string, entries []os.DirEntry) bool {
 		}
 	}
 	return false
+}
+
+// foreign returns the name of the first entry at the top of an output
+// that no parastream command writes there, or "": a hidden entry other
+// than the lock, a staging or work directory of a run, or the temporary
+// file of one of the files below; a file other than the manifest, the
+// results table and the report. Directories not hidden are taken as the output's own (corpora,
+// rejects, parts, plots, a demo's stages).
+func foreign(entries []os.DirEntry) string {
+	files := []string{shards.ManifestName, "results.csv", "report.md"}
+	// tmp: the temporary file of an atomic write of one of them, which a
+	// killed run leaves.
+	tmp := func(name string) bool {
+		return strings.HasSuffix(name, ".tmp") && slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(name, "."+f+".") })
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case name == shards.LockName, shards.IsWorkDirName(name), strings.HasPrefix(name, shards.StagePrefix), tmp(name):
+		case strings.HasPrefix(name, "."):
+			return name
+		case e.IsDir():
+		case slices.Contains(files, name):
+		default:
+			return name
+		}
+	}
+	return ""
+}
+
+// Created is called before a command creates dir, its output: when dir
+// does not exist yet, the function it returns removes dir again, with
+// everything the run wrote in it, for a run that failed (failed true), so
+// that a failed run leaves no output holding only its lock. For a
+// directory that existed it does nothing.
+func Created(dir string) func(failed bool) {
+	if _, err := os.Lstat(dir); shards.Scheme(dir) != "" || !errors.Is(err, os.ErrNotExist) {
+		return func(bool) {}
+	}
+	return func(failed bool) {
+		if failed {
+			os.RemoveAll(dir)
+		}
+	}
 }

@@ -44,7 +44,13 @@ func TestCheck(t *testing.T) {
 		{"someone's files", mk("notes.txt", "src/main.go"), false},
 		{"shards output", mk("manifest.json", "quora/train/part-00000-of-00001.parquet"), true},
 		{"killed before its manifest", mk("quora/train/part-00000-of-00002.parquet", "rejects/quora.jsonl"), true},
-		{"work directory left", mk(".work-0a1b/"), true},
+		{"work directory left", mk(".work-extract-0a1b2c3d4e5f/spill"), true},
+		{"a user's .work-* directory", mk(".work-mine/f"), false},
+		{"an output and a user's .work-* directory", mk("manifest.json", ".work-mine/f"), false},
+		{"an output and a user's notes", mk("manifest.json", "quora/train/part-00000-of-00001.parquet", "notes.txt"), false},
+		{"an output with its lock and a work directory", mk("manifest.json", ".parastream.lock", ".work-featurize-00aa11bb22cc/x"), true},
+		{"results with a killed write's temporary file", mk("results.csv", "report.md", ".results.csv.123.tmp", "parts/part-1.parquet"), true},
+		{"results and a user's hidden file", mk("results.csv", ".notes.tmp"), false},
 		{"results", mk("results.csv", "report.md"), true},
 	} {
 		err := outdir.Check(tc.dir)

@@ -20,3 +20,14 @@ func CheckShards(dir string) error {
 	}
 	return nil
 }
+
+// Prepare checks the output of a command that writes shards (CheckShards)
+// and returns what its run calls at the end: done(true), after a failure,
+// removes the local output directory if this run created it, lock and
+// all (Created), so that a failed run leaves nothing behind.
+func Prepare(dir string) (done func(failed bool), err error) {
+	if err := CheckShards(dir); err != nil {
+		return nil, err
+	}
+	return Created(dir), nil
+}

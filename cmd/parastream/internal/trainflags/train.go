@@ -10,6 +10,7 @@ import (
 	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/stream"
 	"github.com/parastream/parastream/trainstep"
+	"github.com/parastream/parastream/trainstep/compute"
 	"github.com/parastream/parastream/trainstep/device"
 )
 
@@ -171,5 +172,24 @@ func (t *Train) Config() (trainstep.RunConfig, error) {
 		}
 		rc.MinLabel = &v
 	}
+	if err := rc.Validate(); err != nil { // a value no run can take: a command-line mistake
+		return rc, fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
 	return rc, nil
+}
+
+// Explain adds to the error of a failed run the line that says what to
+// do: a larger --memory-budget, or a smaller batch, when the CPU's graphs
+// outgrow the budget; the --resume command when the broker is gone.
+func (t *Train) Explain(err error, rc trainstep.RunConfig) error {
+	switch {
+	case errors.Is(err, compute.ErrMemoryBudget):
+		budget, _, _ := t.Device.Budget()
+		return fmt.Errorf("%w\ntrain: give a larger --memory-budget (now %s), or a smaller --batch (now %d) or --max-len: on the CPU a recurrent model's graph grows with both",
+			err, compute.FormatBytes(budget), rc.Model.BatchSize)
+	case errors.Is(err, stream.ErrUnreachable):
+		return fmt.Errorf("%w\ntrain: the broker is unreachable; once it is back, carry on from the last checkpoint with: parastream train --resume %s",
+			err, rc.CheckpointDir)
+	}
+	return err
 }
