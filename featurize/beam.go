@@ -333,7 +333,7 @@ func (fn *featurizeFn) ProcessElement(ctx context.Context, task ShardTask, model
 	if err != nil {
 		return fmt.Errorf("featurizing %s: %w", task.Path, err)
 	}
-	if err := shards.WriteReceipt(fn.Dir, fmt.Sprintf("%06d", task.Index), rec); err != nil {
+	if err := shards.WriteReceipt(ctx, fn.Dir, fmt.Sprintf("%06d", task.Index), rec); err != nil {
 		return err
 	}
 	for name, v := range map[string]int64{"featurized_rows": rec.Shard.Rows, "featurized_texts": rec.Stats.Texts,

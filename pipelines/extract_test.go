@@ -146,14 +146,14 @@ func TestProgressAgreesWithSummary(t *testing.T) {
 	}
 }
 
-// A run on a cluster's runner into a bucket without --work-dir is refused
-// before it touches anything: its workers' shards would land on their own
-// disks.
-func TestClusterRunIntoBucketNeedsWorkDir(t *testing.T) {
-	c := cfg("sts", testenv.Fixture("sts"), "")
-	c.Out = "s3://bucket/x"
-	_, err := pipelines.RunExtract(context.Background(), c, pipelines.RunOptions{Runner: "flink"})
-	if err == nil || !strings.Contains(err.Error(), "--work-dir") {
-		t.Fatalf("RunExtract: %v, want a refusal asking for --work-dir", err)
+// A featurize run on a cluster's runner into a bucket without --work-dir
+// is refused before it touches anything: its workers' shards would land on
+// their own disks. Extract's workers write to the bucket (see
+// TestWorkersWriteToBucket).
+func TestClusterFeaturizeIntoBucketNeedsWorkDir(t *testing.T) {
+	c := smallFeaturize(filepath.Join(t.TempDir(), "in"), "s3://bucket/x")
+	_, err := pipelines.RunFeaturize(context.Background(), c, pipelines.RunOptions{Runner: "flink"})
+	if err == nil || !strings.Contains(err.Error(), "--work-dir") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("RunFeaturize: %v, want a refusal on one line asking for --work-dir", err)
 	}
 }

@@ -6,14 +6,15 @@ import (
 	"github.com/parastream/parastream/shards"
 )
 
-// checkWorkDir refuses a run on a cluster's runner into an object store
-// without a work directory: the shard writers on the workers write plain
-// files there that the launching machine commits, so it must be one that
-// they all mount, and the default (a temporary directory of this machine)
-// is none.
+// checkWorkDir refuses a featurize run on a cluster's runner into an
+// object store without a work directory: featurize's workers write their
+// shards and receipts as plain files that the launching machine commits,
+// so it must be one that they all mount, and the default (a temporary
+// directory of this machine) is none. (Extract's workers write to the
+// store themselves.)
 func checkWorkDir(out, workDir, runner string) error {
 	if shards.Scheme(out) == "" || workDir != "" || runnerOrPrism(runner) == "prism" {
 		return nil
 	}
-	return fmt.Errorf("%s on %s: give --work-dir, a directory that every worker and this machine mount at the same path (the workers' shards pass through it)", out, runner)
+	return fmt.Errorf("featurize %s on %s: give --work-dir, a directory that every worker and this machine mount at the same path (featurize's workers still write their shards there; extract's write to the bucket)", out, runner)
 }

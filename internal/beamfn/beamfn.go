@@ -32,7 +32,7 @@ import (
 )
 
 // Method is a DoFn method other than ProcessElement, with its signature:
-// made by Method0x0, Method0x1, Method2x0, Method2x1, Method3x0 or
+// made by Method0x0, Method0x1, Method1x1, Method2x0, Method2x1, Method3x0 or
 // Method3x1.
 type Method struct {
 	name string
@@ -52,6 +52,11 @@ func Method0x0(name string) Method {
 // Method0x1 is a method with no parameters and one result.
 func Method0x1[R0 any](name string) Method {
 	return method(name, func(f func() R0) reflectx.Func { return &call0x1[R0]{fn: f} })
+}
+
+// Method1x1 is a method with one parameter and one result.
+func Method1x1[I0, R0 any](name string) Method {
+	return method(name, func(f func(I0) R0) reflectx.Func { return &call1x1[I0, R0]{fn: f} })
 }
 
 // Method2x0 is a method with two parameters and no results.
