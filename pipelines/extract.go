@@ -287,8 +287,8 @@ type RunOptions struct {
 	// CLI's default is DefaultGCPercent.
 	GCPercent int
 	// Failpoint, when set, is called before each file operation of the
-	// run's commit (see shards.OutputOptions), and, in extract, with
-	// "workers done" once the pipeline has run, before the commit; an
+	// run's commit (see shards.OutputOptions), and with "workers done"
+	// once the workers are done, before the commit; an
 	// error it returns fails that operation. It exists for fault-injection
 	// tests. (The workers' writes to an object store have their own,
 	// shards.WithWorkerFailpoint.)

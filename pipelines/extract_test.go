@@ -145,15 +145,3 @@ func TestProgressAgreesWithSummary(t *testing.T) {
 		t.Error("nothing was deduplicated: the test does not exercise dedupe")
 	}
 }
-
-// A featurize run on a cluster's runner into a bucket without --work-dir
-// is refused before it touches anything: its workers' shards would land on
-// their own disks. Extract's workers write to the bucket (see
-// TestWorkersWriteToBucket).
-func TestClusterFeaturizeIntoBucketNeedsWorkDir(t *testing.T) {
-	c := smallFeaturize(filepath.Join(t.TempDir(), "in"), "s3://bucket/x")
-	_, err := pipelines.RunFeaturize(context.Background(), c, pipelines.RunOptions{Runner: "flink"})
-	if err == nil || !strings.Contains(err.Error(), "--work-dir") || strings.Contains(err.Error(), "\n") {
-		t.Fatalf("RunFeaturize: %v, want a refusal on one line asking for --work-dir", err)
-	}
-}

@@ -38,6 +38,16 @@ func workersInput(t *testing.T) string {
 	return quora
 }
 
+// startBucket starts an S3-compatible server with a bucket "bucket", and
+// points the temporary directory (TMPDIR) at a new directory, which it
+// returns.
+func startBucket(t *testing.T) (*testenv.S3Server, string) {
+	srv := testenv.StartS3(t, "bucket")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	return srv, tmp
+}
+
 // workerOps records the workers' object writes of a run (see
 // shards.WithWorkerFailpoint), failing the one numbered fail (from 1; 0
 // fails none).
@@ -59,6 +69,21 @@ func (w *workerOps) hook(op string) error {
 	return nil
 }
 
+// staged counts the objects the workers wrote under the staging prefix of
+// out, by the first element of their path in the run's prefix (shards,
+// receipts, rejects, counts.gob).
+func (w *workerOps) staged(out string) map[string]int {
+	puts := map[string]int{}
+	for _, op := range w.ops {
+		if rel, ok := strings.CutPrefix(op, "worker put done "+out+"/"+shards.StagingDir+"/"); ok {
+			_, rel, _ = strings.Cut(rel, "/")
+			kind, _, _ := strings.Cut(rel, "/")
+			puts[kind]++
+		}
+	}
+	return puts
+}
+
 // An extraction into a bucket whose workers share no directory with the
 // launching machine: once the pipeline has run, every file under the
 // temporary directory (where the launching machine and, in this process,
@@ -69,9 +94,7 @@ func (w *workerOps) hook(op string) error {
 // shards are byte for byte those of a run into a local directory, and no
 // staging object is left.
 func TestWorkersWriteToBucket(t *testing.T) {
-	srv := testenv.StartS3(t, "bucket")
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	srv, tmp := startBucket(t)
 	quora := workersInput(t)
 
 	c := cfg("quora", quora, "")
@@ -107,14 +130,7 @@ func TestWorkersWriteToBucket(t *testing.T) {
 			t.Errorf("a worker left %s on this machine's temporary directory: only spill files belong there", p)
 		}
 	}
-	puts := map[string]int{}
-	for _, op := range w.ops {
-		if rel, ok := strings.CutPrefix(op, "worker put done "+c.Out+"/"+shards.StagingDir+"/"); ok {
-			_, rel, _ = strings.Cut(rel, "/")
-			kind, _, _ := strings.Cut(rel, "/")
-			puts[kind]++
-		}
-	}
+	puts := w.staged(c.Out)
 	if puts["shards"] == 0 || puts["receipts"] == 0 || puts["rejects"] == 0 {
 		t.Fatalf("the workers wrote %v to the staging prefix, want shards, receipts and rejects", puts)
 	}
@@ -213,9 +229,7 @@ func TestWorkerWriteFailures(t *testing.T) {
 // Beam's filesystems, as do the shards, receipts and rejects; a worker's
 // temporary directory keeps nothing.
 func TestClusterSpillsToBucket(t *testing.T) {
-	srv := testenv.StartS3(t, "bucket")
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	srv, tmp := startBucket(t)
 	c := cfg("quora", workersInput(t), "")
 	c.Out = "s3://bucket/cluster"
 	c.Stage = c.Out + "/" + shards.StagingDir + "/extract-run"
@@ -243,4 +257,114 @@ func TestClusterSpillsToBucket(t *testing.T) {
 	})
 	testenv.NoSchemeDirs(t, ".")
 	t.Logf("objects under the staging prefix: %v", kinds)
+}
+
+// Featurize from a bucket into a bucket: the workers read the input shards
+// from the store (checked against the manifest) and write the counts, the
+// featurized shards and their receipts to the output's staging prefix.
+// When they are done, the temporary directory holds only the launching
+// machine's files (its checked copy of the input, the model it fitted):
+// nothing a worker wrote. The manifest verifies against the objects, and
+// no staging object is left.
+func TestFeaturizeWorkersWriteToBucket(t *testing.T) {
+	srv, tmp := startBucket(t)
+	e := cfg("quora", workersInput(t), "")
+	e.Out = "s3://bucket/in"
+	if _, err := pipelines.RunExtract(context.Background(), e, pipelines.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := smallFeaturize(e.Out, "s3://bucket/featurized")
+	var w workerOps
+	opts := pipelines.RunOptions{Failpoint: func(op string) error {
+		if op != "workers done" {
+			return nil
+		}
+		return filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
+			rel := strings.TrimPrefix(p, tmp+"/")
+			launcher := strings.HasPrefix(rel, "parastream-copy-") || strings.HasPrefix(rel, "parastream"+shards.WorkPrefix+"featurize-") && strings.Contains(rel, "/model/")
+			if err == nil && !d.IsDir() && !launcher && !strings.HasPrefix(rel, "beamloopbackworker") {
+				t.Errorf("a worker left %s in the temporary directory", rel)
+			}
+			return nil
+		})
+	}}
+	if _, err := pipelines.RunFeaturize(shards.WithWorkerFailpoint(context.Background(), w.hook), c, opts); err != nil {
+		t.Fatal(err)
+	}
+	puts := w.staged(c.Out)
+	gets := 0
+	for _, op := range w.ops {
+		if strings.HasPrefix(op, "worker get "+e.Out+"/quora/") {
+			gets++
+		}
+	}
+	if gets == 0 {
+		t.Error("no worker read an input shard from the bucket")
+	}
+	if puts["counts.gob"] != 1 || puts["shards"] == 0 || puts["receipts"] != puts["shards"] {
+		t.Fatalf("the workers wrote %v to the staging prefix, want the counts, and the shards with their receipts", puts)
+	}
+	if _, err := shards.Fetch(context.Background(), c.Out, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	for key := range srv.Objects(t, c.Out) {
+		if strings.HasPrefix(key, shards.StagingDir) {
+			t.Errorf("%s left behind", key)
+		}
+	}
+	t.Logf("the workers read %d input shards from the bucket and wrote %v objects to the staging prefix", gets, puts)
+}
+
+// Each read and object write of featurize's workers from and into buckets
+// fails in turn: the run fails, the output holds the version before it,
+// and no staging object is left. Under -short, the first, a middle and the
+// last operation only.
+func TestFeaturizeWorkerFailures(t *testing.T) {
+	srv := testenv.StartS3(t, "bucket")
+	t.Setenv("TMPDIR", t.TempDir())
+	e := cfg("quora", workersInput(t), "")
+	e.Out = "s3://bucket/in"
+	if _, err := pipelines.RunExtract(context.Background(), e, pipelines.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := "s3://bucket/featurized"
+	run := func(v, fail int) (*workerOps, error) {
+		c := smallFeaturize(e.Out, out)
+		c.Topics, c.Seed = 3, uint64(v)
+		w := &workerOps{fail: fail}
+		_, err := pipelines.RunFeaturize(shards.WithWorkerFailpoint(context.Background(), w.hook), c, pipelines.RunOptions{})
+		return w, err
+	}
+	if _, err := run(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	before := srv.Objects(t, out)
+	clean, err := run(2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if maps.Equal(before, srv.Objects(t, out)) {
+		t.Fatal("the two versions are the same")
+	}
+	if _, err := run(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	n := len(clean.ops)
+	at := []int{1, n / 2, n}
+	if !testing.Short() {
+		at = at[:0]
+		for k := 1; k <= n; k++ {
+			at = append(at, k)
+		}
+	}
+	for _, k := range at {
+		w, err := run(2, k)
+		if err == nil || !strings.Contains(err.Error(), errPlanted.Error()) {
+			t.Fatalf("failing worker operation %d of %d: the run gave %v", k, n, err)
+		}
+		if got := srv.Objects(t, out); !maps.Equal(got, before) {
+			t.Fatalf("failing worker operation %d (%s): the output holds %v, want %v", k, w.ops[k-1], slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(before)))
+		}
+	}
+	t.Logf("%d of the %d worker operations failed in turn: each run failed and left the version before", len(at), n)
 }

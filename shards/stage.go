@@ -118,7 +118,8 @@ type workerFailpointKey struct{}
 // WithWorkerFailpoint gives ctx a failpoint that the workers' writes to an
 // object store (WriteObject, PutShards, WriteReceipt) call before
 // ("worker put <url>") and after ("worker put done <url>") each object's
-// write; an error it returns fails the write. It reaches the DoFns of an
+// write, and their reads of input shards from one (OpenTask) before each
+// ("worker get <url>"); an error it returns fails the write or read. It reaches the DoFns of an
 // in-process (Prism) run, through the context given to beam.Run. It
 // exists for fault-injection tests.
 func WithWorkerFailpoint(ctx context.Context, fn func(op string) error) context.Context {
@@ -264,4 +265,68 @@ func (c *Commit) placeObject(ctx context.Context, from, rel string) error {
 		}
 	}
 	return err
+}
+
+// LocalRoot is the local directory a worker writes shards under that go to
+// loc/rel: loc/rel itself where loc is local, or else a new temporary
+// directory of the worker, from which StageShards puts them there. done
+// removes the temporary directory.
+func LocalRoot(loc, rel string) (root string, done func(), err error) {
+	if Scheme(loc) == "" {
+		return JoinPath(loc, rel), func() {}, nil
+	}
+	root, err = os.MkdirTemp("", "parastream-shards-")
+	if err != nil {
+		return "", nil, fmt.Errorf("writing shards: %w", err)
+	}
+	return root, func() { os.RemoveAll(root) }, nil
+}
+
+// StageShards puts the shards a Writer rooted at root (from LocalRoot)
+// reported where the driver reads them, loc/rel, and returns the root to
+// name in a receipt: root itself where loc is local, or else loc/rel on
+// the object store, each shard one object written whole (PutShards).
+func StageShards(ctx context.Context, root, loc, rel string, infos []ShardInfo) (string, error) {
+	if Scheme(loc) == "" {
+		return root, nil
+	}
+	dest := JoinPath(loc, rel)
+	return dest, PutShards(ctx, root, dest, infos)
+}
+
+// OpenTask opens the shard at loc for a worker: a local file, or an object
+// that it copies to its temporary directory first and checks against
+// sha256 (the manifest's, when given). done closes the reader and removes
+// the copy.
+func OpenTask(ctx context.Context, loc, sha256 string) (r *FileReader, done func(), err error) {
+	if Scheme(loc) == "" {
+		if r, err = OpenFile(loc); err != nil {
+			return nil, nil, err
+		}
+		return r, func() { r.Close() }, nil
+	}
+	dir, err := os.MkdirTemp("", "parastream-in-")
+	if err != nil {
+		return nil, nil, err
+	}
+	local := filepath.Join(dir, path.Base(loc))
+	if err := workerHook(ctx, "worker get "+loc); err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, fmt.Errorf("reading shard %s: %w", loc, err)
+	}
+	if err := getFile(ctx, loc, local); err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, fmt.Errorf("reading shard %s: %w", loc, err)
+	}
+	if sha256 != "" {
+		if _, sum, err := HashFile(local); err != nil || sum != sha256 {
+			os.RemoveAll(dir)
+			return nil, nil, fmt.Errorf("reading shard %s: its sha256 is not the manifest's (%v)", loc, err)
+		}
+	}
+	if r, err = OpenFile(local); err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return r, func() { r.Close(); os.RemoveAll(dir) }, nil
 }

@@ -568,7 +568,7 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	slices.SortFunc(runs, func(a, b Run) int { return a.Bucket - b.Bucket })
 	opts := fn.Options
 	opts.Overwrite = true
-	root, done, err := shardRoot(fn.Dir, group)
+	root, done, err := shards.LocalRoot(fn.Dir, groupRel(group))
 	if err != nil {
 		return err
 	}
@@ -601,7 +601,7 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	if err != nil {
 		return err
 	}
-	if root, err = stageShards(ctx, root, fn.Dir, group, infos); err != nil {
+	if root, err = shards.StageShards(ctx, root, fn.Dir, groupRel(group), infos); err != nil {
 		return err
 	}
 	progressFrom(ctx).add("written", n%(1<<14))
@@ -617,38 +617,8 @@ func writeReceipt(ctx context.Context, dir string, rec Receipt) error {
 	return shards.WriteReceipt(ctx, dir, fmt.Sprintf("%s-%03d", rec.Split, rec.Group), rec)
 }
 
-// groupRoot is the directory a writer group's shards are under for the
-// driver.
-func groupRoot(dir string, group int) string {
-	return shards.JoinPath(dir, "shards", fmt.Sprintf("g%03d", group))
-}
-
-// shardRoot is the local directory a writer group writes its shards
-// under: groupRoot, or, where dir is on an object store, a temporary
-// directory of this worker, from which stageShards puts them under
-// groupRoot. done removes the temporary directory.
-func shardRoot(dir string, group int) (root string, done func(), err error) {
-	if shards.Scheme(dir) == "" {
-		return groupRoot(dir, group), func() {}, nil
-	}
-	root, err = os.MkdirTemp("", "parastream-shards-")
-	if err != nil {
-		return "", nil, fmt.Errorf("writing shards: %w", err)
-	}
-	return root, func() { os.RemoveAll(root) }, nil
-}
-
-// stageShards puts the shards a writer group wrote under root (shardRoot)
-// where the driver reads them, and returns their root there for the
-// receipt: root itself, or groupRoot on an object store, each shard one
-// object written whole.
-func stageShards(ctx context.Context, root, dir string, group int, infos []shards.ShardInfo) (string, error) {
-	if shards.Scheme(dir) == "" {
-		return root, nil
-	}
-	dest := groupRoot(dir, group)
-	return dest, shards.PutShards(ctx, root, dest, infos)
-}
+// groupRel is where a writer group's shards are under the work directory.
+func groupRel(group int) string { return fmt.Sprintf("shards/g%03d", group) }
 
 // DedupeAndWrite is DedupeAndSplit and WriteShards in one stage, for runs
 // without a token budget (which needs every bucket's histogram before the
@@ -704,7 +674,7 @@ func (fn *dedupeWriteFn) ProcessElement(group int, items func(*Bucketed) bool, _
 func (fn *dedupeWriteFn) write(ctx context.Context, group int, files map[int][]string, w *writeWorker) error {
 	opts := fn.Options
 	opts.Overwrite = true
-	root, done, err := shardRoot(fn.Dir, group)
+	root, done, err := shards.LocalRoot(fn.Dir, groupRel(group))
 	if err != nil {
 		return err
 	}
@@ -749,7 +719,7 @@ func (fn *dedupeWriteFn) write(ctx context.Context, group int, files map[int][]s
 			abort()
 			return err
 		}
-		staged, err := stageShards(ctx, root, fn.Dir, group, infos)
+		staged, err := shards.StageShards(ctx, root, fn.Dir, groupRel(group), infos)
 		if err != nil {
 			abort()
 			return err

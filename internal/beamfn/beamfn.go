@@ -87,6 +87,14 @@ func DoFn1x1[I0, R0 any](fn interface{ ProcessElement(I0) R0 }, methods ...Metho
 	}, methods)
 }
 
+// DoFn2x1 registers a DoFn whose ProcessElement takes two arguments and
+// returns one value, with its lifecycle methods.
+func DoFn2x1[I0, I1, R0 any](fn interface{ ProcessElement(I0, I1) R0 }, methods ...Method) {
+	register(fn, func(v any) reflectx.Func {
+		return &call2x1[I0, I1, R0]{fn: v.(interface{ ProcessElement(I0, I1) R0 }).ProcessElement}
+	}, methods)
+}
+
 // DoFn2x2 registers a DoFn whose ProcessElement takes two arguments and
 // returns two values, with its lifecycle methods.
 func DoFn2x2[I0, I1, R0, R1 any](fn interface{ ProcessElement(I0, I1) (R0, R1) }, methods ...Method) {
