@@ -1,14 +1,13 @@
 package featurize
 
 import (
+	"bytes"
 	"context"
 	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -19,7 +18,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/transforms/text"
 )
@@ -27,9 +25,12 @@ import (
 // ShardTask is one input shard of a featurize pipeline: its index in the
 // input manifest, its path on disk, and its corpus and split.
 type ShardTask struct {
-	Index         int
+	Index int
+	// Path is the shard: a local file, or an object of a store
+	// (s3://...), which the worker copies and checks against SHA256.
 	Path          string
 	Corpus, Split string
+	SHA256        string
 }
 
 // Counts is what the counting pass gathers from training texts: each
@@ -70,11 +71,11 @@ type countShardFn struct {
 }
 
 func (fn *countShardFn) ProcessElement(ctx context.Context, task ShardTask, emit func(Counts)) error {
-	r, err := shards.OpenFile(task.Path)
+	r, done, err := shards.OpenTask(ctx, task.Path, task.SHA256)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer done()
 	type tc struct{ count, docs int64 }
 	counts := map[string]*tc{}
 	seen := map[string]bool{}
@@ -254,28 +255,23 @@ type writeCountsFn struct {
 	Path string
 }
 
-func (fn *writeCountsFn) ProcessElement(c Counts) error {
-	f, err := atomicfile.Create(fn.Path)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	if err := gob.NewEncoder(f).Encode(c); err != nil {
+func (fn *writeCountsFn) ProcessElement(ctx context.Context, c Counts) error {
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(c); err != nil {
 		return fmt.Errorf("writing token counts: %w", err)
 	}
-	return f.Commit()
+	return shards.WriteObject(ctx, fn.Path, b.Bytes())
 }
 
-// ReadCounts reads what CountTraining wrote. A missing file means that
-// there was no training text.
-func ReadCounts(path string) (*Counts, error) {
-	f, err := os.Open(path)
+// ReadCounts reads what CountTraining wrote (a local file, or an object
+// of a store). A missing file means that there was no training text.
+func ReadCounts(ctx context.Context, path string) (*Counts, error) {
+	b, err := shards.ReadFile(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	var c Counts
-	if err := gob.NewDecoder(f).Decode(&c); err != nil {
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&c); err != nil {
 		return nil, fmt.Errorf("reading token counts %s: %w", path, err)
 	}
 	return &c, nil
@@ -304,7 +300,9 @@ type Receipt struct {
 // model in the singleton side input model (PCollection of []byte, a
 // Model's MarshalBinary), writing each as one shard under
 // dir/shards/<index>/<corpus>/<split>/ and a receipt under dir/receipts/
-// (read them with Receipts). Rows keep their order. It returns the
+// (read them with Receipts). dir may be a staging prefix on an object
+// store (shards.Output.Staging): each shard is then written on the
+// worker's temporary directory and put there whole. Rows keep their order. It returns the
 // receipts as a PCollection too.
 func Apply(s beam.Scope, tasks, model beam.PCollection, dir string) beam.PCollection {
 	s = s.Scope("featurize.Apply")
@@ -333,7 +331,7 @@ func (fn *featurizeFn) ProcessElement(ctx context.Context, task ShardTask, model
 	if err != nil {
 		return fmt.Errorf("featurizing %s: %w", task.Path, err)
 	}
-	if err := shards.WriteReceipt(fn.Dir, fmt.Sprintf("%06d", task.Index), rec); err != nil {
+	if err := shards.WriteReceipt(ctx, fn.Dir, fmt.Sprintf("%06d", task.Index), rec); err != nil {
 		return err
 	}
 	for name, v := range map[string]int64{"featurized_rows": rec.Shard.Rows, "featurized_texts": rec.Stats.Texts,
@@ -346,12 +344,17 @@ func (fn *featurizeFn) ProcessElement(ctx context.Context, task ShardTask, model
 }
 
 func (fn *featurizeFn) featurize(ctx context.Context, task ShardTask) (Receipt, error) {
-	in, err := shards.OpenFile(task.Path)
+	in, doneIn, err := shards.OpenTask(ctx, task.Path, task.SHA256)
 	if err != nil {
 		return Receipt{}, err
 	}
-	defer in.Close()
-	root := filepath.Join(fn.Dir, "shards", fmt.Sprintf("%06d", task.Index))
+	defer doneIn()
+	rel := fmt.Sprintf("shards/%06d", task.Index)
+	root, done, err := shards.LocalRoot(fn.Dir, rel)
+	if err != nil {
+		return Receipt{}, err
+	}
+	defer done()
 	w, err := shards.NewWriter(root, task.Corpus, task.Split, shards.WriterOptions{MaxRows: math.MaxInt64, MaxBytes: math.MaxInt64, Overwrite: true})
 	if err != nil {
 		return Receipt{}, err
@@ -400,6 +403,9 @@ func (fn *featurizeFn) featurize(ctx context.Context, task ShardTask) (Receipt, 
 	if err != nil {
 		return Receipt{}, err
 	}
+	if root, err = shards.StageShards(ctx, root, fn.Dir, rel, infos); err != nil {
+		return Receipt{}, err
+	}
 	rec := Receipt{Task: task, Root: root}
 	for _, st := range stats {
 		rec.Stats.Add(st)
@@ -420,7 +426,7 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*Receipt)(nil)).Elem())
 	beamfn.DoFn3x1[context.Context, ShardTask, func(Counts), error](&countShardFn{})
 	register.Combiner1[Counts](&mergeCountsFn{})
-	beamfn.DoFn1x1[Counts, error](&writeCountsFn{})
+	beamfn.DoFn2x1[context.Context, Counts, error](&writeCountsFn{})
 	beamfn.DoFn4x1[context.Context, ShardTask, []byte, func(Receipt), error](&featurizeFn{})
 	register.Emitter1[Counts]()
 	register.Emitter1[Receipt]()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -56,7 +55,8 @@ type FitRun struct {
 	// In names the input in errors.
 	In string
 	// WorkDir holds the counts of the training texts while Fit runs; on a
-	// cluster every worker must reach it.
+	// cluster every worker must reach it (a mount, or a staging prefix on
+	// an object store).
 	WorkDir string
 	// Runner is the Beam runner of the counting pipeline; "" is Prism.
 	Runner string
@@ -102,13 +102,13 @@ func Fit(ctx context.Context, cfg FitConfig, m *shards.Manifest, tasks []ShardTa
 	if sampleSize == 0 {
 		sampleSize = 1 << 62
 	}
-	countsPath := filepath.Join(run.WorkDir, "counts.gob")
+	countsPath := shards.JoinPath(run.WorkDir, "counts.gob")
 	p, s := beam.NewPipelineWithRoot()
 	CountTraining(s, beam.Reshuffle(s, beam.CreateList(s, train)), sampleSize, cfg.Seed, countsPath)
 	if _, err := beam.Run(ctx, runner, p); err != nil {
 		return nil, fmt.Errorf("running the counting pipeline: %w", err)
 	}
-	counts, err := ReadCounts(countsPath)
+	counts, err := ReadCounts(ctx, countsPath)
 	if err != nil {
 		return nil, err
 	}

@@ -44,8 +44,16 @@ type ExtractConfig struct {
 	Out string
 	// WorkDir holds the spill files while the pipeline runs; every worker
 	// must reach it. Default: Out/.work-extract-<random>, removed at the
-	// end, or by the next run into Out if this one dies.
+	// end, or by the next run into Out if this one dies; for an Out on an
+	// object store, a temporary directory of this machine with Prism, and
+	// Stage on a cluster's runner (the workers share no filesystem).
 	WorkDir string
+	// Stage, when set, is where the workers leave the shards, their
+	// receipts and the rejects parts for the launching machine, in place
+	// of WorkDir. RunExtract sets it, for an Out on an object store, to a
+	// staging prefix of Out (shards.Output.Staging), which the workers
+	// write themselves, each object whole.
+	Stage string
 	// Reader options: limits, encoding, dataset name, PPDB tier.
 	Reader corpora.Options
 	// SkipBadFiles counts a file that cannot be read to its end as a
@@ -96,6 +104,15 @@ func NewExtractConfig(corpus, input, out string) ExtractConfig {
 			Length:      text.LengthRule{MinTokens: 1},
 		},
 	}
+}
+
+// stage is where the workers leave what the launching machine commits:
+// Stage, or WorkDir.
+func (c ExtractConfig) stage() string {
+	if c.Stage != "" {
+		return c.Stage
+	}
+	return c.WorkDir
 }
 
 // formatOf is the corpora format a corpus name reads.
@@ -201,12 +218,12 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 	prepared, rejects := transforms.Read(s, transforms.ReadConfig{
 		Format: cfg.formatOf(), Input: cfg.Input, InputB: cfg.InputB, Options: cfg.Reader, SkipBadFiles: cfg.SkipBadFiles, Prepare: &prep,
 	})
-	transforms.WriteRejects(s, rejects, cfg.WorkDir)
+	transforms.WriteRejects(s, rejects, cfg.stage())
 	if cfg.Corpus == "reddit" && cfg.Submissions != "" {
 		subs, subRejects := transforms.Read(s, transforms.ReadConfig{
 			Format: "reddit-submissions", Input: cfg.Submissions, Options: cfg.Reader, SkipBadFiles: cfg.SkipBadFiles, Prepare: &prep,
 		})
-		transforms.WriteRejects(s, subRejects, cfg.WorkDir)
+		transforms.WriteRejects(s, subRejects, cfg.stage())
 		prepared = beam.Flatten(s, prepared, subs)
 	}
 	var spills beam.PCollection
@@ -223,7 +240,7 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 		spills = beam.Flatten(s, spills, external)
 	}
 	dedupe := transforms.DedupeConfig{
-		Corpus: cfg.outName(), Dir: cfg.WorkDir, Buckets: cfg.Buckets, Groups: cfg.writerGroups(),
+		Corpus: cfg.outName(), Dir: cfg.WorkDir, Out: cfg.Stage, Buckets: cfg.Buckets, Groups: cfg.writerGroups(),
 		Symmetric: cfg.symmetric(), KeepDuplicates: cfg.official() || cfg.KeepDuplicates,
 		Split:  transforms.SplitConfig{Ratios: cfg.Split, Seed: cfg.Seed, Official: cfg.official()},
 		Shards: cfg.Shards, Budget: cfg.Budget,
@@ -270,8 +287,11 @@ type RunOptions struct {
 	// CLI's default is DefaultGCPercent.
 	GCPercent int
 	// Failpoint, when set, is called before each file operation of the
-	// run's commit (see shards.OutputOptions); an error it returns fails
-	// that operation. It exists for fault-injection tests.
+	// run's commit (see shards.OutputOptions), and with "workers done"
+	// once the workers are done, before the commit; an
+	// error it returns fails that operation. It exists for fault-injection
+	// tests. (The workers' writes to an object store have their own,
+	// shards.WithWorkerFailpoint.)
 	Failpoint func(op string) error
 }
 
@@ -305,9 +325,6 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 		}
 		cfg.Buckets = n
 	}
-	if err := checkWorkDir(cfg.Out, cfg.WorkDir, opts.Runner); err != nil {
-		return nil, err
-	}
 	// Earlier outputs on an object store are read from local copies,
 	// checked against their manifests.
 	cfg.DedupeAgainst = slices.Clone(cfg.DedupeAgainst)
@@ -324,10 +341,20 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 		return nil, err
 	}
 	defer out.Close()
-	if cfg.WorkDir, err = out.WorkDir(cfg.WorkDir, "extract"); err != nil {
-		return nil, err
+	// On an object store the workers write there themselves (see
+	// shards.Output.Staging); on a cluster, with no --work-dir, so do
+	// their spill files.
+	if cfg.Stage = out.Staging("extract"); cfg.Stage != "" {
+		defer out.RemoveStaging(context.Background(), cfg.Stage)
 	}
-	defer out.RemoveWorkDir(cfg.WorkDir)
+	if cfg.Stage != "" && cfg.WorkDir == "" && runnerOrPrism(opts.Runner) != "prism" {
+		cfg.WorkDir = shards.JoinPath(cfg.Stage, "spill")
+	} else {
+		if cfg.WorkDir, err = out.WorkDir(cfg.WorkDir, "extract"); err != nil {
+			return nil, err
+		}
+		defer out.RemoveWorkDir(cfg.WorkDir)
+	}
 
 	p, s := beam.NewPipelineWithRoot()
 	Extract(s, cfg)
@@ -346,7 +373,12 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 	if runner == "prism" {
 		reconcileLocal(sum.Counters, progress.Snapshot(), "dedupe_")
 	}
-	if err := finish(out, cfg, sum); err != nil {
+	if opts.Failpoint != nil {
+		if err := opts.Failpoint("workers done"); err != nil {
+			return nil, err
+		}
+	}
+	if err := finish(ctx, out, cfg, sum); err != nil {
 		return nil, err
 	}
 	sum.Elapsed = time.Since(start)
@@ -404,7 +436,7 @@ func compressed(path string) bool {
 // finish merges the rejects, reads the shard writers' receipts and commits
 // the corpus's new shards, rejects file and manifest entries as the
 // output's next version.
-func finish(out *shards.Output, cfg ExtractConfig, sum *Summary) error {
+func finish(ctx context.Context, out *shards.Output, cfg ExtractConfig, sum *Summary) error {
 	corpus := cfg.outName()
 	c, err := out.Begin(nil, cfg.Command)
 	if err != nil {
@@ -413,8 +445,15 @@ func finish(out *shards.Output, cfg ExtractConfig, sum *Summary) error {
 	defer c.Abort()
 	m := c.Manifest()
 	m.DropCorpus(corpus)
-	merged := filepath.Join(cfg.WorkDir, "rejects.jsonl")
-	n, err := transforms.MergeRejects(cfg.WorkDir, merged)
+	scratch := cfg.WorkDir
+	if cfg.Stage != "" { // the work directory may be the workers' or gone
+		if scratch, err = out.WorkDir("", "rejects"); err != nil {
+			return err
+		}
+		defer out.RemoveWorkDir(scratch)
+	}
+	merged := filepath.Join(scratch, "rejects.jsonl")
+	n, err := transforms.MergeRejects(ctx, cfg.stage(), merged)
 	if err != nil {
 		return fmt.Errorf("merging rejects: %w", err)
 	}
@@ -428,7 +467,7 @@ func finish(out *shards.Output, cfg ExtractConfig, sum *Summary) error {
 	if cfg.official() {
 		splits = nil
 	}
-	receipts, err := shards.ReadReceipts[transforms.Receipt](cfg.WorkDir)
+	receipts, err := shards.ReadReceipts[transforms.Receipt](cfg.stage())
 	if err != nil {
 		return err
 	}

@@ -145,15 +145,3 @@ func TestProgressAgreesWithSummary(t *testing.T) {
 		t.Error("nothing was deduplicated: the test does not exercise dedupe")
 	}
 }
-
-// A run on a cluster's runner into a bucket without --work-dir is refused
-// before it touches anything: its workers' shards would land on their own
-// disks.
-func TestClusterRunIntoBucketNeedsWorkDir(t *testing.T) {
-	c := cfg("sts", testenv.Fixture("sts"), "")
-	c.Out = "s3://bucket/x"
-	_, err := pipelines.RunExtract(context.Background(), c, pipelines.RunOptions{Runner: "flink"})
-	if err == nil || !strings.Contains(err.Error(), "--work-dir") {
-		t.Fatalf("RunExtract: %v, want a refusal asking for --work-dir", err)
-	}
-}

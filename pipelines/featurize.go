@@ -28,7 +28,10 @@ type FeaturizeConfig struct {
 	In, Out string
 	// WorkDir holds temporary files while running (default
 	// Out/.work-featurize-*, removed at the end, or by the next run into Out
-	// if this one dies). On a cluster every worker must reach it.
+	// if this one dies; a local temporary directory for an Out on an object
+	// store). On a cluster every worker must reach it, unless Out is on an
+	// object store: the workers then write there (the model, fitted on the
+	// launching machine, stays in WorkDir).
 	WorkDir string
 	// Model, when set, is a saved model (a featurize/ directory, or shards
 	// featurized before): its vocabulary and topics are applied as they
@@ -135,11 +138,9 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 			fmt.Fprintf(opts.Progress, format+"\n", args...)
 		}
 	}
-	if err := checkWorkDir(cfg.Out, cfg.WorkDir, opts.Runner); err != nil {
-		return nil, err
-	}
 	// Shards on an object store are read from a local copy, checked
-	// against their manifest.
+	// against their manifest; the workers read the objects themselves.
+	src := cfg.In
 	inDir, doneIn, err := shards.LocalCopy(ctx, cfg.In)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", cfg.In, err)
@@ -175,11 +176,22 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 	tasks := make([]featurize.ShardTask, len(m.Files))
 	for i, f := range m.Files {
 		tasks[i] = featurize.ShardTask{Index: i, Path: filepath.Join(cfg.In, filepath.FromSlash(f.Path)), Corpus: f.Corpus, Split: f.Split}
+		if shards.Scheme(src) != "" {
+			tasks[i].Path, tasks[i].SHA256 = shards.JoinPath(src, f.Path), f.SHA256
+		}
 	}
 	if cfg.WorkDir, err = out.WorkDir(cfg.WorkDir, "featurize"); err != nil {
 		return nil, err
 	}
 	defer out.RemoveWorkDir(cfg.WorkDir)
+	// What the workers write (the counts, the shards, their receipts) goes
+	// to a staging prefix of an Out on an object store (see
+	// shards.Output.Staging), or else to the work directory.
+	workers := cfg.WorkDir
+	if stage := out.Staging("featurize"); stage != "" {
+		defer out.RemoveStaging(context.Background(), stage)
+		workers = stage
+	}
 
 	sum := &FeaturizeSummary{}
 	if cfg.Model != "" {
@@ -193,7 +205,7 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 		}
 		logf("featurize: applying the model of %s (%d words, %d out-of-vocabulary buckets, %d topics)", cfg.Model, sum.Model.Vocab.Len(), sum.Model.Lex.Buckets(), sum.Model.NMF.K)
 	} else {
-		run := featurize.FitRun{In: cfg.In, WorkDir: cfg.WorkDir, Runner: runnerOrPrism(opts.Runner), Logf: logf}
+		run := featurize.FitRun{In: cfg.In, WorkDir: workers, Runner: runnerOrPrism(opts.Runner), Logf: logf}
 		if sum.Model, err = featurize.Fit(ctx, cfg.FitConfig, m, tasks, run); err != nil {
 			return nil, err
 		}
@@ -211,20 +223,25 @@ func RunFeaturize(ctx context.Context, cfg FeaturizeConfig, opts RunOptions) (*F
 
 	logf("featurize: writing ids and topic vectors into %d shards", len(tasks))
 	p, s := beam.NewPipelineWithRoot()
-	featurize.Apply(s, beam.Reshuffle(s, beam.CreateList(s, tasks)), beam.Create(s, enc), cfg.WorkDir)
-	stop := watchReceipts(cfg.WorkDir, len(tasks), sum.Model.Lex.Buckets(), opts, logf)
+	featurize.Apply(s, beam.Reshuffle(s, beam.CreateList(s, tasks)), beam.Create(s, enc), workers)
+	stop := watchReceipts(workers, len(tasks), sum.Model.Lex.Buckets(), opts, logf)
 	_, err = beam.Run(ctx, runnerOrPrism(opts.Runner), p)
 	stop()
 	if err != nil {
 		return nil, fmt.Errorf("running the featurize pipeline: %w", err)
 	}
-	receipts, err := shards.ReadReceipts[featurize.Receipt](cfg.WorkDir)
+	receipts, err := shards.ReadReceipts[featurize.Receipt](workers)
 	if err != nil {
 		return nil, err
 	}
 	slices.SortFunc(receipts, func(a, b featurize.Receipt) int { return a.Task.Index - b.Task.Index })
 	if len(receipts) != len(tasks) {
 		return nil, fmt.Errorf("featurize: %d of %d shards reported done", len(receipts), len(tasks))
+	}
+	if opts.Failpoint != nil {
+		if err := opts.Failpoint("workers done"); err != nil {
+			return nil, err
+		}
 	}
 	if err := commitFeaturized(out, cfg, m, featurized{receipts, modelDir, files}, sum); err != nil {
 		return nil, err

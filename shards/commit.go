@@ -37,10 +37,16 @@ type Commit struct {
 	// baseToken is the version (ETag, generation) of the manifest an
 	// object store's commit began from, "" for none.
 	baseToken string
+	// remote maps each staged file that is an object of the output's
+	// store (a worker's, under a staging prefix) to its location: it is
+	// copied there, not held in the staging directory.
+	remote map[string]string
 }
 
 // StagedShard is a finished shard to stage: the file at Path (anywhere on
-// this machine: it is moved, or copied across file systems) and what its
+// this machine: it is moved, or copied across file systems; or an object
+// under a staging prefix of an output on a store, which its commit copies
+// on the store) and what its
 // writer reported of it (Rows, Bytes, SHA256; Info.Path is ignored).
 type StagedShard struct {
 	Path string
@@ -50,7 +56,7 @@ type StagedShard struct {
 // Staged is the shard a writer rooted at root reported as info (a Writer's
 // ShardInfo, its Path relative to root, slash-separated), to stage.
 func Staged(root string, info ShardInfo) StagedShard {
-	return StagedShard{Path: filepath.Join(root, filepath.FromSlash(info.Path)), Info: info}
+	return StagedShard{Path: JoinPath(root, filepath.FromSlash(info.Path)), Info: info}
 }
 
 // Begin starts a commit. Its new manifest starts as a copy of from (the
@@ -87,7 +93,7 @@ func (o *Output) Begin(from *Manifest, command []string) (*Commit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating staging directory: %w", err)
 	}
-	return &Commit{out: o, stage: stage, base: base, next: next, staged: map[string]string{}, baseToken: token}, nil
+	return &Commit{out: o, stage: stage, base: base, next: next, staged: map[string]string{}, baseToken: token, remote: map[string]string{}}, nil
 }
 
 // clone copies the manifest deeply enough that changing the copy's lists
@@ -139,6 +145,9 @@ func (c *Commit) hook(op string) error {
 // stageFile moves (copy: copies) the file src into the staging directory
 // as rel.
 func (c *Commit) stageFile(src, rel, sum string, copy bool) error {
+	if Scheme(src) != "" {
+		return c.stageObject(src, rel, sum)
+	}
 	dst, err := localPath(c.stage, rel)
 	if err != nil {
 		return err

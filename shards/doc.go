@@ -21,7 +21,10 @@
 // also gives a run its work directory (WorkDir, RemoveWorkDir), where the
 // pipelines' workers stage shards and leave receipts (WriteReceipt) that
 // the driver reads back (ReadReceipts, in name order) and commits (Staged, PutSplits,
-// ReplaceShard): no package above shards renames or removes a shard.
+// ReplaceShard): no package above shards renames or removes a shard. For an
+// output on an object store the workers write these to a staging prefix of
+// the output instead (Staging, PutShards, WriteObject; stage.go), so that
+// they share no filesystem with the driver.
 //
 // Each shard holds at most WriterOptions.MaxRows rows (default 1,000,000)
 // and about WriterOptions.MaxBytes bytes (default 256 MiB), in row groups of

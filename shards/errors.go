@@ -46,4 +46,7 @@ var (
 	// ErrRowCount reports a shard whose row count is not the one the
 	// manifest records.
 	ErrRowCount = errors.New("row count mismatch")
+	// ErrStagingGone reports a commit to an object store that found an
+	// object its workers staged (see Output.Staging) gone: run again.
+	ErrStagingGone = errors.New("a staged object of the workers is gone")
 )

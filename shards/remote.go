@@ -34,7 +34,8 @@ import (
 //     run that wrote them began from an older version, so its commit is
 //     refused whatever it does next.
 //
-// Staging and work directories are local temporary directories.
+// The commit's staging directory is a local temporary directory; the
+// workers of a run write to a staging prefix of the output (stage.go).
 
 // objectStore is what a commit needs of a store beyond Beam's
 // filesystems: the manifest's version, its conditional write, and a
@@ -194,7 +195,7 @@ func (c *Commit) upload(ctx context.Context, p *plan) error {
 		if err := c.hook("place " + rel); err != nil {
 			return fmt.Errorf("placing %s: %w", rel, err)
 		}
-		if err := putFile(ctx, from, c.out.url(rel)); err != nil {
+		if err := c.placeObject(ctx, from, rel); err != nil {
 			return fmt.Errorf("placing %s: %w", rel, err)
 		}
 		if err := c.hook("placed " + rel); err != nil {
@@ -217,7 +218,7 @@ func (c *Commit) restore(ctx context.Context, p *plan) error {
 			continue
 		}
 		from, _ := localPath(c.stage, rel)
-		if err := putFile(ctx, from, c.out.url(rel)); err != nil {
+		if err := c.placeObject(ctx, from, rel); err != nil {
 			return fmt.Errorf("placing %s again: %w", rel, err)
 		}
 		c.out.opts.Logger.Info("placed again an object removed during the commit", "object", c.out.url(rel))
@@ -249,7 +250,8 @@ func (c *Commit) putManifest(ctx context.Context) error {
 // sweep removes the objects under the output that no run can still name:
 // versioned names (see LogicalPath) that the current manifest does not own
 // and that the store wrote in a second before the one it wrote the
-// manifest in. The manifest's version is checked again before each
+// manifest in, and the staging prefixes whose newest object it wrote
+// before then (see stage.go). The manifest's version is checked again before each
 // removal; sweep stops where it changed. hook, when set, runs before each
 // removal ("remove <path>"). Without a manifest it removes nothing.
 func (o *Output) sweep(ctx context.Context, hook func(string) error) error {
@@ -264,11 +266,23 @@ func (o *Output) sweep(ctx context.Context, hook func(string) error) error {
 	own := newOwnership(m)
 	before := info.Modified.Truncate(time.Second)
 	slices.SortFunc(objs, func(a, b objectInfo) int { return strings.Compare(a.URL, b.URL) })
+	var gone []objectInfo
 	for _, obj := range objs {
 		rel := strings.TrimPrefix(obj.URL, o.root+"/")
 		if rel == ManifestName || LogicalPath(rel) == rel || own.owns(rel) || !obj.Modified.Truncate(time.Second).Before(before) {
 			continue
 		}
+		gone = append(gone, obj)
+	}
+	// The staging prefixes of runs idle since the current version was
+	// committed (see stage.go).
+	for _, obj := range deadStaging(objs, o.root, before) {
+		if !own.owns(strings.TrimPrefix(obj.URL, o.root+"/")) {
+			gone = append(gone, obj)
+		}
+	}
+	for _, obj := range gone {
+		rel := strings.TrimPrefix(obj.URL, o.root+"/")
 		now, err := o.store.head(ctx, o.url(ManifestName))
 		if err != nil {
 			return err
@@ -297,12 +311,26 @@ func putFile(ctx context.Context, from, url string) error {
 		return err
 	}
 	defer src.Close()
+	return writeObject(ctx, url, copying(src))
+}
+
+// copying is a fill of writeObject that copies r.
+func copying(r io.Reader) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := io.Copy(w, r)
+		return err
+	}
+}
+
+// writeObject writes the object at url whole, with what fill writes,
+// through Beam's filesystems.
+func writeObject(ctx context.Context, url string, fill func(io.Writer) error) error {
 	return withFS(ctx, url, func(fs filesystem.Interface) error {
 		w, err := fs.OpenWrite(ctx, url)
 		if err != nil {
 			return err
 		}
-		if _, err := io.Copy(w, src); err != nil {
+		if err := fill(w); err != nil {
 			w.Close()
 			return err
 		}

@@ -35,7 +35,8 @@ import (
 // largest single thread) per parallel bundle, not the data set.
 //
 // Spill files live under a work directory that every worker must reach (a
-// local directory for Prism; a shared mount on a cluster).
+// local directory for Prism; on a cluster a shared mount, or a staging
+// prefix on an object store, through Beam's filesystems).
 
 // Scatter keys.
 const (
@@ -73,7 +74,7 @@ type SpillConfig struct {
 // one of its files as PCollection<KV<int, string>>.
 func Spill(s beam.Scope, rows beam.PCollection, cfg SpillConfig) beam.PCollection {
 	s = s.Scope("transforms.Spill." + cfg.Name)
-	return beam.ParDo(s, &scatterFn{Dir: filepath.Join(cfg.Dir, cfg.Name), Key: cfg.Key, Buckets: cfg.Buckets, Symmetric: cfg.Symmetric}, rows)
+	return beam.ParDo(s, &scatterFn{Dir: shards.JoinPath(cfg.Dir, cfg.Name), Key: cfg.Key, Buckets: cfg.Buckets, Symmetric: cfg.Symmetric}, rows)
 }
 
 // Scatter is Spill followed by a GroupByKey: it returns
@@ -137,7 +138,7 @@ func (sp *spiller) write(ctx context.Context, r *shards.Row) error {
 	b := sp.bucket(r)
 	f := sp.writers[b]
 	if f == nil {
-		path := filepath.Join(sp.dir, fmt.Sprintf("b%05d", b), randomName()+".spill")
+		path := shards.JoinPath(sp.dir, fmt.Sprintf("b%05d", b), randomName()+".spill")
 		w, err := spill.Create(ctx, path)
 		if err != nil {
 			return err
@@ -185,7 +186,7 @@ func randomName() string {
 // PCollection<KV<int, string>>, as Spill does.
 func Pair(s beam.Scope, threads beam.PCollection, opt PairOptions, dir, name string, buckets int) beam.PCollection {
 	s = s.Scope("transforms.Pair")
-	return beam.ParDo(s, &pairFn{Options: opt, Dir: filepath.Join(dir, name), Buckets: buckets}, threads)
+	return beam.ParDo(s, &pairFn{Options: opt, Dir: shards.JoinPath(dir, name), Buckets: buckets}, threads)
 }
 
 type pairFn struct {
@@ -311,6 +312,11 @@ type DedupeConfig struct {
 	Corpus string
 	// Dir is the work directory: runs, shards and receipts go under it.
 	Dir string
+	// Out, when set, is where the shards and receipts go in place of Dir:
+	// a staging prefix on an object store (shards.Output.Staging), where
+	// each writer group writes its shards whole from a temporary directory
+	// of its worker, so that the workers share no filesystem.
+	Out string
 	// Buckets is the number of dedupe buckets, Groups the number of shard
 	// writers per split (consecutive buckets share a writer group).
 	Buckets, Groups int
@@ -324,6 +330,14 @@ type DedupeConfig struct {
 	// Budget samples the kept records down to a number of tokens (zero
 	// Tokens is off; DedupeAndWrite takes none).
 	Budget BudgetConfig
+}
+
+// out is where the shards and receipts go: Out, or Dir.
+func (c DedupeConfig) out() string {
+	if c.Out != "" {
+		return c.Out
+	}
+	return c.Dir
 }
 
 // Run is one bucket's records of one split, deduplicated, sorted by ID and
@@ -349,7 +363,7 @@ type Run struct {
 // used: they are WriteShards'.
 func DedupeAndSplit(s beam.Scope, spills beam.PCollection, cfg DedupeConfig) (runs, hist beam.PCollection) {
 	s = s.Scope("transforms.DedupeAndSplit")
-	runs, hists := beam.ParDo2(s, &dedupeFn{Dir: filepath.Join(cfg.Dir, "runs"), Buckets: cfg.Buckets, Groups: cfg.Groups, Symmetric: cfg.Symmetric, KeepDuplicates: cfg.KeepDuplicates, Split: cfg.Split, Budget: cfg.Budget}, beam.GroupByKey(s, spills))
+	runs, hists := beam.ParDo2(s, &dedupeFn{Dir: shards.JoinPath(cfg.Dir, "runs"), Buckets: cfg.Buckets, Groups: cfg.Groups, Symmetric: cfg.Symmetric, KeepDuplicates: cfg.KeepDuplicates, Split: cfg.Split, Budget: cfg.Budget}, beam.GroupByKey(s, spills))
 	return beam.GroupByKey(s, runs), sumHistograms(s, hists)
 }
 
@@ -398,7 +412,7 @@ func (fn *dedupeFn) dedupe(ctx context.Context, bucket int, files []string, w *d
 				w.hist.Cells[fn.Budget.cell(rows[i].ID)] += rowTokens(&rows[i])
 			}
 		}
-		path := filepath.Join(fn.Dir, split, fmt.Sprintf("b%05d.spill", bucket))
+		path := shards.JoinPath(fn.Dir, split, fmt.Sprintf("b%05d.spill", bucket))
 		sw, err := spill.Create(ctx, path)
 		if err != nil {
 			return err
@@ -510,7 +524,7 @@ func splitGroupKey(split string, group int) string { return fmt.Sprintf("%s/%03d
 // DedupeAndSplit's). It uses cfg's Corpus, Dir, Shards and Budget.
 func WriteShards(s beam.Scope, runs, hist beam.PCollection, cfg DedupeConfig) beam.PCollection {
 	s = s.Scope("transforms.WriteShards")
-	return beam.ParDo(s, &writeShardsFn{Corpus: cfg.Corpus, Dir: cfg.Dir, Options: cfg.Shards, Budget: cfg.Budget}, runs, beam.SideInput{Input: hist})
+	return beam.ParDo(s, &writeShardsFn{Corpus: cfg.Corpus, Dir: cfg.out(), Options: cfg.Shards, Budget: cfg.Budget}, runs, beam.SideInput{Input: hist})
 }
 
 type writeShardsFn struct {
@@ -554,7 +568,11 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	slices.SortFunc(runs, func(a, b Run) int { return a.Bucket - b.Bucket })
 	opts := fn.Options
 	opts.Overwrite = true
-	root := groupRoot(fn.Dir, group)
+	root, done, err := shards.LocalRoot(fn.Dir, groupRel(group))
+	if err != nil {
+		return err
+	}
+	defer done()
 	sw, err := shards.NewWriter(root, fn.Corpus, split, opts)
 	if err != nil {
 		return err
@@ -583,23 +601,24 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	if err != nil {
 		return err
 	}
+	if root, err = shards.StageShards(ctx, root, fn.Dir, groupRel(group), infos); err != nil {
+		return err
+	}
 	progressFrom(ctx).add("written", n%(1<<14))
 	w.written[split] += n
 	w.infos = append(w.infos, infos...)
-	return writeReceipt(fn.Dir, Receipt{Corpus: fn.Corpus, Split: split, Group: group, Root: root, Shards: infos, Tokens: tokens})
+	return writeReceipt(ctx, fn.Dir, Receipt{Corpus: fn.Corpus, Split: split, Group: group, Root: root, Shards: infos, Tokens: tokens})
 }
 
 // writeReceipt leaves a writer group's receipt for the driver, once its
 // shards are durable: dir/receipts/<split>-<group>.json, so that the
 // receipts read back in split and writer-group order.
-func writeReceipt(dir string, rec Receipt) error {
-	return shards.WriteReceipt(dir, fmt.Sprintf("%s-%03d", rec.Split, rec.Group), rec)
+func writeReceipt(ctx context.Context, dir string, rec Receipt) error {
+	return shards.WriteReceipt(ctx, dir, fmt.Sprintf("%s-%03d", rec.Split, rec.Group), rec)
 }
 
-// groupRoot is the directory a writer group writes its shards under.
-func groupRoot(dir string, group int) string {
-	return filepath.Join(dir, "shards", fmt.Sprintf("g%03d", group))
-}
+// groupRel is where a writer group's shards are under the work directory.
+func groupRel(group int) string { return fmt.Sprintf("shards/g%03d", group) }
 
 // DedupeAndWrite is DedupeAndSplit and WriteShards in one stage, for runs
 // without a token budget (which needs every bucket's histogram before the
@@ -614,7 +633,7 @@ func groupRoot(dir string, group int) string {
 func DedupeAndWrite(s beam.Scope, spills beam.PCollection, cfg DedupeConfig) beam.PCollection {
 	s = s.Scope("transforms.DedupeAndWrite")
 	byGroup := beam.ParDo(s, &writerGroupFn{Buckets: cfg.Buckets, Groups: cfg.Groups}, spills)
-	return beam.ParDo(s, &dedupeWriteFn{Corpus: cfg.Corpus, Dir: cfg.Dir, Symmetric: cfg.Symmetric, KeepDuplicates: cfg.KeepDuplicates, Split: cfg.Split, Options: cfg.Shards}, beam.GroupByKey(s, byGroup))
+	return beam.ParDo(s, &dedupeWriteFn{Corpus: cfg.Corpus, Dir: cfg.out(), Symmetric: cfg.Symmetric, KeepDuplicates: cfg.KeepDuplicates, Split: cfg.Split, Options: cfg.Shards}, beam.GroupByKey(s, byGroup))
 }
 
 // writerGroupFn keys a bucket's spill file by the bucket's writer group.
@@ -655,7 +674,11 @@ func (fn *dedupeWriteFn) ProcessElement(group int, items func(*Bucketed) bool, _
 func (fn *dedupeWriteFn) write(ctx context.Context, group int, files map[int][]string, w *writeWorker) error {
 	opts := fn.Options
 	opts.Overwrite = true
-	root := groupRoot(fn.Dir, group)
+	root, done, err := shards.LocalRoot(fn.Dir, groupRel(group))
+	if err != nil {
+		return err
+	}
+	defer done()
 	writers := map[string]*shards.Writer{}
 	abort := func() {
 		for _, sw := range writers {
@@ -696,9 +719,14 @@ func (fn *dedupeWriteFn) write(ctx context.Context, group int, files map[int][]s
 			abort()
 			return err
 		}
+		staged, err := shards.StageShards(ctx, root, fn.Dir, groupRel(group), infos)
+		if err != nil {
+			abort()
+			return err
+		}
 		w.written[split] += written[split]
 		w.infos = append(w.infos, infos...)
-		if err := writeReceipt(fn.Dir, Receipt{Corpus: fn.Corpus, Split: split, Group: group, Root: root, Shards: infos}); err != nil {
+		if err := writeReceipt(ctx, fn.Dir, Receipt{Corpus: fn.Corpus, Split: split, Group: group, Root: staged, Shards: infos}); err != nil {
 			return err
 		}
 	}
@@ -747,50 +775,72 @@ func (fn *writeShardsFn) FinishBundle(ctx context.Context, _ TokenHistogram, emi
 
 // WriteRejects writes the malformed records (PCollection<corpora.Reject>)
 // as JSON lines under dir/rejects/, a file per bundle; the driver merges
-// them (see MergeRejects).
+// them (see MergeRejects). dir may be a staging prefix on an object store
+// (shards.Output.Staging): a bundle's file is then written on its worker's
+// temporary directory and put there whole when the bundle finishes.
 func WriteRejects(s beam.Scope, rejects beam.PCollection, dir string) {
 	s = s.Scope("transforms.WriteRejects")
-	beam.ParDo0(s, &rejectsFn{Dir: filepath.Join(dir, "rejects")}, rejects)
+	beam.ParDo0(s, &rejectsFn{Dir: shards.JoinPath(dir, "rejects")}, rejects)
 }
 
 type rejectsFn struct {
 	Dir string
-	f   *atomicfile.File
-	enc *json.Encoder
+	// f is the bundle's file: under Dir, or, where Dir is on an object
+	// store, a temporary file that FinishBundle puts at part.
+	f    *atomicfile.File
+	tmp  *os.File
+	part string
+	enc  *json.Encoder
 }
 
 func (fn *rejectsFn) ProcessElement(r corpora.Reject) error {
-	if fn.f == nil {
-		f, err := atomicfile.Create(filepath.Join(fn.Dir, randomName()+".jsonl"))
-		if err != nil {
-			return err
+	if fn.enc == nil {
+		name := randomName() + ".jsonl"
+		if shards.Scheme(fn.Dir) == "" {
+			f, err := atomicfile.Create(filepath.Join(fn.Dir, name))
+			if err != nil {
+				return err
+			}
+			fn.f, fn.enc = f, json.NewEncoder(f)
+		} else {
+			f, err := os.CreateTemp("", "parastream-rejects-*.jsonl")
+			if err != nil {
+				return fmt.Errorf("writing rejects: %w", err)
+			}
+			fn.tmp, fn.part, fn.enc = f, shards.JoinPath(fn.Dir, name), json.NewEncoder(f)
 		}
-		fn.f, fn.enc = f, json.NewEncoder(f)
 		fn.enc.SetEscapeHTML(false)
 	}
 	return fn.enc.Encode(r)
 }
 
-func (fn *rejectsFn) FinishBundle() error {
-	if fn.f == nil {
-		return nil
+func (fn *rejectsFn) FinishBundle(ctx context.Context) error {
+	f, tmp := fn.f, fn.tmp
+	fn.f, fn.tmp, fn.enc = nil, nil, nil
+	switch {
+	case f != nil:
+		return f.Commit()
+	case tmp != nil:
+		defer os.Remove(tmp.Name())
+		if err := tmp.Close(); err != nil {
+			return fmt.Errorf("writing rejects: %w", err)
+		}
+		return shards.PutFile(ctx, tmp.Name(), fn.part)
 	}
-	f := fn.f
-	fn.f, fn.enc = nil, nil
-	return f.Commit()
+	return nil
 }
 
-// MergeRejects merges the rejects files of a run's work directory into one
-// file at path, sorted by file, line and offset so that two runs over the
+// MergeRejects merges the rejects files of a run's work directory (or
+// staging prefix) into one local file at path, sorted by file, line and offset so that two runs over the
 // same input give the same file. It returns the number of rejects.
-func MergeRejects(dir, path string) (int64, error) {
-	parts, err := filepath.Glob(filepath.Join(dir, "rejects", "*.jsonl"))
+func MergeRejects(ctx context.Context, dir, path string) (int64, error) {
+	parts, err := shards.Glob(ctx, shards.JoinPath(dir, "rejects", "*.jsonl"))
 	if err != nil {
 		return 0, err
 	}
 	var all []corpora.Reject
 	for _, p := range parts {
-		b, err := os.ReadFile(p)
+		b, err := shards.ReadFile(ctx, p)
 		if err != nil {
 			return 0, err
 		}
@@ -852,7 +902,7 @@ func init() {
 		beamfn.Method2x1[context.Context, func(shards.ShardInfo), error]("FinishBundle"))
 	register.Iter1[Bucketed]()
 	register.Emitter1[TokenHistogram]()
-	beamfn.DoFn1x1[corpora.Reject, error](&rejectsFn{}, beamfn.Method0x1[error]("FinishBundle"))
+	beamfn.DoFn1x1[corpora.Reject, error](&rejectsFn{}, beamfn.Method1x1[context.Context, error]("FinishBundle"))
 	register.Emitter2[int, string]()
 	register.Emitter2[string, Run]()
 	register.Emitter1[shards.ShardInfo]()

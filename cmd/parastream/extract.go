@@ -24,7 +24,7 @@ func runExtract(ctx context.Context, e *env, args []string) (err error) {
 	fs.StringVar(&cfg.InputB, "input-b", "", "glob of the second files of two-file formats, paired with --input's in sorted order")
 	fs.StringVar(&cfg.Submissions, "submissions", "", "reddit: glob of submission files (RS_*), for (title, top-level comment) pairs with --titles")
 	fs.StringVar(&cfg.Out, "out", "", "output directory, or s3://bucket/prefix (gs:// in the dataflow build): <out>/<corpus>/<split>/part-*.parquet, rejects/, manifest.json")
-	fs.StringVar(&cfg.WorkDir, "work-dir", "", "local directory for spill files and shards while running (default <out>/.work-*, or a temporary directory when --out is a bucket; removed at the end); shared by all workers on a cluster")
+	fs.StringVar(&cfg.WorkDir, "work-dir", "", "local directory for spill files and shards while running (default <out>/.work-*, or a temporary directory when --out is a bucket; removed at the end); on a cluster, one all workers share, or none when --out is a bucket")
 	split := fs.String("split", "0.9,0.05,0.05", "train,dev,test ratios of the hashed split (evaluation sets keep their official splits)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the split hash")
 	fs.IntVar(&cfg.Buckets, "buckets", 0, "spill buckets; each holds about 1/buckets of the data in memory (0: one per 4 MiB of input)")

@@ -32,7 +32,7 @@ import (
 )
 
 // Method is a DoFn method other than ProcessElement, with its signature:
-// made by Method0x0, Method0x1, Method2x0, Method2x1, Method3x0 or
+// made by Method0x0, Method0x1, Method1x1, Method2x0, Method2x1, Method3x0 or
 // Method3x1.
 type Method struct {
 	name string
@@ -52,6 +52,11 @@ func Method0x0(name string) Method {
 // Method0x1 is a method with no parameters and one result.
 func Method0x1[R0 any](name string) Method {
 	return method(name, func(f func() R0) reflectx.Func { return &call0x1[R0]{fn: f} })
+}
+
+// Method1x1 is a method with one parameter and one result.
+func Method1x1[I0, R0 any](name string) Method {
+	return method(name, func(f func(I0) R0) reflectx.Func { return &call1x1[I0, R0]{fn: f} })
 }
 
 // Method2x0 is a method with two parameters and no results.
@@ -79,6 +84,14 @@ func Method3x1[I0, I1, I2, R0 any](name string) Method {
 func DoFn1x1[I0, R0 any](fn interface{ ProcessElement(I0) R0 }, methods ...Method) {
 	register(fn, func(v any) reflectx.Func {
 		return &call1x1[I0, R0]{fn: v.(interface{ ProcessElement(I0) R0 }).ProcessElement}
+	}, methods)
+}
+
+// DoFn2x1 registers a DoFn whose ProcessElement takes two arguments and
+// returns one value, with its lifecycle methods.
+func DoFn2x1[I0, I1, R0 any](fn interface{ ProcessElement(I0, I1) R0 }, methods ...Method) {
+	register(fn, func(v any) reflectx.Func {
+		return &call2x1[I0, I1, R0]{fn: v.(interface{ ProcessElement(I0, I1) R0 }).ProcessElement}
 	}, methods)
 }
 
