@@ -1,0 +1,79 @@
+package trainstep
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/stream"
+)
+
+func label(v float64) *float64 { return &v }
+
+// TestPairRoles: each corpus's labels make the roles its rule says, and a
+// corpus without a rule trains every row.
+func TestPairRoles(t *testing.T) {
+	for _, c := range []struct {
+		dataset, corpus string
+		label           *float64
+		want            pairRole
+	}{
+		{"quora", "quora", label(1), rolePositive},
+		{"quora", "quora", label(0), roleNegative},
+		{"msrp", "msrp", label(0), roleNegative},
+		{"quora-sample", "quora", label(0), roleNegative}, // by the rows' corpus
+		{"snli", "snli", label(0), rolePositive},
+		{"snli", "snli", label(1), roleNeither},
+		{"snli", "snli", label(2), roleNegative},
+		{"ppdb-human", "ppdb", label(3.4), rolePositive},
+		{"ppdb-human", "ppdb", label(2.5), roleNeither},
+		{"ppdb-human", "ppdb", label(1.8), roleNegative},
+		{"stsb", "stsb", label(4.2), rolePositive},
+		{"ppdb", "ppdb", label(-3), rolePositive}, // a PPDB score, not a judgement
+		{"turkcorpus", "turkcorpus", nil, rolePositive},
+		{"quora", "quora", nil, rolePositive},
+	} {
+		r, ok := ruleFor(c.dataset, c.corpus)
+		got := rolePositive
+		if ok {
+			got = r.role(c.label)
+		}
+		if got != c.want {
+			t.Errorf("%s (%s) label %v: role %d, want %d", c.dataset, c.corpus, c.label, got, c.want)
+		}
+	}
+}
+
+// TestNegIndex: a positive takes the other side of a negative that shares
+// its anchor's text, else its partner's, else its group; never a text of
+// its own pair.
+func TestNegIndex(t *testing.T) {
+	row := func(id, group string, a, b []int32) item {
+		return item{Record: stream.Record{Row: rowOf(id, group, a, b)}}
+	}
+	x := newNegIndex()
+	x.add(row("n1", "g1", []int32{1, 2}, []int32{3})) // anchor text 1 2
+	x.add(row("n2", "g2", []int32{7}, []int32{8, 9})) // partner text 7
+	x.add(row("n3", "g3", []int32{20}, []int32{21}))  // group only
+	x.add(row("n4", "g4", []int32{30}, []int32{31}))  // its own pair
+	first := func(int) int { return 0 }
+	for _, c := range []struct {
+		pos  item
+		want []int32
+	}{
+		{row("p1", "x", []int32{1, 2}, []int32{4}), []int32{3}},
+		{row("p2", "x", []int32{5}, []int32{7}), []int32{8, 9}},
+		{row("p3", "g3", []int32{22}, []int32{23}), []int32{21}},
+		{row("p4", "g4", []int32{30}, []int32{31}), nil},
+		{row("p5", "", []int32{40}, []int32{41}), nil},
+	} {
+		if got := x.negative(c.pos, first); !slices.Equal(got, c.want) {
+			t.Errorf("%s: negative %v, want %v", c.pos.ID, got, c.want)
+		}
+	}
+}
+
+func rowOf(id, group string, a, b []int32) (r shards.Row) {
+	r.ID, r.GroupKey, r.IDsA, r.IDsB = id, group, a, b
+	return r
+}
