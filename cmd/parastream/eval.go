@@ -1,19 +1,25 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/cmd/parastream/internal/outdir"
 	"github.com/parastream/parastream/cmd/parastream/internal/report"
 	"github.com/parastream/parastream/evalsink"
 	"github.com/parastream/parastream/stream"
+	"github.com/parastream/parastream/trainstep"
 )
 
-const evalUsage = "parastream eval run --checkpoint DIR --eval SHARDS [--out RESULTS] | " +
+const evalUsage = "parastream eval run --checkpoint DIR|--vectors FILE --eval SHARDS [--out RESULTS] [--truncate-dim N,...] [--format results|mteb] | " +
 	"parastream eval watch --brokers ADDR [--topic-prefix P] [--group G] --eval SHARDS --out RESULTS | " +
 	"parastream eval compare [--eval SHARDS] --out RESULTS A B " +
 	"[--sql-dsn DSN] [--scale cosine|angular] [--scatter SET] [--candidates N] [--seed S] [--run NAME] [--model NAME] [--adapt] [--headline FIGURE]"
@@ -72,24 +78,86 @@ func evalFlags(e *env, fs *flag.FlagSet) (cfg func(args []string) (evalsink.Conf
 
 func runEvalRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "eval run", evalUsage)
-	checkpoint := fs.String("checkpoint", "", "checkpoint directory, or a run's checkpoint directory for its newest good checkpoint (required)")
+	checkpoint := fs.String("checkpoint", "", "checkpoint directory, or a run's checkpoint directory for its newest good checkpoint (required, unless --vectors)")
+	vectors := fs.String("vectors", "", "instead of a checkpoint, score the plain average of these word vectors (GloVe or word2vec text, .gz read; words without a vector left out): the research's GloVe baselines")
+	truncate := fs.String("truncate-dim", "", "evaluate the embeddings' first N dimensions (Matryoshka prefixes), each an evaluation of its own named <model>@N, comma-separated, as 300,128,64 (default: the whole, and every prefix the model was trained with by --matryoshka)")
+	format := fs.String("format", "results", "results: the results directory only; mteb: also one JSON per STS task in the layout of MTEB's results repository, under <out>/mteb/<model>/<checkpoint hash>/, with model_meta.json")
 	cfg, err := evalFlags(e, fs)(args)
 	if err != nil {
 		return err
 	}
-	if *checkpoint == "" || cfg.Eval == "" || fs.NArg() > 0 {
-		return fmt.Errorf("%w: --checkpoint and --eval are required, and nothing else", cli.ErrUsage)
+	if (*checkpoint == "") == (*vectors == "") || cfg.Eval == "" || fs.NArg() > 0 {
+		return fmt.Errorf("%w: --eval and one of --checkpoint and --vectors are required, and nothing else", cli.ErrUsage)
+	}
+	if *format != "results" && *format != "mteb" {
+		return fmt.Errorf("%w: --format %q: give results or mteb", cli.ErrUsage, *format)
+	}
+	dims, err := cli.ParseInts(*truncate)
+	if err != nil {
+		return fmt.Errorf("%w: --truncate-dim: %v", cli.ErrUsage, err)
+	}
+	target := evalsink.Target{Dir: *checkpoint}
+	if *vectors != "" {
+		h := sha256.Sum256([]byte(*vectors))
+		if target.Dir, err = evalsink.VectorsCheckpoint(*vectors, filepath.Join(cfg.Out, "vectors", hex.EncodeToString(h[:6]))); err != nil {
+			return err
+		}
+		target.Run, target.Model = strings.TrimSuffix(filepath.Base(*vectors), ".gz"), evalsink.VectorsModel
+	}
+	ckDir, err := trainstep.LatestCheckpoint(target.Dir)
+	if err != nil {
+		return err
+	}
+	ck, err := trainstep.ReadCheckpoint(ckDir)
+	if err != nil {
+		return err
+	}
+	if *truncate == "" {
+		dims = []int{0}
+		for _, d := range ck.Config.Matryoshka[min(1, len(ck.Config.Matryoshka)):] {
+			dims = append(dims, d)
+		}
 	}
 	ev, err := evalsink.NewEvaluator(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer ev.Close()
-	sum, err := ev.Evaluate(ctx, evalsink.Target{Dir: *checkpoint})
-	if err != nil {
-		return err
+	for _, d := range dims {
+		if d == ck.Config.EmbedDim() {
+			d = 0
+		}
+		target.TruncateDim = d
+		sum, err := ev.Evaluate(ctx, target)
+		if err != nil {
+			return err
+		}
+		if err := report.Eval(e.stdout, sum); err != nil {
+			return err
+		}
+		scores := evalsink.MTEBScores(sum.Rows)
+		report.MTEB(e.stdout, scores)
+		if *format == "mteb" {
+			name := cmp.Or(target.Model, cfg.Model, ck.Config.Encoder)
+			if d > 0 {
+				name = fmt.Sprintf("%s@%d", name, d)
+			}
+			meta := evalsink.MTEBMeta{Name: "parastream/" + sum.Rows[0].Run + "-" + name, Revision: sum.Rows[0].CheckpointID[:min(16, len(sum.Rows[0].CheckpointID))],
+				EmbedDim: cmp.Or(d, ck.Config.EmbedDim()), Version: cli.BuildVersion(version)}
+			if ck.Run != nil {
+				meta.Datasets = ck.Run.Datasets
+				if len(meta.Datasets) == 0 && ck.Run.Dataset != "" {
+					meta.Datasets = []string{ck.Run.Dataset}
+				}
+			}
+			files, err := evalsink.WriteMTEB(filepath.Join(cfg.Out, "mteb"), scores, meta)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "MTEB result files: %d in %s\n", len(files), filepath.Dir(files[0]))
+		}
 	}
-	return report.Eval(e.stdout, sum)
+	return nil
 }
 
 func runEvalWatch(ctx context.Context, e *env, args []string) error {
