@@ -6,6 +6,7 @@ import (
 
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/stream"
+	"github.com/parastream/parastream/trainstep/compute"
 )
 
 func label(v float64) *float64 { return &v }
@@ -47,10 +48,11 @@ func TestPairRoles(t *testing.T) {
 // TestNegIndex: a positive takes the other side of a negative that shares
 // its anchor's text, else its partner's, else its group; never a text of
 // its own pair.
+func row(id, group string, a, b []int32) item {
+	return item{Record: stream.Record{Row: rowOf(id, group, a, b)}}
+}
+
 func TestNegIndex(t *testing.T) {
-	row := func(id, group string, a, b []int32) item {
-		return item{Record: stream.Record{Row: rowOf(id, group, a, b)}}
-	}
 	x := newNegIndex()
 	x.add(row("n1", "g1", []int32{1, 2}, []int32{3})) // anchor text 1 2
 	x.add(row("n2", "g2", []int32{7}, []int32{8, 9})) // partner text 7
@@ -76,4 +78,38 @@ func TestNegIndex(t *testing.T) {
 func rowOf(id, group string, a, b []int32) (r shards.Row) {
 	r.ID, r.GroupKey, r.IDsA, r.IDsB = id, group, a, b
 	return r
+}
+
+// TestFeedHardNegatives: the feed's rule leaves Quora's non-duplicates out
+// as pairs and indexes them; a positive sharing a question takes the
+// other one as its negative, and its batch carries it to the mnrl loss.
+func TestFeedHardNegatives(t *testing.T) {
+	cfg := RunConfig{HardNegatives: true}
+	cfg.Model = Config{Loss: compute.LossMNRL, Vocab: 50, BatchSize: 2}.Defaults()
+	f := &feed{c: &mixer{names: []string{"quora"}, nli: []bool{false}}, cfg: cfg, negs: newNegIndex()}
+	rec := func(id string, lab float64, a, b []int32) item {
+		r := row(id, "", a, b)
+		r.Corpus, r.Label = "quora", label(lab)
+		return r
+	}
+	neg := rec("n", 0, []int32{1, 2}, []int32{9})
+	if f.role(neg) != roleNegative {
+		t.Fatal("a non-duplicate is not a negative")
+	}
+	f.negs.add(neg)
+	without, with := f.withNegatives([]item{rec("p1", 1, []int32{1, 2}, []int32{3}), rec("p2", 1, []int32{4}, []int32{5}), rec("p3", 1, []int32{9}, []int32{6})})
+	if len(without) != 1 || len(with) != 2 || !slices.Equal(with[0].neg, []int32{9}) || !slices.Equal(with[1].neg, []int32{1, 2}) {
+		t.Fatalf("with %v, without %v", with, without)
+	}
+	p := f.pairs(with)
+	if len(p.Neg) != 2 {
+		t.Fatalf("pairs carry %d negatives, want 2", len(p.Neg))
+	}
+	if _, err := compute.NewContextBatch(cfg.Model, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.cfg.AllPairs, f.cfg.HardNegatives = true, false
+	if f.role(neg) != rolePositive {
+		t.Error("--all-pairs: a non-duplicate is not trained")
+	}
 }
