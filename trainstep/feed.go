@@ -143,6 +143,13 @@ func (f *feed) next(ctx context.Context) *window {
 	var negRows []item
 	if f.negs != nil {
 		pairRows, negRows = f.withNegatives(pairRows)
+		if len(negRows) == 1 {
+			// One pair cannot be a batch (it has no in-batch negative):
+			// it trains among the others, without its hard negative.
+			r := negRows[0]
+			r.neg = nil
+			pairRows, negRows = append(pairRows, r), nil
+		}
 		w.withNeg = int64(len(negRows))
 	}
 	batches, skipped := bucket(pairRows, f.cfg.Model.BatchSize, f.cfg.Model.MaxLen, lens)
