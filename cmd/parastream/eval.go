@@ -113,10 +113,7 @@ func runEvalRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *truncate == "" {
-		dims = []int{0}
-		for _, d := range ck.Config.Matryoshka[min(1, len(ck.Config.Matryoshka)):] {
-			dims = append(dims, d)
-		}
+		dims = append([]int{0}, ck.Config.Matryoshka[min(1, len(ck.Config.Matryoshka)):]...)
 	}
 	ev, err := evalsink.NewEvaluator(ctx, cfg)
 	if err != nil {

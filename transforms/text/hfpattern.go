@@ -21,7 +21,7 @@ import "strings"
 // and Katakana are split as words, not a character a token; marks and
 // emoji sequences after a symbol are tokens of their own.
 func HFSplitPattern() string {
-	word := `[\p{L}\p{M}\p{N}_‌‍]`
+	word := `[\p{L}\p{M}\p{N}_\x{200C}\x{200D}]`
 	notClitic := `(?!(?:[sSmMdD]|[rR][eE]|[vV][eE]|[lL][lL])(?!` + word + `))`
 	alts := []string{
 		`(?:[hH][tT][tT][pP][sS]?://|[fF][tT][pP]://|[wW][wW][wW]\.)[^\s]*[^\s.,;:!?'"’”*>)\]]`,
