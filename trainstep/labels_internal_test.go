@@ -2,6 +2,7 @@ package trainstep
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parastream/parastream/shards"
@@ -111,5 +112,29 @@ func TestFeedHardNegatives(t *testing.T) {
 	f.cfg.AllPairs, f.cfg.HardNegatives = true, false
 	if f.role(neg) != rolePositive {
 		t.Error("--all-pairs: a non-duplicate is not trained")
+	}
+}
+
+// TestRunConfigLabelFlags: the label flags that contradict each other, or
+// hard negatives for a loss without a place for them, are refused with
+// what to give instead.
+func TestRunConfigLabelFlags(t *testing.T) {
+	one := 1.0
+	for _, c := range []struct {
+		cfg  RunConfig
+		want string
+	}{
+		{RunConfig{AllPairs: true, MinLabel: &one}, "all-pairs trains every row and min-label"},
+		{RunConfig{AllPairs: true, HardNegatives: true}, "give one of them"},
+		{RunConfig{HardNegatives: true, Model: Config{Loss: compute.LossMargin}}, "--loss mnrl"},
+	} {
+		c.cfg.Dataset = "quora"
+		if err := c.cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error saying %q", c.cfg, err, c.want)
+		}
+	}
+	ok := RunConfig{Dataset: "quora", HardNegatives: true, Model: Config{Loss: compute.LossMNRL}}
+	if err := ok.Validate(); err != nil && strings.Contains(err.Error(), "negatives") {
+		t.Errorf("mnrl with hard negatives: %v", err)
 	}
 }

@@ -210,6 +210,9 @@ func (c RunConfig) Validate() error {
 	if c.HardNegatives && c.Model.Loss != "" && c.Model.Loss != compute.LossMNRL {
 		bad("hard negatives train the mnrl loss: add --loss mnrl (the %s loss has no place for them)", c.Model.Loss)
 	}
+	if c.AllPairs && c.MinLabel != nil {
+		bad("all-pairs trains every row and min-label only some: give one of them")
+	}
 	if c.HardNegatives && c.AllPairs {
 		bad("hard negatives come from the labels that all-pairs ignores: give one of them")
 	}
