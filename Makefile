@@ -29,7 +29,7 @@ build-dataflow:
 	$(GO) build -trimpath -tags dataflow -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/parastream
 
 # Tests read ../shared/data when it is there and skip those parts with a
-# message when it is not. The DuckDB interop test needs tools/interop's npm
+# message when it is not. The DuckDB and Hugging Face tokenizer interop tests need tools/interop's npm
 # packages: `make interop` installs them when npm is available.
 # `make test` runs go test -short: a test that skips itself under
 # testing.Short() is a long one, and `make test-long` runs just those; CI
@@ -198,8 +198,9 @@ lint: vet
 
 interop:
 	@if command -v npm >/dev/null 2>&1; then \
-		test -d tools/interop/node_modules || (cd tools/interop && npm ci --no-audit --no-fund --loglevel=error); \
-	else echo "npm not found: the DuckDB interop tests will be skipped"; fi
+		test -f tools/interop/node_modules/@huggingface/tokenizers/package.json -a -d tools/interop/node_modules/@duckdb \
+			|| (cd tools/interop && npm ci --no-audit --no-fund --loglevel=error); \
+	else echo "npm not found: the DuckDB and Hugging Face tokenizer interop tests will be skipped"; fi
 
 clean:
 	rm -rf $(BIN) out/ tools/interop/node_modules

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/parastream/parastream/internal/atomicfile"
@@ -125,10 +127,16 @@ func (a *Adaptation) name() string {
 // learning curves: an adapted evaluation is shown apart from, and beside,
 // the run's out-of-the-box one, as "<run> adapted (<adaptation>)".
 func displayRun(r Result) string {
-	if r.Adaptation == "" {
-		return r.Run
+	run := r.Run
+	if i := strings.LastIndexByte(r.Model, '@'); i >= 0 {
+		if _, err := strconv.Atoi(r.Model[i+1:]); err == nil {
+			run += " " + r.Model[i:] // a Matryoshka prefix (Target.TruncateDim): a column of its own
+		}
 	}
-	return r.Run + " adapted (" + r.Adaptation + ")"
+	if r.Adaptation == "" {
+		return run
+	}
+	return run + " adapted (" + r.Adaptation + ")"
 }
 
 // SetAdaptation makes the embedder return W u for every embedding u

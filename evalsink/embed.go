@@ -1,6 +1,7 @@
 package evalsink
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,9 @@ type Embedder struct {
 	context func(tokens []string) []float32
 	// adapt maps every embedding returned (SetAdaptation); nil: none.
 	adapt *Adaptation
+	// truncate keeps the first truncate components of every embedding
+	// (SetTruncate, a Matryoshka prefix); 0: all.
+	truncate int
 	// Tokens counts the tokens mapped, Unknown those not in the
 	// vocabulary, Bucketed those of them that got a bucket's id (all of
 	// them with buckets, none without), Empty the texts that embedded as
@@ -92,6 +96,21 @@ func OpenEmbedder(dir string, contextFor ContextFunc) (*Embedder, *trainstep.Che
 		return fail(err)
 	}
 	return emb, ck, nil
+}
+
+// SetTruncate makes every embedding its first d components (a
+// Matryoshka prefix: Config.Matryoshka trains them as embeddings of their
+// own); 0 keeps all of them. It empties the cache.
+func (e *Embedder) SetTruncate(d int) error {
+	if d < 0 || d > e.dim {
+		return fmt.Errorf("truncate-dim %d: give 1 to the embedding size %d (0: all)", d, e.dim)
+	}
+	if d > 0 && e.adapt != nil {
+		return errors.New("truncate-dim with an STS adaptation: the adaptation maps the whole embedding; give one or the other")
+	}
+	e.truncate = d
+	clear(e.cache)
+	return nil
 }
 
 // Close releases the embedder's model.
@@ -180,7 +199,7 @@ func (e *Embedder) embed(ctx context.Context, texts, contexts [][]string) ([][]f
 		ids := e.IDs(t)
 		if len(ids) == 0 {
 			e.Empty++
-			e.cache[key] = make([]float32, e.dim)
+			e.cache[key] = make([]float32, cmp.Or(e.truncate, e.dim))
 			out[i] = e.cache[key]
 			continue
 		}
@@ -214,6 +233,9 @@ func (e *Embedder) embed(ctx context.Context, texts, contexts [][]string) ([][]f
 			}
 			if e.adapt != nil {
 				v = e.adapt.Apply(v)
+			}
+			if e.truncate > 0 {
+				v = v[:e.truncate:e.truncate]
 			}
 			e.cache[keys[lo+j]] = v
 			out[pending[lo+j]] = v

@@ -116,6 +116,10 @@ func (c Config) withDefaults() Config {
 type Target struct {
 	Dir        string
 	Run, Model string
+	// TruncateDim evaluates the embeddings' first TruncateDim components
+	// (a Matryoshka prefix, Embedder.SetTruncate): an evaluation of its
+	// own, its rows' model named "<model>@<TruncateDim>"; 0: all.
+	TruncateDim int
 }
 
 // Summary is what evaluating one checkpoint did.
@@ -193,6 +197,8 @@ type checkpointInfo struct {
 	run, encoder string
 	// adapt is the adaptation evaluated with (Config.Adapt), nil: none.
 	adapt *Adaptation
+	// truncate is Target.TruncateDim.
+	truncate int
 }
 
 func readCheckpointInfo(dir string) (checkpointInfo, error) {
@@ -257,6 +263,9 @@ func (ev *Evaluator) evalID(ck checkpointInfo) string {
 	if ck.adapt != nil {
 		key = fmt.Appendf(key, "\nadaptation %s %s", ck.adapt.Name, ck.adapt.Hash)
 	}
+	if ck.truncate > 0 {
+		key = fmt.Appendf(key, "\ntruncate %d", ck.truncate)
+	}
 	id := sha256.Sum256(key)
 	return hex.EncodeToString(id[:16])
 }
@@ -284,6 +293,7 @@ func (ev *Evaluator) Evaluate(ctx context.Context, t Target) (*Summary, error) {
 			return nil, err
 		}
 	}
+	ck.truncate = t.TruncateDim
 	sum := &Summary{EvalID: ev.evalID(ck), Part: partPath(ev.cfg.Out, ev.evalID(ck))}
 	if done, err := evaluated(ev.cfg.Out, sum.EvalID); err != nil {
 		return nil, err
@@ -353,11 +363,18 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 	if err := emb.SetAdaptation(ck.adapt); err != nil {
 		return nil, nil, fmt.Errorf("evaluating %s: %w", ck.dir, err)
 	}
+	if err := emb.SetTruncate(ck.truncate); err != nil {
+		return nil, nil, fmt.Errorf("evaluating %s: %w", ck.dir, err)
+	}
+	model := cmp.Or(t.Model, ev.cfg.Model, ck.encoder)
+	if ck.truncate > 0 {
+		model = fmt.Sprintf("%s@%d", model, ck.truncate)
+	}
 	version, _ := shards.BuildInfo()
 	base := Result{
 		EvalID: sum.EvalID,
 		Run:    cmp.Or(t.Run, ck.run, ev.cfg.Run, filepath.Base(filepath.Dir(ck.dir))),
-		Model:  cmp.Or(t.Model, ev.cfg.Model, ck.encoder),
+		Model:  model,
 		Step:   ck.step, Epoch: int64(ck.epoch), Checkpoint: ck.dir, CheckpointID: ck.checkpointID,
 		Scale: ev.cfg.Scale, EvaluatedAt: time.Now().UTC().Truncate(time.Millisecond),
 		Versions: fmt.Sprintf("parastream %s; %s", version, runtime.Version()),

@@ -29,8 +29,10 @@ trainstep/compute (layout.go, batch.go, optim.go) in float32, step for
 step, including gorgonia's Max: a MAX negative tied between several
 columns (a sentence twice in the batch) sends its whole gradient to each
 (see Reference.margin; --tie-grad one for torch.max's choice of one).
-Only the margin loss with MAX negatives, Adam and no regularisation are
-reproduced; other configurations are refused.
+The mnrl loss (in-batch softmax over scaled cosines, --scale, --symmetric,
+--matryoshka; not its hard negatives) is there too (Reference.mnrl).
+Only these, the margin loss with MAX negatives or mnrl, Adam and no
+regularisation are reproduced; other configurations are refused.
 
 --check-against DIR prints the largest difference of every parameter and
 of Adam's moments from a parastream checkpoint; --check-steps DIR checks
@@ -128,8 +130,8 @@ def load_config(path):
     problems = []
     if cfg.get("encoder") not in ENCODERS:
         problems.append(f"encoder {cfg.get('encoder')!r}: the reference has {', '.join(ENCODERS)}")
-    if cfg.get("loss") != "margin":
-        problems.append(f"loss {cfg.get('loss')!r}: the reference trains the margin loss only")
+    if cfg.get("loss") not in ("margin", "mnrl"):
+        problems.append(f"loss {cfg.get('loss')!r}: the reference trains the margin and mnrl losses only")
     if cfg.get("negatives", "max") != "max":
         problems.append(f"negatives {cfg.get('negatives')!r}: the reference takes MAX negatives only "
                         "(rand and mix draw from parastream's PCG stream)")
@@ -142,7 +144,7 @@ def load_config(path):
     for k in ("dropout", "word_dropout", "scramble", "lambda_c", "lambda_w"):
         if cfg.get(k, 0):
             problems.append(f"{k} {cfg[k]}: the reference has no regularisation; train with {k} 0")
-    for k in ("dim", "hidden", "vocab", "batch_size", "max_len", "margin", "lr", "beta1", "beta2", "eps"):
+    for k in ("dim", "hidden", "vocab", "batch_size", "max_len", "margin" if cfg.get("loss") == "margin" else "scale", "lr", "beta1", "beta2", "eps"):
         if not cfg.get(k):
             problems.append(f"{k} missing or 0: give a config.json written by parastream (defaults filled)")
     if problems:
@@ -378,6 +380,27 @@ class Reference:
         h = torch.relu(np.float32(self.cfg["margin"]) - pos2 + neg)
         return h.sum() / np.float32(n)
 
+    def mnrl(self, emb, n):
+        """The mnrl loss as encoderGraph.mnrl (trainstep/cpu/mnrl.go): rows
+        0..n-1 the A sides, n..2n-1 the B sides; for each Matryoshka prefix
+        d (the whole embedding without --matryoshka) the mean over the rows
+        of the cross-entropy of softmax_j(scale·cos(a_i, b_j)) with target
+        i, averaged with the one from b to a under --symmetric, summed over
+        the prefixes. (Hard negatives are not replayed here.)"""
+        scale = np.float32(self.cfg["scale"])
+        dims = self.cfg.get("matryoshka") or [emb.shape[1]]
+        target = torch.arange(n)
+        total = 0
+        for d in dims:
+            x = emb[:, :d]
+            u = x / torch.sqrt((x * x).sum(1) + np.float32(1e-12))[:, None]
+            a, b = u[:n], u[n:]
+            term = torch.nn.functional.cross_entropy(scale * (a @ b.t()), target)
+            if self.cfg.get("symmetric"):
+                term = (term + torch.nn.functional.cross_entropy(scale * (b @ a.t()), target)) * np.float32(0.5)
+            total = total + term
+        return total
+
     def step(self, pairs, step, lr):
         """One optimiser step on pairs [(ids_a, ids_b)]; returns the loss."""
         n = len(pairs)
@@ -393,7 +416,7 @@ class Reference:
             owed = rows[(self.last[rows] > 0) & (self.last[rows] < seen)] if seen > 0 else rows[:0]
             self.apply_catch_up(owed, *self.catch_up(owed, step, None, through=seen, mark=seen))
         emb, groups = self.embed_rows(seqs)
-        loss = self.margin(emb, n, groups)
+        loss = self.mnrl(emb, n) if self.cfg["loss"] == "mnrl" else self.margin(emb, n, groups)
         loss.backward()
         # The batch's distinct embedding rows: a sparse update steps only
         # those (compute.Config.EmbeddingUpdate, the default).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"strings"
@@ -47,8 +48,10 @@ type window struct {
 	pool    []item
 	// err is a row that cannot be trained: the run fails.
 	err error
-	// skipped and filtered count the window's rows left out (RunSummary).
-	skipped, filtered int64
+	// skipped and filtered count the window's rows left out (RunSummary);
+	// negatives the filtered rows indexed as hard negatives, withNeg the
+	// pairs given one.
+	skipped, filtered, negatives, withNeg int64
 	// tokenize is the tokenisation inferred from the rows up to the
 	// window's (RunConfig.Tokenize), tokenizeSeen how many rows told.
 	tokenize     Tokenize
@@ -65,7 +68,8 @@ type feed struct {
 	epoch    int       // the run's epoch of the rows being read (0: none yet)
 	held     *item
 	tokenize Tokenize
-	seen     int // rows looked at to infer tokenize (-1: none yet; MaxInt: known)
+	seen     int       // rows looked at to infer tokenize (-1: none yet; MaxInt: known)
+	negs     *negIndex // the hard negatives read so far (RunConfig.HardNegatives), or nil
 }
 
 // next reads, checks, buckets, shuffles and pairs the next window.
@@ -96,8 +100,12 @@ func (f *feed) next(ctx context.Context) *window {
 					rec.ID, rec.Shard, rec.Index, f.c.names[rec.ds])
 				break
 			}
-		} else if f.cfg.MinLabel != nil && rec.Label != nil && *rec.Label < *f.cfg.MinLabel {
+		} else if role := f.role(rec); role != rolePositive {
 			w.filtered++ // handed out and done with: the position covers it
+			if role == roleNegative && f.negs != nil {
+				f.negs.add(rec)
+				w.negatives++
+			}
 			continue
 		}
 		if f.epoch == 0 {
@@ -131,8 +139,22 @@ func (f *feed) next(ctx context.Context) *window {
 			pairRows = append(pairRows, r)
 		}
 	}
-	lens := func(r item) (int, int) { return len(r.IDsA), len(r.IDsB) }
+	lens := func(r item) (int, int) { return len(r.IDsA), max(len(r.IDsB), len(r.neg)) }
+	var negRows []item
+	if f.negs != nil {
+		pairRows, negRows = f.withNegatives(pairRows)
+		if len(negRows) == 1 {
+			// One pair cannot be a batch (it has no in-batch negative):
+			// it trains among the others, without its hard negative.
+			r := negRows[0]
+			r.neg = nil
+			pairRows, negRows = append(pairRows, r), nil
+		}
+		w.withNeg = int64(len(negRows))
+	}
 	batches, skipped := bucket(pairRows, f.cfg.Model.BatchSize, f.cfg.Model.MaxLen, lens)
+	negBatches, negSkipped := bucket(negRows, f.cfg.Model.BatchSize, f.cfg.Model.MaxLen, lens)
+	batches, skipped = append(batches, negBatches...), skipped+negSkipped
 	nliBatches, nliSkipped := bucket(nliRows, f.cfg.Model.BatchSize, f.cfg.Model.MaxLen, lens)
 	batches = append(batches, nliBatches...)
 	w.skipped = int64(skipped + nliSkipped)
@@ -159,8 +181,14 @@ func (f *feed) pairs(b []item) compute.Pairs {
 	if f.cfg.Model.Context != "" {
 		p.CtxA, p.CtxB = make([][]float32, len(b)), make([][]float32, len(b))
 	}
+	if len(b) > 0 && b[0].neg != nil {
+		p.Neg = make([][]int32, len(b))
+	}
 	for j, r := range b {
 		p.A[j], p.B[j] = r.IDsA, r.IDsB
+		if p.Neg != nil {
+			p.Neg[j] = r.neg
+		}
 		if p.Labels != nil && r.Label != nil {
 			p.Labels[j] = float32(*r.Label)
 		}
@@ -169,6 +197,45 @@ func (f *feed) pairs(b []item) compute.Pairs {
 		}
 	}
 	return p
+}
+
+// role is what a row of a pair dataset trains as: its dataset's rule
+// (pairRules), one threshold for all (MinLabel), or a positive whatever
+// its label (AllPairs).
+func (f *feed) role(rec item) pairRole {
+	switch {
+	case f.cfg.AllPairs:
+		return rolePositive
+	case f.cfg.MinLabel != nil:
+		if rec.Label != nil && *rec.Label < *f.cfg.MinLabel {
+			return roleNegative
+		}
+		return rolePositive
+	}
+	rule, ok := ruleFor(f.c.names[rec.ds], rec.Corpus)
+	if !ok {
+		return rolePositive
+	}
+	return rule.role(rec.Label)
+}
+
+// withNegatives splits rows into those without a hard negative and those
+// with one (item.neg set, on a copy); the choice among several is a hash
+// of the row's id, so that it does not depend on the feed's order.
+func (f *feed) withNegatives(rows []item) (without, with []item) {
+	for _, r := range rows {
+		h := fnv.New32a()
+		h.Write([]byte(r.ID))
+		sum := h.Sum32()
+		neg := f.negs.negative(r, func(n int) int { return int(sum % uint32(n)) })
+		if neg == nil {
+			without = append(without, r)
+			continue
+		}
+		r.neg = neg
+		with = append(with, r)
+	}
+	return without, with
 }
 
 // check refuses a row that has tokens but no ids, and infers the

@@ -42,6 +42,8 @@ type loop struct {
 	steps, examples int64
 	skipped         int64
 	filtered        int64
+	negatives       int64 // filtered rows indexed as hard negatives
+	withNeg         int64 // pairs trained with a hard negative
 	lossSum         float64
 	lossN           int
 	// nliLossSum and nliN are lossSum and lossN of the NLI batches (a
@@ -82,6 +84,9 @@ func (l *loop) train(ctx context.Context) error {
 	}
 	defer cancel()
 	f := &feed{c: l.c, cfg: l.cfg, step: l.tr.Steps(), tokenize: l.cfg.Tokenize, seen: l.tokenizeSeen}
+	if l.cfg.HardNegatives {
+		f.negs = newNegIndex()
+	}
 	next := func() *window { return f.next(readCtx) }
 	if l.cfg.FeedAhead > 0 {
 		l.feeder = startFeeder(readCtx, f, l.cfg.FeedAhead)
@@ -100,6 +105,8 @@ func (l *loop) train(ctx context.Context) error {
 		l.at = w.at
 		l.skipped += w.skipped
 		l.filtered += w.filtered
+		l.negatives += w.negatives
+		l.withNeg += w.withNeg
 		l.cfg.Tokenize, l.tokenizeSeen = w.tokenize, w.tokenizeSeen
 		if w.err != nil {
 			return w.err
@@ -318,7 +325,7 @@ func (l *loop) summary() RunSummary {
 	} else if l.nliN > 0 {
 		loss = l.nliLossSum / float64(l.nliN)
 	}
-	return RunSummary{Run: l.cfg.Run, Steps: l.steps, TotalSteps: l.tr.Steps(), Examples: l.examples, Skipped: l.skipped, Filtered: l.filtered,
+	return RunSummary{Run: l.cfg.Run, Steps: l.steps, TotalSteps: l.tr.Steps(), Examples: l.examples, Skipped: l.skipped, Filtered: l.filtered, Negatives: l.negatives, WithNegative: l.withNeg,
 		Epoch: l.at.stats.Epoch, Checkpoint: l.lastDir, Loss: loss, Elapsed: time.Since(l.start), Stream: l.at.stats,
 		Device: l.tr.Device(), FeedWait: l.feedWait, CheckpointWait: l.ckWait}
 }

@@ -47,6 +47,8 @@ type item struct {
 	// epoch is the run's epoch: the consumer's for a single dataset, the
 	// mix's for several.
 	epoch int
+	// neg is the row's hard negative (RunConfig.HardNegatives), or nil.
+	neg []int32
 }
 
 // MixPosition is the position of a mixed run (RunPosition.Mix): the mix's
@@ -156,7 +158,7 @@ func openMixer(ctx context.Context, cfg RunConfig, manifests []*shards.Manifest,
 	names, model, seed := cfg.datasets(), cfg.Model, cfg.Model.Seed
 	mx := &mixer{names: names, seed: seed, log: cfg.Logger, epochs: cfg.Epochs}
 	for _, n := range names {
-		mx.nli = append(mx.nli, IsNLIDataset(n))
+		mx.nli = append(mx.nli, IsNLIDataset(n) && cfg.nli())
 	}
 	cc := stream.ConsumerConfig{Client: cfg.Client, Prefix: cfg.Prefix, Split: cfg.Split, Group: cfg.Run, Epochs: cfg.Epochs,
 		Seed: seed, ShuffleBuffer: cfg.ShuffleBuffer, Logger: cfg.Logger,

@@ -154,6 +154,22 @@ type RunConfig struct {
 	// paraphrases); rows without a label are trained. The rows left out
 	// are counted (RunSummary.Filtered).
 	MinLabel *float64 `json:"-"`
+	// AllPairs trains every row as a paraphrase, whatever its label says
+	// (what runs did before the labels were read). By default each
+	// dataset trains as pairs only the rows its labels call paraphrases
+	// (pairRules: Quora's and MSRP's 1s, SNLI's entailments, PPDB human
+	// ratings of at least 3, STS scores of at least 4); the others are
+	// left out, or become hard negatives. MinLabel, when set, replaces
+	// the rules with one threshold for every dataset.
+	AllPairs bool `json:"all_pairs,omitempty"`
+	// HardNegatives gives each positive of the mnrl loss a labelled
+	// non-paraphrase that shares a text or the group with it (Quora's and
+	// MSRP's 0s, SNLI's contradictions of the same premise, PPDB ratings
+	// of at most 2: pairRules) as an extra candidate of every anchor; the
+	// positives without one train in batches of in-batch negatives alone.
+	// With it an NLI dataset trains as pairs (entailment the positive,
+	// contradiction the negative, as SimCSE does), not the NLI head.
+	HardNegatives bool `json:"hard_negatives,omitempty"`
 	// SaveInitial, for a new run, writes the checkpoint of step 0 (the
 	// initial parameters, at the stream's start) before the first step:
 	// the untrained baseline for eval, and the start a reference trainer
@@ -194,6 +210,15 @@ func (c RunConfig) Validate() error {
 	if len(c.datasets()) > 1 && c.Epochs == 0 {
 		bad("a mix of datasets needs a number of epochs (--epochs N): its epochs are defined by quotas of rows, and following new data for ever has none")
 	}
+	if c.HardNegatives && c.Model.Loss != "" && c.Model.Loss != compute.LossMNRL {
+		bad("hard negatives train the mnrl loss: add --loss mnrl (the %s loss has no place for them)", c.Model.Loss)
+	}
+	if c.AllPairs && c.MinLabel != nil {
+		bad("all-pairs trains every row and min-label only some: give one of them")
+	}
+	if c.HardNegatives && c.AllPairs {
+		bad("hard negatives come from the labels that all-pairs ignores: give one of them")
+	}
 	if len(c.Mix) > 0 && len(c.datasets()) < 2 {
 		bad("mix weights given for one dataset: --mix weighs the datasets of a mix (--dataset a,b)")
 	}
@@ -220,7 +245,9 @@ func (c RunConfig) datasets() []string {
 
 // nli reports whether one of the run's datasets is an NLI dataset
 // (IsNLIDataset).
-func (c RunConfig) nli() bool { return slices.ContainsFunc(c.datasets(), IsNLIDataset) }
+func (c RunConfig) nli() bool {
+	return !c.HardNegatives && slices.ContainsFunc(c.datasets(), IsNLIDataset)
+}
 
 // datasetName is the datasets joined by commas, as --dataset takes them.
 func (c RunConfig) datasetName() string { return strings.Join(c.datasets(), ",") }
@@ -259,8 +286,11 @@ type RunSummary struct {
 	Steps, TotalSteps, Examples int64
 	// Skipped counts rows that could not be trained (an empty side, or a
 	// lone row at the end of an epoch, which has no in-batch negative);
-	// Filtered those left out by MinLabel.
-	Skipped, Filtered int64
+	// Filtered those left out by their labels (pairRules, MinLabel);
+	// Negatives those of them that became hard negatives, and
+	// WithNegative the trained pairs that had one (HardNegatives).
+	Skipped, Filtered       int64
+	Negatives, WithNegative int64
 	// Epoch is the consumer's epoch at the end.
 	Epoch int
 	// Checkpoint is the last checkpoint written (or resumed from).

@@ -12,13 +12,14 @@ import (
 	"github.com/parastream/parastream/transforms/text"
 )
 
-const embedUsage = "parastream embed --checkpoint DIR [--format text|json] [--lower=true|false] [--start-end=true|false] [--adapt] < sentences.txt"
+const embedUsage = "parastream embed --checkpoint DIR [--format text|json] [--lower=true|false] [--start-end=true|false] [--adapt] [--truncate-dim N] < sentences.txt"
 
 func runEmbed(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "embed", embedUsage)
 	dir := fs.String("checkpoint", "", "checkpoint directory, or a checkpoint directory's parent for its latest (required)")
 	format := fs.String("format", "text", "text: one line of space-separated numbers per sentence; json: {\"text\": ..., \"vector\": [...]} lines")
 	adapt := fs.Bool("adapt", false, "apply the checkpoint's STS adaptation (parastream adapt) to every vector")
+	truncate := fs.Int("truncate-dim", 0, "keep each vector's first N dimensions, a Matryoshka prefix (train --matryoshka); 0: all")
 	var lower, startEnd cli.OptionalBool
 	fs.Var(&lower, "lower", "lowercase before tokenising (default: as the training data was, from the checkpoint)")
 	fs.Var(&startEnd, "start-end", "add <s> and </s> around each sentence (default: as the training data was)")
@@ -44,6 +45,9 @@ func runEmbed(ctx context.Context, e *env, args []string) error {
 		if err := emb.UseAdaptation(ckDir); err != nil {
 			return err
 		}
+	}
+	if err := emb.SetTruncate(*truncate); err != nil {
+		return fmt.Errorf("%w: --%v", cli.ErrUsage, err)
 	}
 	opts := text.TokenizeOptions{Lower: true}
 	if ck.Run != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"path/filepath"
 
 	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/cmd/parastream/internal/outdir"
@@ -13,7 +14,7 @@ import (
 	"github.com/parastream/parastream/stream"
 )
 
-const evalUsage = "parastream eval run --checkpoint DIR --eval SHARDS [--out RESULTS] | " +
+const evalUsage = "parastream eval run --checkpoint DIR|--vectors FILE --eval SHARDS [--out RESULTS] [--truncate-dim N,...] [--format results|mteb] | " +
 	"parastream eval watch --brokers ADDR [--topic-prefix P] [--group G] --eval SHARDS --out RESULTS | " +
 	"parastream eval compare [--eval SHARDS] --out RESULTS A B " +
 	"[--sql-dsn DSN] [--scale cosine|angular] [--scatter SET] [--candidates N] [--seed S] [--run NAME] [--model NAME] [--adapt] [--headline FIGURE]"
@@ -72,24 +73,44 @@ func evalFlags(e *env, fs *flag.FlagSet) (cfg func(args []string) (evalsink.Conf
 
 func runEvalRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "eval run", evalUsage)
-	checkpoint := fs.String("checkpoint", "", "checkpoint directory, or a run's checkpoint directory for its newest good checkpoint (required)")
+	checkpoint := fs.String("checkpoint", "", "checkpoint directory, or a run's checkpoint directory for its newest good checkpoint (required, unless --vectors)")
+	vectors := fs.String("vectors", "", "instead of a checkpoint, score the plain average of these word vectors (GloVe or word2vec text, .gz read; words without a vector left out): the research's GloVe baselines")
+	truncate := fs.String("truncate-dim", "", "evaluate the embeddings' first N dimensions (Matryoshka prefixes), each an evaluation of its own named <model>@N, comma-separated, as 300,128,64 (default: the whole, and every prefix the model was trained with by --matryoshka)")
+	format := fs.String("format", "results", "results: the results directory only; mteb: also one JSON per STS task in the layout of MTEB's results repository, under <out>/mteb/<model>/<checkpoint hash>/, with model_meta.json")
 	cfg, err := evalFlags(e, fs)(args)
 	if err != nil {
 		return err
 	}
-	if *checkpoint == "" || cfg.Eval == "" || fs.NArg() > 0 {
-		return fmt.Errorf("%w: --checkpoint and --eval are required, and nothing else", cli.ErrUsage)
+	if cfg.Eval == "" || fs.NArg() > 0 {
+		return fmt.Errorf("%w: --eval and one of --checkpoint and --vectors are required, and nothing else", cli.ErrUsage)
+	}
+	if *format != "results" && *format != "mteb" {
+		return fmt.Errorf("%w: --format %q: give results or mteb", cli.ErrUsage, *format)
+	}
+	req := evalsink.RunRequest{Checkpoint: *checkpoint, Vectors: *vectors, MTEB: *format == "mteb", Version: cli.BuildVersion(version)}
+	if *truncate != "" {
+		if req.TruncateDims, err = cli.ParseInts(*truncate); err != nil {
+			return fmt.Errorf("%w: --truncate-dim: %v", cli.ErrUsage, err)
+		}
+	}
+	if err := req.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	ev, err := evalsink.NewEvaluator(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer ev.Close()
-	sum, err := ev.Evaluate(ctx, evalsink.Target{Dir: *checkpoint})
-	if err != nil {
-		return err
-	}
-	return report.Eval(e.stdout, sum)
+	return ev.Run(ctx, req, func(r evalsink.RunResult) error {
+		if err := report.Eval(e.stdout, r.Summary); err != nil {
+			return err
+		}
+		report.MTEB(e.stdout, r.MTEB)
+		if len(r.MTEBFiles) > 0 {
+			fmt.Fprintf(e.stdout, "MTEB result files: %d in %s\n", len(r.MTEBFiles), filepath.Dir(r.MTEBFiles[0]))
+		}
+		return nil
+	})
 }
 
 func runEvalWatch(ctx context.Context, e *env, args []string) error {

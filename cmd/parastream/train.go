@@ -35,6 +35,9 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "run %s: %d steps (%d in all), %d examples, %d skipped, %d filtered, epoch %d, loss %.4f, %.0f examples/s on %s; last checkpoint %s\n",
 			sum.Run, sum.Steps, sum.TotalSteps, sum.Examples, sum.Skipped, sum.Filtered, sum.Epoch, sum.Loss,
 			float64(sum.Examples)/max(sum.Elapsed.Seconds(), 1e-9), sum.Device, sum.Checkpoint)
+		if rc.HardNegatives {
+			fmt.Fprintf(e.stdout, "run %s: %d labelled non-paraphrases read as hard negatives; %d trained pairs had one\n", sum.Run, sum.Negatives, sum.WithNegative)
+		}
 	}
 	return err
 }

@@ -38,6 +38,11 @@ type Batch struct {
 	// HingeNegB[i] are k pairs j≠i whose B side is a negative of A[i];
 	// HingeNegA[i] are k pairs j≠i whose A side is a negative of B[i].
 	HingeNegA, HingeNegB [][]int32
+	// Neg are the hard negatives of the mnrl loss: Neg[i], when the batch
+	// has them, is a text that is not a paraphrase of A[i] (a labelled
+	// non-paraphrase of its group), a candidate of every anchor. nil: the
+	// in-batch negatives only. A batch has one for every pair or none.
+	Neg [][]int32
 }
 
 // N is the number of pairs.
@@ -70,6 +75,8 @@ type Pairs struct {
 	CtxA, CtxB [][]float32
 	// NLI makes an NLI batch (Batch.NLI): Labels are the classes.
 	NLI bool
+	// Neg are hard negatives (Batch.Neg), one a pair, or nil.
+	Neg [][]int32
 }
 
 // NewContextBatch is NewBatch with the sides' topic vectors (Config.Context
@@ -119,6 +126,25 @@ func NewContextBatch(cfg Config, p Pairs, rng *rand.Rand) (*Batch, error) {
 			} else {
 				bt.B[i] = cp
 			}
+		}
+	}
+	if p.Neg != nil {
+		if cfg.Loss != LossMNRL || p.NLI || len(p.Neg) != n {
+			return nil, fmt.Errorf("batch: %d hard negatives for %d pairs of loss %s: the mnrl loss takes one a pair", len(p.Neg), n, cfg.Loss)
+		}
+		bt.Neg = make([][]int32, n)
+		for i, src := range p.Neg {
+			if len(src) == 0 {
+				return nil, fmt.Errorf("batch: pair %d hard negative: %w", i, ErrEmptySentence)
+			}
+			src = src[:min(len(src), cfg.MaxLen)]
+			for _, id := range src {
+				if id < 0 || int(id) >= cfg.Vocab {
+					return nil, fmt.Errorf("batch: pair %d hard negative: token id %d outside the vocabulary [0, %d)", i, id, cfg.Vocab)
+				}
+			}
+			longest = max(longest, len(src))
+			bt.Neg[i] = append([]int32(nil), src...)
 		}
 	}
 	bt.Len = BucketLen(longest, cfg.BucketWidth)
@@ -252,6 +278,19 @@ func (b *Batch) Check(cfg Config) error {
 		for i := range n {
 			if len(b.CtxA[i]) != cfg.Topics || len(b.CtxB[i]) != cfg.Topics {
 				return fmt.Errorf("batch: pair %d: topic vectors of %d and %d values, want %d", i, len(b.CtxA[i]), len(b.CtxB[i]), cfg.Topics)
+			}
+		}
+	}
+	if b.Neg != nil {
+		if cfg.Loss != LossMNRL || len(b.Neg) != n {
+			return fmt.Errorf("batch: %d hard negatives for %d pairs of loss %s: the mnrl loss takes one a pair", len(b.Neg), n, cfg.Loss)
+		}
+		if cfg.Context != "" {
+			return errors.New("batch: hard negatives with a topic context: train one or the other")
+		}
+		for i, s := range b.Neg {
+			if len(s) == 0 || len(s) > b.Len {
+				return fmt.Errorf("batch: pair %d: a hard negative of %d tokens, padded length %d", i, len(s), b.Len)
 			}
 		}
 	}

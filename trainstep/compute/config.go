@@ -26,7 +26,18 @@ const (
 	LossHinge   = "hinge"   // bilingual hinge on squared Euclidean distance, k random negatives (Elgohary & Carpuat 2016, Eq. 1)
 	LossSoftmax = "softmax" // batch-softmax input-response with a response tower (Yang et al. 2018, §2.1)
 	LossSim     = "sim"     // supervised similarity, KL to a sparse target over 1..K (Tai et al. 2015, as in Wieting & Gimpel 2017 §4.3)
+	// LossMNRL is the field's in-batch softmax over scaled cosines
+	// (sentence-transformers' MultipleNegativesRankingLoss; Henderson et
+	// al. 2017): for pairs (a_i, b_i), the cross-entropy of
+	// softmax_j(Scale·cos(a_i, c_j)) with target b_i, the candidates c
+	// being every b_j and every hard negative (Batch.Neg); with Symmetric
+	// also from each b_i to every a_j; summed over the Matryoshka prefixes.
+	LossMNRL = "mnrl"
 )
+
+// DefaultScale is Config.Scale's default: sentence-transformers' scale of
+// the cosines in MultipleNegativesRankingLoss.
+const DefaultScale = 20
 
 // Negative selection for the margin loss (Config.Negatives).
 const (
@@ -150,6 +161,17 @@ type Config struct {
 	// SimMin is the label that maps to class 1: y = 1 + label - SimMin.
 	// Default 0 (STS); use 1 with SimK 5 for SICK.
 	SimMin float64 `json:"sim_min"`
+	// Scale multiplies the cosines of the mnrl loss before the softmax
+	// (the inverse of a temperature); default DefaultScale (20).
+	// Symmetric adds the loss from each b_i over every a_j, and halves the
+	// sum (MultipleNegativesSymmetricRankingLoss).
+	Scale     float64 `json:"scale,omitempty"`
+	Symmetric bool    `json:"symmetric,omitempty"`
+	// Matryoshka are the leading dimensions of the sentence embedding the
+	// mnrl loss is summed over (Kusupati et al. 2022: each prefix
+	// g(s)[:d] trained as an embedding of its own), largest first, the
+	// first being EmbedDim; empty: the whole embedding only.
+	Matryoshka []int `json:"matryoshka,omitempty"`
 	// OutVocab bounds the softmax of the edd decoder to the vocabulary's
 	// first OutVocab ids (the special tokens, then the most frequent
 	// words; the others are <unk>); 0: DefaultOutVocab. GlobalWeight
@@ -238,6 +260,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.Loss == LossMargin && c.Negatives == "" {
 		c.Negatives = NegMax
+	}
+	if c.Loss == LossMNRL && c.Scale == 0 {
+		c.Scale = DefaultScale
 	}
 	if c.Loss == LossHinge && c.HingeK == 0 {
 		c.HingeK = 1
@@ -370,10 +395,15 @@ func (c Config) Validate() error {
 		if c.SimK < 2 || c.SimHidden <= 0 {
 			bad("sim_k %d, sim_hidden %d: need K ≥ 2 and a positive hidden size", c.SimK, c.SimHidden)
 		}
+	case LossMNRL:
+		if !(c.Scale > 0) || math.IsInf(c.Scale, 0) {
+			bad("scale %g: must be positive (sentence-transformers uses 20)", c.Scale)
+		}
 	case LossRecon, LossLocal, LossLocalGlobal:
 	default:
-		bad("loss %q: use margin, hinge, softmax or sim (recon for csae; local, local-global for edd)", c.Loss)
+		bad("loss %q: use margin, hinge, softmax, sim or mnrl (recon for csae; local, local-global for edd)", c.Loss)
 	}
+	c.validateMatryoshka(bad)
 	if c.NLIHidden < 0 {
 		bad("nli_hidden %d: give the NLI head's hidden units (512 in Yang et al. 2018), or 0 for no head", c.NLIHidden)
 	}
@@ -436,4 +466,38 @@ func ParseEmbedInit(s string) (kind string, scale float64, err error) {
 }
 
 // Losses lists the loss names.
-func Losses() []string { return []string{LossMargin, LossHinge, LossSoftmax, LossSim, LossRecon} }
+func Losses() []string {
+	return []string{LossMargin, LossHinge, LossSoftmax, LossSim, LossRecon, LossMNRL}
+}
+
+// validateMatryoshka checks Config.Matryoshka: an mnrl loss's decreasing
+// prefixes of the embedding, the first the whole of it.
+func (c Config) validateMatryoshka(bad func(format string, a ...any)) {
+	m := c.Matryoshka
+	if len(m) == 0 {
+		return
+	}
+	if c.Loss != LossMNRL {
+		bad("matryoshka %v: only the mnrl loss sums over prefixes (--loss mnrl)", m)
+		return
+	}
+	if m[0] != c.EmbedDim() {
+		bad("matryoshka %v: start with the embedding size %d, then smaller sizes (as %d,128,64)", m, c.EmbedDim(), c.EmbedDim())
+		return
+	}
+	for i := 1; i < len(m); i++ {
+		if m[i] <= 0 || m[i] >= m[i-1] {
+			bad("matryoshka %v: sizes must decrease and stay positive (as %d,128,64)", m, c.EmbedDim())
+			return
+		}
+	}
+}
+
+// MatryoshkaDims are the prefixes of the embedding the mnrl loss sums
+// over: Config.Matryoshka, or the whole embedding.
+func (c Config) MatryoshkaDims() []int {
+	if len(c.Matryoshka) > 0 {
+		return c.Matryoshka
+	}
+	return []int{c.EmbedDim()}
+}

@@ -41,5 +41,5 @@ func ExampleEncoderSpecs() {
 // loss" adds one here and a case to trainstep/cpu's TestGradientLosses.
 func ExampleLosses() {
 	fmt.Println(compute.Losses())
-	// Output: [margin hinge softmax sim recon]
+	// Output: [margin hinge softmax sim recon mnrl]
 }

@@ -152,18 +152,25 @@ func TestGradientLosses(t *testing.T) {
 	cases := []struct {
 		name string
 		edit func(*compute.Config)
+		negs bool // the batch has hard negatives
 	}{
-		{"margin-max", func(c *compute.Config) { c.Margin = 1.5 }},
-		{"margin-mix", func(c *compute.Config) { c.Margin = 1.5; c.Negatives = compute.NegMix }},
-		{"margin-rand", func(c *compute.Config) { c.Margin = 1.5; c.Negatives = compute.NegRand }},
-		{"hinge", func(c *compute.Config) { c.Loss = compute.LossHinge; c.Margin = 10 }},
-		{"softmax", func(c *compute.Config) { c.Loss = compute.LossSoftmax }},
-		{"sim", func(c *compute.Config) { c.Loss = compute.LossSim }},
+		{"margin-max", func(c *compute.Config) { c.Margin = 1.5 }, false},
+		{"margin-mix", func(c *compute.Config) { c.Margin = 1.5; c.Negatives = compute.NegMix }, false},
+		{"margin-rand", func(c *compute.Config) { c.Margin = 1.5; c.Negatives = compute.NegRand }, false},
+		{"hinge", func(c *compute.Config) { c.Loss = compute.LossHinge; c.Margin = 10 }, false},
+		{"softmax", func(c *compute.Config) { c.Loss = compute.LossSoftmax }, false},
+		{"sim", func(c *compute.Config) { c.Loss = compute.LossSim }, false},
+		{"mnrl", func(c *compute.Config) { c.Loss = compute.LossMNRL }, false},
+		{"mnrl-symmetric-scale", func(c *compute.Config) { c.Loss, c.Symmetric, c.Scale = compute.LossMNRL, true, 3 }, false},
+		{"mnrl-matryoshka-negatives", func(c *compute.Config) {
+			c.Loss, c.Symmetric, c.Matryoshka = compute.LossMNRL, true, []int{c.EmbedDim(), 2}
+			c.Dropout = 0.3
+		}, true},
 		{"regularised", func(c *compute.Config) {
 			c.Margin = 1.5
 			c.LambdaC, c.LambdaW = 0.03, 0.05
 			c.Dropout, c.WordDropout = 0.3, 0.2
-		}},
+		}, false},
 	}
 	for _, enc := range []string{compute.EncAvg, compute.EncGRAN} {
 		for _, tc := range cases {
@@ -177,7 +184,15 @@ func TestGradientLosses(t *testing.T) {
 						m.init[i] += 0.01 * float64(i%5)
 					}
 				}
-				gradCheck(t, m, tinyBatch(t, cfg, 5))
+				bt := tinyBatch(t, cfg, 5)
+				if tc.negs {
+					rng := rand.New(rand.NewPCG(6, 1))
+					bt.Neg = make([][]int32, bt.N())
+					for i := range bt.Neg {
+						bt.Neg[i] = []int32{rng.Int32N(int32(cfg.Vocab)), rng.Int32N(int32(cfg.Vocab))}
+					}
+				}
+				gradCheck(t, m, bt)
 			})
 		}
 	}

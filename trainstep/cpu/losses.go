@@ -19,6 +19,9 @@ type lossInputs struct {
 	target  *G.Node // sim: (n, K) sparse target distribution; NLI: (n, 3) one-hot class
 	sim     *G.Node // margin: (2n, 2n) cosine matrix, read back for inspection
 
+	// mnrl holds the mnrl loss's targets (mnrl.go).
+	mnrl *mnrlInputs
+
 	// edd holds the decoder's inputs of losses local and local-global
 	// (edd.go).
 	edd *eddInputs

@@ -123,6 +123,8 @@ type graphKey struct {
 	train   bool
 	// nli: the graph of an NLI batch (lossNLI, not Config.Loss).
 	nli bool
+	// negs: the rows are n pairs and n hard negatives (3n), not 2n.
+	negs bool
 }
 
 // lossNLI is the loss of an NLI batch's graph: the NLI head's
@@ -287,6 +289,9 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 	gr = &graph{g: g, enc: e, emb: e.encode()}
 	if k.train {
 		n := k.rows / 2
+		if k.negs {
+			n = k.rows / 3
+		}
 		switch m.lossOf(k.nli) {
 		case lossNLI:
 			gr.loss = e.nli(gr.emb, n, &gr.in)
@@ -298,6 +303,8 @@ func (m *model[T]) build(k graphKey) (gr *graph, err error) {
 			gr.loss = e.softmax(gr.emb, n, &gr.in)
 		case compute.LossSim:
 			gr.loss = e.sim(gr.emb, n, &gr.in)
+		case compute.LossMNRL:
+			gr.loss = e.mnrl(gr.emb, n, &gr.in)
 		case compute.LossRecon:
 			gr.loss = e.recon(gr.emb)
 		case compute.LossLocal, compute.LossLocalGlobal:
@@ -566,6 +573,8 @@ func (m *model[T]) feedLoss(gr *graph, b *compute.Batch) (float64, error) {
 		if err := m.let(in.eye, v, n, n); err != nil {
 			return 0, err
 		}
+	case compute.LossMNRL:
+		return 0, m.feedMNRL(gr, n)
 	case compute.LossLocal, compute.LossLocalGlobal:
 		return 0, m.feedEDD(gr, b)
 	case compute.LossSim:
@@ -614,17 +623,18 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 		return 0, err
 	}
 	n := b.N()
-	gr, err := m.graphFor(graphKey{rows: 2 * n, T: b.Len, train: true, nli: b.NLI})
+	gr, err := m.graphFor(graphKey{rows: (2 + min(len(b.Neg), 1)) * n, T: b.Len, train: true, nli: b.NLI, negs: b.Neg != nil})
 	if err != nil {
 		return 0, err
 	}
-	seqs := append(append([][]int32(nil), b.A...), b.B...)
+	seqs := append(append(append([][]int32(nil), b.A...), b.B...), b.Neg...)
 	drop := func(r int) []float32 {
 		src, i := b.DropA, r
 		if r >= n {
 			src, i = b.DropB, r-n
 		}
-		if src == nil {
+		if src == nil || r >= 2*n { // hard negatives: no dropout
+
 			return nil
 		}
 		sz := b.Len * m.cfg.Dim
@@ -679,7 +689,7 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 		}
 	}
 	d := m.cfg.Dim
-	R := 2 * n
+	R := len(seqs)
 	ge := m.clearTable(compute.ParamEmbeddings, embRows)
 	gx := wordGrads[T](gr, d)
 	for r, s := range seqs {

@@ -387,6 +387,13 @@ func TestUnsupported(t *testing.T) {
 			if spec, _ := compute.LookupEncoder(enc); !spec.Has(compute.BackendCUDA) || loss == compute.LossRecon {
 				continue // the csae is the CPU backend's alone: refused below
 			}
+			if loss == compute.LossMNRL {
+				cfg := smallModel(enc, loss, compute.NegMax)
+				if err := cuda.Supports(cfg); !errorsIs(err, cuda.ErrUnsupported) || !strings.Contains(err.Error(), "loss mnrl") {
+					t.Errorf("%s/mnrl: %v, want ErrUnsupported naming the loss (it has no kernel)", enc, err)
+				}
+				continue
+			}
 			cfg := smallModel(enc, loss, compute.NegMax)
 			if err := cuda.Supports(cfg); err != nil {
 				t.Errorf("%s/%s: %v", enc, loss, err)

@@ -81,6 +81,23 @@ func Topics(w io.Writer, m *featurize.Model, topics, words int) {
 	}
 }
 
+// MTEB prints the evaluation's figures in MTEB's metric, a line: the
+// Spearman ×100 of the cosines over each STS year's pooled pairs and of
+// the STS Benchmark's sets (nothing when it has none of them).
+func MTEB(w io.Writer, scores []evalsink.MTEBScore) {
+	if len(scores) == 0 {
+		return
+	}
+	parts := make([]string, len(scores))
+	for i, s := range scores {
+		parts[i] = fmt.Sprintf("%s %.1f", s.Task, s.Spearman)
+		if s.Split != "test" {
+			parts[i] = fmt.Sprintf("%s (%s) %.1f", s.Task, s.Split, s.Spearman)
+		}
+	}
+	fmt.Fprintf(w, "MTEB main score (Spearman ×100 of the cosines over a task's pooled pairs): %s\n", strings.Join(parts, ", "))
+}
+
 // Eval prints an evaluation's summary and the report it wrote
 // (report.md).
 func Eval(w io.Writer, sum *evalsink.Summary) error {

@@ -12,7 +12,7 @@ import (
 // regularisation (modelFlags), in the order of the help's "model" group.
 // A resume refuses every one of them changed: they are the model.
 func modelFlagNames() []string {
-	return []string{"model", "loss", "dim", "hidden", "tf-layers", "tf-heads", "tf-filter", "out-vocab", "global-weight", "negatives", "margin", "hinge-k", "recurrent-init", "embed-init", "train-cell-bias", "dropout", "word-dropout", "scramble", "lambda-c", "lambda-w", "nli-hidden"}
+	return []string{"model", "loss", "dim", "hidden", "tf-layers", "tf-heads", "tf-filter", "out-vocab", "global-weight", "negatives", "margin", "hinge-k", "scale", "symmetric", "matryoshka", "recurrent-init", "embed-init", "train-cell-bias", "dropout", "word-dropout", "scramble", "lambda-c", "lambda-w", "nli-hidden"}
 }
 
 // csaeFlagNames are the flags of the csae encoder (csaeFlags), refused
@@ -25,7 +25,7 @@ func csaeFlagNames() []string {
 // regularisation (modelFlagNames), writing into cfg.
 func modelFlags(fs *flag.FlagSet, cfg *trainstep.Config) {
 	fs.StringVar(&cfg.Encoder, "model", compute.EncAvg, compute.ModelHelp())
-	fs.StringVar(&cfg.Loss, "loss", "", "loss: margin, hinge, softmax, sim; recon for csae; local or local-global for edd (default: margin; recon for csae, local-global for edd)")
+	fs.StringVar(&cfg.Loss, "loss", "", "loss: margin, hinge, softmax, sim, mnrl (the in-batch softmax over scaled cosines, sentence-transformers' MultipleNegativesRankingLoss); recon for csae; local or local-global for edd (default: margin; recon for csae, local-global for edd)")
 	fs.IntVar(&cfg.Dim, "dim", 0, compute.DimHelp())
 	fs.IntVar(&cfg.Hidden, "hidden", 0, "LSTM state size (0: --dim)")
 	fs.IntVar(&cfg.TFLayers, "tf-layers", 0, "transformer blocks (0: 6)")
@@ -36,6 +36,9 @@ func modelFlags(fs *flag.FlagSet, cfg *trainstep.Config) {
 	fs.StringVar(&cfg.Negatives, "negatives", "max", "margin loss negatives: max, mix, rand")
 	fs.Float64Var(&cfg.Margin, "margin", 0, "δ of the margin or hinge loss (0: 0.4 margin, 1 hinge)")
 	fs.IntVar(&cfg.HingeK, "hinge-k", 0, "hinge loss: random negatives per side (0: 1)")
+	fs.Float64Var(&cfg.Scale, "scale", 0, "mnrl loss: the cosines' multiplier before the softmax (0: 20)")
+	fs.BoolVar(&cfg.Symmetric, "symmetric", false, "mnrl loss: also from each b to every a, the two halves averaged")
+	fs.Var((*cli.Ints)(&cfg.Matryoshka), "matryoshka", "mnrl loss: sum it over these leading dimensions of the embedding, the first the whole, as 300,256,128,64 (Kusupati et al. 2022; default: the whole only)")
 	fs.StringVar(&cfg.RecurrentInit, "recurrent-init", "", "how the recurrent encoders start: avg (as the averaging model they generalise, the default) or glorot (Glorot-uniform matrices, forget-gate bias 1)")
 	fs.StringVar(&cfg.EmbedInit, "embed-init", "", "distribution of the initial embeddings: uniform:A (±A) or normal:S (default "+compute.DefaultEmbedInit+")")
 	fs.BoolVar(&cfg.TrainCellBias, "train-cell-bias", false, "also train the LSTMs' cell-input bias (held at 0 by default: from random embeddings it lets recurrent encoders collapse, every sentence one vector)")

@@ -51,6 +51,7 @@ func policies() map[string]flagPolicy {
 		"vectors": flagNewRun, "save-initial": flagNewRun, "init-from": flagNewRun,
 		// The data and how it is read and trained on.
 		"dataset": flagRefused, "mix": flagRefused, "split": flagRefused, "topic-prefix": flagRefused, "min-label": flagRefused,
+		"all-pairs": flagRefused, "hard-negatives": flagRefused,
 		"context": flagRefused, "batch": flagRefused, "max-len": flagRefused, "bucket-width": flagRefused,
 		"optimizer": flagRefused, "embedding-update": flagRefused, "lr": flagRefused, "decay": flagRefused, "seed": flagRefused,
 		"shuffle-buffer": flagRefused, "window": flagRefused,

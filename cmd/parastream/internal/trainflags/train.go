@@ -92,7 +92,9 @@ func Declare(fs *flag.FlagSet) *Train {
 	fs.DurationVar(&rc.Duration, "duration", 0, "stop after this long, with a checkpoint (0: none)")
 	fs.DurationVar(&rc.ProgressEvery, "progress-every", trainstep.DefaultProgressEvery, "interval of the progress lines")
 	fs.StringVar(&rc.TraceIDs, "trace-ids", "", "debugging aid: append '<step>\\t<epoch>\\t<row id>' for every trained example to this file, synced each step")
-	fs.StringVar(&t.minLabel, "min-label", "", "train only rows whose label is at least this (Quora: 1 keeps the duplicates); rows without a label are trained")
+	fs.StringVar(&t.minLabel, "min-label", "", "train only rows whose label is at least this, in every dataset (replaces each corpus's own rule); rows without a label are trained")
+	fs.BoolVar(&rc.AllPairs, "all-pairs", false, "train every row as a paraphrase, whatever its label (by default each corpus trains only what its labels call paraphrases: Quora's and MSRP's 1s, SNLI's entailments, PPDB human ratings of at least 3, STS scores of at least 4)")
+	fs.BoolVar(&rc.HardNegatives, "hard-negatives", false, "mnrl loss: each paraphrase takes a labelled non-paraphrase sharing a text or the group with it (Quora's and MSRP's 0s, SNLI's contradictions, PPDB ratings of at most 2) as a hard negative; SNLI then trains as pairs, not the NLI head")
 	fs.BoolVar(&rc.SaveInitial, "save-initial", false, "also write the checkpoint of step 0 (the initial parameters) before training")
 	fs.BoolVar(&t.Quiet, "quiet", false, "no progress lines")
 	Device(fs, &t.Device)
@@ -102,7 +104,7 @@ func Declare(fs *flag.FlagSet) *Train {
 // Groups are the help's groups of the flags.
 func (t *Train) Groups() []cli.FlagGroup {
 	return []cli.FlagGroup{
-		{Title: "input", Names: []string{"dataset", "split", "mix", "min-label", "topic-prefix", "vectors", "init-from", "context", "max-len", "shuffle-buffer", "window", "bucket-width", "feed-ahead"}},
+		{Title: "input", Names: []string{"dataset", "split", "mix", "min-label", "all-pairs", "hard-negatives", "topic-prefix", "vectors", "init-from", "context", "max-len", "shuffle-buffer", "window", "bucket-width", "feed-ahead"}},
 		{Title: "model", Names: modelFlagNames()},
 		{Title: "csae (--model csae)", Names: csaeFlagNames()},
 		{Title: "optimisation", Names: []string{"optimizer", "lr", "decay", "batch", "epochs", "embedding-update", "seed"}},
