@@ -41,7 +41,8 @@ func LatestCheckpoint(dir string) (string, error) {
 // the one it returns that it passed over, with what is wrong with it: a
 // file whose sha256 is not the one sha256sums.txt lists, a file missing,
 // unreadable or truncated (ReadCheckpoint checks every file). It fails
-// when dir holds no good checkpoint, naming the ones it passed over.
+// when dir holds no good checkpoint, naming the ones it passed over, and
+// when it holds the checkpoints of several runs, naming them.
 func FindCheckpoint(dir string, passed func(bad string, err error)) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, FileTrainer)); err == nil {
 		return dir, nil
@@ -49,6 +50,9 @@ func FindCheckpoint(dir string, passed func(bad string, err error)) (string, err
 	cks, err := stepCheckpoints(dir)
 	if err != nil {
 		return "", fmt.Errorf("finding a checkpoint in %s: %w", dir, err)
+	}
+	if err := oneRun(dir); err != nil {
+		return "", err
 	}
 	var bad []error
 	for _, c := range cks { // newest first

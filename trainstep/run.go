@@ -356,7 +356,11 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		defer l.trace.Close()
 	}
 	l.cfg = cfg
-	return l.run(ctx)
+	sum, err := l.run(ctx)
+	if err == nil && cfg.Resume != "" && sum.Steps == 0 && cfg.Epochs > 0 {
+		return sum, nothingTrained(cfg, sum.TotalSteps)
+	}
+	return sum, err
 }
 
 // withDefaults is c with the defaults of its zero fields that need no

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/stream"
@@ -127,9 +129,7 @@ func (t *Train) Resume(stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if dir != t.rc.Resume {
-		fmt.Fprintf(stderr, "train: resuming from %s\n", dir)
-	}
+	fmt.Fprintf(stderr, "train: %s\n", resuming(dir))
 	if err := RestoreFlags(t.fs, dir, stderr); err != nil {
 		if fe := (*FlagsError)(nil); errors.As(err, &fe) {
 			return fmt.Errorf("%w: %v", cli.ErrUsage, err) // a refused override: a command-line mistake
@@ -138,6 +138,31 @@ func (t *Train) Resume(stderr io.Writer) error {
 	}
 	t.rc.Resume = dir
 	return nil
+}
+
+// resuming says what a resume continues: the run, its checkpoint and its
+// step, and the epochs it was given.
+func resuming(dir string) string {
+	info, err := trainstep.ReadRunConfig(dir)
+	if err != nil || info == nil {
+		return "resuming from " + dir
+	}
+	line := fmt.Sprintf("resuming from %s: run %s", dir, info.Run)
+	if n, ok := strings.CutPrefix(filepath.Base(dir), "step-"); ok {
+		line += ", step " + cmpStep(n)
+	}
+	if info.Epochs > 0 {
+		line += fmt.Sprintf(", trained for --epochs %d", info.Epochs)
+	}
+	return line
+}
+
+// cmpStep is a step-N directory's N without its leading zeros.
+func cmpStep(n string) string {
+	if n = strings.TrimLeft(n, "0"); n == "" {
+		return "0"
+	}
+	return n
 }
 
 // Config is the run the parsed (and resumed) flags describe, less what
