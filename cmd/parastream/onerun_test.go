@@ -16,11 +16,7 @@ import (
 // how to train further) to "resume" a finished run into zero steps; embed
 // of a directory holding two runs' checkpoints names both.
 func TestOneRunPerCheckpointDir(t *testing.T) {
-	root := writeFeaturized(t, 200, 0)
-	addr := startBroker(t)
-	if code, _, stderr := runCLI(t, "publish", "--shards", root, "--brokers", addr, "--quiet"); code != 0 {
-		t.Fatalf("publish: %s", stderr)
-	}
+	addr := publishedRows(t, 200)
 	dir := filepath.Join(t.TempDir(), "ck")
 	common := []string{"--brokers", addr, "--dataset", "para", "--dim", "8", "--batch", "50", "--epochs", "1", "--checkpoint-dir", dir, "--quiet"}
 	if code, _, stderr := runCLI(t, append([]string{"train", "--run", "first", "--model", "avg"}, common...)...); code != 0 {
@@ -74,4 +70,16 @@ func errorLine(stderr string) string {
 		}
 	}
 	return ""
+}
+
+// publishedRows starts an embedded broker and publishes n featurized rows of the
+// dataset "para" to it; it returns the broker's address.
+func publishedRows(t *testing.T, n int) string {
+	t.Helper()
+	root := writeFeaturized(t, n, 0)
+	addr := startBroker(t)
+	if code, _, stderr := runCLI(t, "publish", "--shards", root, "--brokers", addr, "--quiet"); code != 0 {
+		t.Fatalf("publish: %s", stderr)
+	}
+	return addr
 }
