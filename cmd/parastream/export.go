@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/parastream/parastream/cmd/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/report"
 	"github.com/parastream/parastream/internal/atomicfile"
 	"github.com/parastream/parastream/trainstep"
 )
@@ -35,17 +37,21 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	start, n := time.Now(), int64(0)
 	write := func(w io.Writer) error {
+		c := &report.Counter{W: w}
+		defer func() { n = c.N }()
 		if *format == "glove" {
-			return trainstep.WriteGloVe(ctx, w, ck)
+			return trainstep.WriteGloVe(ctx, c, ck)
 		}
-		return trainstep.ExportSafetensors(w, ck, ckDir)
+		return trainstep.ExportSafetensors(c, ck, ckDir)
 	}
 	if *out == "" {
 		bw := bufio.NewWriterSize(e.stdout, 1<<16)
 		if err := write(bw); err != nil {
 			return err
 		}
+		defer func() { report.Export(e.stderr, *format, ck, ckDir, "", n, time.Since(start)) }() // stdout is the data
 		return bw.Flush()
 	}
 	f, err := atomicfile.Create(*out)
@@ -60,5 +66,9 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	return f.Commit()
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	report.Export(e.stdout, *format, ck, ckDir, *out, n, time.Since(start))
+	return nil
 }
