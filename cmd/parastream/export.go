@@ -51,7 +51,7 @@ func runExport(ctx context.Context, e *env, args []string) error {
 		if err := write(bw); err != nil {
 			return err
 		}
-		defer func() { report.Export(e.stderr, *format, ck, ckDir, "", n, time.Since(start)) }() // stdout is the data
+		defer func() { report.Export(e.stderr, exported(*format, ck, ckDir, "", n, start)) }() // stdout is the data
 		return bw.Flush()
 	}
 	f, err := atomicfile.Create(*out)
@@ -69,6 +69,11 @@ func runExport(ctx context.Context, e *env, args []string) error {
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	report.Export(e.stdout, *format, ck, ckDir, *out, n, time.Since(start))
+	report.Export(e.stdout, exported(*format, ck, ckDir, *out, n, start))
 	return nil
+}
+
+func exported(format string, ck *trainstep.Checkpoint, ckDir, out string, n int64, start time.Time) report.Exported {
+	return report.Exported{Format: format, Checkpoint: ckDir, Encoder: ck.Config.Encoder, Out: out, Step: ck.State.Step,
+		Dim: ck.Config.Dim, Words: len(ck.Vocab), Bytes: n, Elapsed: time.Since(start)}
 }

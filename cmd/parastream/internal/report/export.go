@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/parastream/parastream/trainstep"
 )
 
 // Counter counts the bytes written through it to W.
@@ -20,16 +18,26 @@ func (c *Counter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Export prints export's summary: what was written (the format, the
-// checkpoint's run, step and model, the words or tensors), where (out; ""
-// for stdout) and how big.
-func Export(w io.Writer, format string, ck *trainstep.Checkpoint, ckDir, out string, n int64, elapsed time.Duration) {
-	what := fmt.Sprintf("%d words × %d dimensions (GloVe text; the out-of-vocabulary buckets left out)", len(ck.Vocab), ck.Config.Dim)
-	if format == "safetensors" {
-		what = fmt.Sprintf("every parameter of the %s model, %d dimensions, with its configuration and vocabulary (safetensors)", ck.Config.Encoder, ck.Config.Dim)
+// Exported is what export wrote: the format, the checkpoint (its
+// directory, step, encoder, dimensions and words), where (Out; "" for
+// stdout), how many bytes and in how long.
+type Exported struct {
+	Format, Checkpoint, Encoder, Out string
+	Step                             int64
+	Dim, Words                       int
+	Bytes                            int64
+	Elapsed                          time.Duration
+}
+
+// Export prints export's summary: what was written, where and how big.
+func Export(w io.Writer, x Exported) {
+	what := fmt.Sprintf("%d words × %d dimensions (GloVe text; the out-of-vocabulary buckets left out)", x.Words, x.Dim)
+	if x.Format == "safetensors" {
+		what = fmt.Sprintf("every parameter of the %s model, %d dimensions, with its configuration and vocabulary (safetensors)", x.Encoder, x.Dim)
 	}
+	out := x.Out
 	if out == "" {
 		out = "stdout"
 	}
-	fmt.Fprintf(w, "export: %s of %s (step %d) to %s: %s in %.1fs\n", what, ckDir, ck.State.Step, out, HumanBytes(n), elapsed.Seconds())
+	fmt.Fprintf(w, "export: %s of %s (step %d) to %s: %s in %.1fs\n", what, x.Checkpoint, x.Step, out, HumanBytes(x.Bytes), x.Elapsed.Seconds())
 }
