@@ -164,6 +164,7 @@ type checkpointWrite struct {
 	// (and what failed removing them), and the error that fails the run.
 	saved    SaveStats
 	removed  int
+	slimmed  int // older checkpoints whose optimiser state was dropped
 	pruneErr error
 	err      error
 }
@@ -197,6 +198,9 @@ func (w *checkpointWrite) run(ctx context.Context, l *loop) {
 	if l.cfg.KeepCheckpoints > 0 {
 		w.removed, w.pruneErr = pruneCheckpoints(l.cfg.CheckpointDir, l.cfg.KeepCheckpoints)
 	}
+	var err error
+	w.slimmed, err = slimCheckpoints(l.cfg.CheckpointDir, l.cfg.KeepOptimizer)
+	w.pruneErr = errors.Join(w.pruneErr, err)
 }
 
 // pollCheckpoint takes the outcome of a write in flight that is done; it
@@ -243,6 +247,9 @@ func (l *loop) waitCheckpoint() error {
 	}
 	if w.removed > 0 {
 		note += fmt.Sprintf(", %d older removed (--keep-checkpoints %d)", w.removed, l.cfg.KeepCheckpoints)
+	}
+	if w.slimmed > 0 {
+		note += fmt.Sprintf(", optimiser state dropped from %d older (--keep-optimizer %d)", w.slimmed, l.cfg.KeepOptimizer)
 	}
 	l.progress(note)
 	return nil

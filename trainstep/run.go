@@ -74,6 +74,11 @@ type RunConfig struct {
 	// newer one is durable, its offsets committed and announced, so the
 	// directory grows with the model, not with the run. 0 keeps them all.
 	KeepCheckpoints int `json:"keep_checkpoints,omitempty"`
+	// KeepOptimizer is how many of the newest step-N checkpoints keep the
+	// optimiser state a run resumes from; older ones keep the model only
+	// (FileModelOnly), a third of a checkpoint with Adam's two moments.
+	// 0 means DefaultKeepOptimizer.
+	KeepOptimizer int `json:"keep_optimizer,omitempty"`
 	// Resume, when set, is a checkpoint directory (or a CheckpointDir, for
 	// its latest good checkpoint) to continue from, exactly at its
 	// position; Run sets it to the checkpoint it resumed from.
@@ -202,7 +207,7 @@ func (c RunConfig) Validate() error {
 		v    int64
 	}{{"Epochs", int64(c.Epochs)}, {"ShuffleBuffer", int64(c.ShuffleBuffer)}, {"Window", int64(c.Window)},
 		{"CheckpointEvery", c.CheckpointEvery}, {"MaxSteps", c.MaxSteps}, {"Duration", int64(c.Duration)}, {"ProgressEvery", int64(c.ProgressEvery)},
-		{"KeepCheckpoints", int64(c.KeepCheckpoints)}} {
+		{"KeepCheckpoints", int64(c.KeepCheckpoints)}, {"KeepOptimizer", int64(c.KeepOptimizer)}} {
 		if f.v < 0 {
 			bad("%s is %d: give a positive value or 0 for the default", f.name, f.v)
 		}
@@ -388,6 +393,9 @@ func (c RunConfig) withDefaults() RunConfig {
 	}
 	if c.FeedAhead == 0 {
 		c.FeedAhead = DefaultFeedAhead
+	}
+	if c.KeepOptimizer == 0 {
+		c.KeepOptimizer = DefaultKeepOptimizer
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
