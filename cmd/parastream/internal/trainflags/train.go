@@ -98,6 +98,7 @@ func Declare(fs *flag.FlagSet) *Train {
 	fs.StringVar(&t.minLabel, "min-label", "", "train only rows whose label is at least this (Quora: 1 keeps the duplicates); rows without a label are trained")
 	fs.BoolVar(&rc.SaveInitial, "save-initial", false, "also write the checkpoint of step 0 (the initial parameters) before training")
 	fs.BoolVar(&t.Quiet, "quiet", false, "no progress lines")
+	fs.BoolVar(&rc.ProgressDetail, "v", false, "progress lines with their details: the consumer's lag, the device, the graphs held and the memory budget")
 	Device(fs, &t.Device)
 	return t
 }
@@ -110,7 +111,7 @@ func (t *Train) Groups() []cli.FlagGroup {
 		{Title: "csae (--model csae)", Names: csaeFlagNames()},
 		{Title: "optimisation", Names: []string{"optimizer", "lr", "decay", "batch", "epochs", "embedding-update", "seed"}},
 		{Title: "output", Names: []string{"run", "checkpoint-dir", "checkpoint-every", "keep-checkpoints", "keep-optimizer", "checkpoint-async", "save-initial", "resume"}},
-		{Title: "run", Names: []string{"max-steps", "duration", "progress-every", "quiet", "trace-ids"}},
+		{Title: "run", Names: []string{"max-steps", "duration", "progress-every", "quiet", "v", "trace-ids"}},
 		{Title: "device", Names: DeviceFlagNames()},
 		cli.ConnectionGroup(),
 	}
