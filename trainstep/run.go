@@ -141,11 +141,11 @@ type RunConfig struct {
 	Duration time.Duration `json:"-"`
 	// Progress receives a line every ProgressEvery (default
 	// DefaultProgressEvery) and one per checkpoint; nil means none.
-	Progress      io.Writer     `json:"-"`
+	Progress io.Writer `json:"-"`
 	// ProgressDetail adds to each progress line the consumer's lag, the
 	// device, and the model's graphs and memory budget.
-	ProgressDetail bool `json:"-"`
-	ProgressEvery time.Duration `json:"-"`
+	ProgressDetail bool          `json:"-"`
+	ProgressEvery  time.Duration `json:"-"`
 	// TraceIDs, when set, is a file to which every trained example is
 	// appended, as "<step>\t<epoch>\t<id>" lines, synced after each step:
 	// a debugging aid (see docs/trainstep.md, "Exactly once").
