@@ -188,12 +188,18 @@ func Scatter(path string, labels Labels, r Range, s Series) error {
 	if err != nil {
 		return fmt.Errorf("series %s: %w", s.Name, err)
 	}
-	sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = seriesColor(0, 60), draw.CircleGlyph{}, vg.Points(2)
+	sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = seriesColor(0, scatterAlpha(len(s.X))), draw.CircleGlyph{}, vg.Points(2)
 	p.Add(sc)
 	p.Legend.Add(s.Name, sc)
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = r.X0, r.X1, r.Y0, r.Y1
 	roomForLegend(p, 1)
 	return save(p, path)
+}
+
+// scatterAlpha is the opacity of a scatter of n points: nearly opaque for
+// a few, translucent (60 of 255) from 300 on, where points pile up.
+func scatterAlpha(n int) uint8 {
+	return uint8(min(220, max(60, 18000/max(n, 1))))
 }
 
 // save draws the plot into a widthPx × heightPx PNG and writes it to path
