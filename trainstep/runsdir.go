@@ -47,7 +47,11 @@ func describeRuns(runs []DirRun) string {
 		if name == "" {
 			name = "a run without run.json"
 		}
-		parts[i] = fmt.Sprintf("%s (%d checkpoints, newest %s)", name, r.Count, r.Newest)
+		noun := "checkpoints"
+		if r.Count == 1 {
+			noun = "checkpoint"
+		}
+		parts[i] = fmt.Sprintf("%s (%d %s, newest %s)", name, r.Count, noun, r.Newest)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -67,7 +67,7 @@ func TestFindCheckpointOfSeveralRuns(t *testing.T) {
 	if err == nil {
 		t.Fatal("a directory of two runs resolved to one checkpoint")
 	}
-	for _, want := range []string{"2 runs", "run-a (2 checkpoints", "run-b (1 checkpoints", b} {
+	for _, want := range []string{"2 runs", "run-a (2 checkpoints", "run-b (1 checkpoint,", b} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %q", err, want)
 		}
