@@ -15,7 +15,7 @@ BENCH       ?= .
 DATA        ?= ../shared/data
 EVAL_OUT    ?= out/eval
 
-.PHONY: all build eval-data eval-research build-dataflow vet-dataflow test test-long test-faults demo demo-models bench bench-compare bench-go bench-mem fmt vet lint clean interop fuzz parity parity-exact gpu-bundle
+.PHONY: all build eval-data eval-research build-dataflow vet-dataflow test test-long test-faults demo demo-models bench bench-compare bench-go bench-mem fmt vet tidy lint clean interop fuzz parity parity-exact gpu-bundle
 
 all: build
 
@@ -181,6 +181,9 @@ fmt:
 	gofmt -w $$(git ls-files -co --exclude-standard '*.go')
 
 # vet and lint cover the -tags dataflow files too, so that they do not rot.
+tidy:
+	@$(GO) mod tidy -diff >/dev/null 2>&1 || ($(GO) mod tidy -diff; echo "go.mod/go.sum: not tidy; run go mod tidy and commit the change"; exit 1)
+
 vet: vet-dataflow
 	$(GO) vet $(PKGS)
 
@@ -190,7 +193,9 @@ vet-dataflow:
 # tools/archlint: imports only as its table allows, flag sets only in cmd, no
 # function of more than six parameters, no package-level var but errors,
 # flags and registered DoFns (docs/architecture.md).
-lint: vet
+# tidy: go.mod and go.sum are what `go mod tidy` would write (a module
+# imported directly is not marked indirect, none is missing or unused).
+lint: vet tidy
 	@test -z "$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))" || (gofmt -l $$(git ls-files -co --exclude-standard '*.go'); echo "gofmt: files above need formatting"; exit 1)
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) run $(STATICCHECK) -tags dataflow ./cmd/parastream

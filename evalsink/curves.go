@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -20,7 +21,9 @@ func curveKinds() []string { return []string{KindMean, KindWeightedMean, KindPoo
 // average over all sets, against the training step; and for a run with
 // generation rows, BLEU-4, METEOR and TER of each generation set. It
 // writes curves-<run>-<kind>.png (kind "generation" for the latter) under
-// dir and returns the paths.
+// dir and returns the paths. Kinds whose curves are the same (each year one
+// set: its mean, weighted mean and pooled figure agree) share one figure,
+// named for the first and titled with all.
 func WriteCurves(dir string, rows []Result) ([]string, error) {
 	byRun := map[string][]Result{}
 	var runs []string
@@ -34,13 +37,14 @@ func WriteCurves(dir string, rows []Result) ([]string, error) {
 	slices.Sort(runs)
 	var paths []string
 	for _, run := range runs {
-		for _, kind := range curveKinds() {
-			ss := curveSeries(byRun[run], kind)
-			if len(ss) == 0 {
-				continue
+		for _, g := range curveGroups(byRun[run]) {
+			path := filepath.Join(dir, fmt.Sprintf("curves-%s-%s.png", fileSafe(run), g.kinds[0]))
+			names := make([]string, len(g.kinds))
+			for i, k := range g.kinds {
+				names[i] = kindName(k)
 			}
-			path := filepath.Join(dir, fmt.Sprintf("curves-%s-%s.png", fileSafe(run), kind))
-			if err := plot.Lines(path, plot.Labels{Title: fmt.Sprintf("%s: STS %s, Pearson's r x100", run, kindName(kind)), X: "training step", Y: "r x100"}, ss); err != nil {
+			title := fmt.Sprintf("%s: STS %s, Pearson's r x100 (95%% intervals)", run, strings.Join(names, " = "))
+			if err := plot.Lines(path, plot.Labels{Title: title, X: "training step", Y: "r x100"}, g.ss); err != nil {
 				return nil, fmt.Errorf("drawing %s: %w", path, err)
 			}
 			paths = append(paths, path)
@@ -56,6 +60,32 @@ func WriteCurves(dir string, rows []Result) ([]string, error) {
 	return paths, nil
 }
 
+// curveGroup is the curves of one or more aggregate kinds that are equal.
+type curveGroup struct {
+	kinds []string
+	ss    []plot.Series
+}
+
+// curveGroups are a run's STS curves, one group per distinct set of lines.
+func curveGroups(rows []Result) []curveGroup {
+	var gs []curveGroup
+next:
+	for _, kind := range curveKinds() {
+		ss := curveSeries(rows, kind)
+		if len(ss) == 0 {
+			continue
+		}
+		for i := range gs {
+			if reflect.DeepEqual(gs[i].ss, ss) {
+				gs[i].kinds = append(gs[i].kinds, kind)
+				continue next
+			}
+		}
+		gs = append(gs, curveGroup{kinds: []string{kind}, ss: ss})
+	}
+	return gs
+}
+
 func kindName(kind string) string {
 	switch kind {
 	case KindWeightedMean:
@@ -68,6 +98,7 @@ func kindName(kind string) string {
 // and split, plus the average, each point the latest evaluation of a step.
 func curveSeries(rows []Result, kind string) []plot.Series {
 	pts := map[string]map[int64]float64{}
+	ci := map[string]map[int64][2]float64{}
 	var names []string
 	for _, r := range rows {
 		if (r.Kind != kind && r.Kind != KindAverage) || r.Pearson == nil {
@@ -85,11 +116,40 @@ func curveSeries(rows []Result, kind string) []plot.Series {
 			names = append(names, name)
 		}
 		pts[name][r.Step] = *r.Pearson // rows come in evaluation order: the latest wins
+		lo, okLo := r.CILow["pearson"]
+		hi, okHi := r.CIHigh["pearson"]
+		if okLo && okHi {
+			if ci[name] == nil {
+				ci[name] = map[int64][2]float64{}
+			}
+			ci[name][r.Step] = [2]float64{lo, hi}
+		}
 	}
 	if len(names) == 0 || (len(names) == 1 && names[0] == "average") {
 		return nil
 	}
-	return stepSeries(names, pts)
+	ss := stepSeries(names, pts)
+	for i := range ss {
+		curveIntervals(&ss[i], ci[ss[i].Name])
+	}
+	return ss
+}
+
+// curveIntervals gives s the intervals of its points when every point has
+// one (the average has none: it is not resampled).
+func curveIntervals(s *plot.Series, ci map[int64][2]float64) {
+	if len(ci) == 0 {
+		return
+	}
+	lo, hi := make([]float64, len(s.X)), make([]float64, len(s.X))
+	for i, x := range s.X {
+		iv, ok := ci[int64(x)]
+		if !ok {
+			return
+		}
+		lo[i], hi[i] = iv[0], iv[1]
+	}
+	s.Lo, s.Hi = lo, hi
 }
 
 // stepSeries is a series a name, sorted by name, of the name's points

@@ -76,6 +76,9 @@ type Config struct {
 	SQLDSN string
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
+	// Watched, when set, is called by Watch for each announced checkpoint
+	// it evaluated or skipped, once its results are durable.
+	Watched func(Watched)
 }
 
 // Validate reports a setting that cannot work, saying how to fix it.

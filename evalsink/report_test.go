@@ -108,3 +108,36 @@ func TestReportShowsIntervals(t *testing.T) {
 		t.Errorf("a report without intervals shows some:\n%s", b.String())
 	}
 }
+
+// TestReportFooterSaysWhatApplies: the note under the tables of a report
+// without retrieval rows or STS years says nothing of retrieval, chance
+// lines or a year's mean; one with them does.
+func TestReportFooterSaysWhatApplies(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	only := []evalsink.Result{{EvalID: "e1", Run: "run-a", Step: 20, Corpus: "quora", Split: "test", Dataset: "quora/test", Kind: evalsink.KindRetrieval,
+		Pairs: 165, Candidates: 100, PAt1: f(12.5), PAt3: f(20), PAt10: f(40), MRR: f(21)}}
+	sts := results("e1", "run-a", 20, evalsink.SimilarityScores([]*evalsink.Scored{scored("sts", "test", "2012/MSRpar", "2012", 750)}))
+	for _, c := range []struct {
+		name      string
+		rows      []evalsink.Result
+		want, not []string
+	}{
+		{"retrieval alone", only, []string{"Retrieval ranks"}, []string{"A year's mean", "Similarity is the cosine"}},
+		{"STS alone", sts, []string{"A year's mean", "Similarity is the cosine"}, []string{"Retrieval ranks", "retrieval and rankings"}},
+	} {
+		var b bytes.Buffer
+		if err := evalsink.WriteReport(&b, c.rows); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: report lacks %q", c.name, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(b.String(), n) {
+				t.Errorf("%s: report says %q, which does not apply", c.name, n)
+			}
+		}
+	}
+}

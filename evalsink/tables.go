@@ -460,12 +460,7 @@ func writeReport(w io.Writer, rows []Result, comparisons []ComparisonRow) error 
 	for _, t := range reportTables() {
 		table(t.title, func(r Result) bool { return slices.Contains(t.kinds, r.Kind) }, t.figures(), true)
 	}
-	scale := rows[0].Scale
-	fmt.Fprintf(&b, "Similarity is the cosine of the sentence embeddings (scale: %s); a year's mean is the research's \"STS <year> Average\"; "+
-		"the weighted mean weights sets by their pairs; pooled scores all the year's pairs as one set. "+
-		"n is the pairs scored (an aggregate: all its sets' pairs; retrieval and rankings: the queries; generation: the sentences). "+
-		"Retrieval ranks each query's true response in a pool of candidates; a chance line is what ranking the same pools at random scores on average. "+
-		"Columns: each run's checkpoint of the highest evaluated step. See docs/evalsink.md.\n", scale)
+	b.WriteString(footer(rows))
 	if intervals {
 		fmt.Fprintf(&b, "\nIn parentheses, a figure's 95%% interval: a seeded percentile bootstrap (the 2.5th and 97.5th percentiles of the figure over "+
 			"resamples of its items with replacement: the set's pairs; retrieval and rankings: its queries; an aggregate: resampled within each of its sets), "+
@@ -596,4 +591,32 @@ func fileSafe(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// footer is the note under the report's tables: only the sentences that
+// apply to the kinds of rows it shows.
+func footer(rows []Result) string {
+	has := func(kinds ...string) bool {
+		return slices.ContainsFunc(rows, func(r Result) bool { return slices.Contains(kinds, r.Kind) })
+	}
+	parts := []string{}
+	if has(KindDataset, KindMean, KindWeightedMean, KindPooled, KindAverage) {
+		parts = append(parts, fmt.Sprintf("Similarity is the cosine of the sentence embeddings (scale: %s).", rows[0].Scale))
+	}
+	if has(KindMean, KindWeightedMean, KindPooled) {
+		parts = append(parts, "A year's mean is the research's \"STS <year> Average\"; the weighted mean weights sets by their pairs; pooled scores all the year's pairs as one set.")
+	}
+	n := "n is the pairs scored (an aggregate: all its sets' pairs"
+	if has(KindRetrieval, KindRanking) {
+		n += "; retrieval and rankings: the queries"
+	}
+	if has(KindGeneration) {
+		n += "; generation: the sentences"
+	}
+	parts = append(parts, n+").")
+	if has(KindRetrieval, KindRetrievalChance) {
+		parts = append(parts, "Retrieval ranks each query's true response in a pool of candidates; a chance line is what ranking the same pools at random scores on average.")
+	}
+	parts = append(parts, "Columns: each run's checkpoint of the highest evaluated step. See docs/evalsink.md.")
+	return strings.Join(parts, " ") + "\n"
 }

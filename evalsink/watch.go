@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"slices"
@@ -34,24 +35,28 @@ func Watch(ctx context.Context, ev *Evaluator, cc stream.ClientConfig, prefix, g
 	return stream.WatchCheckpoints(ctx, cc, prefix, group, logger, func(ctx context.Context, e stream.CheckpointEvent) error {
 		// Claimed, the checkpoint is not pruned while it is evaluated; one
 		// gone already, being removed or unreadable is passed over.
+		skip := func(why string, err error) error {
+			logger.Warn("skipping a checkpoint that "+why, "run", e.Run, "step", e.Step, "dir", e.Dir, "err", err)
+			if ev.cfg.Watched != nil {
+				ev.cfg.Watched(Watched{Run: e.Run, Step: e.Step, Dir: e.Dir, Skipped: fmt.Sprintf("%s (%v)", why, err)})
+			}
+			return nil
+		}
 		release, err := trainstep.ClaimCheckpoint(e.Dir)
 		if err != nil {
-			logger.Warn("skipping a checkpoint that is gone or cannot be read", "run", e.Run, "step", e.Step, "dir", e.Dir, "err", err)
-			return nil
+			return skip("is gone or cannot be read", err)
 		}
 		defer release()
 		sum, err := ev.Evaluate(ctx, Target{Dir: e.Dir, Run: e.Run, Model: e.Model})
 		if errors.Is(err, fs.ErrNotExist) {
-			logger.Warn("skipping a checkpoint that is not there", "run", e.Run, "step", e.Step, "dir", e.Dir, "err", err)
-			return nil
+			return skip("is not there", err)
 		}
 		if err != nil {
 			// A checkpoint that cannot be read (one without sha256sums.txt
 			// that a trainer of an earlier version was removing) is
 			// skipped; another failure (a sink's) stops the watch.
 			if cerr := readable(e.Dir); cerr != nil {
-				logger.Warn("skipping a checkpoint that is gone or cannot be read", "run", e.Run, "step", e.Step, "dir", e.Dir, "err", cerr)
-				return nil
+				return skip("is gone or cannot be read", cerr)
 			}
 			return err
 		}
@@ -72,6 +77,11 @@ func Watch(ctx context.Context, ev *Evaluator, cc stream.ClientConfig, prefix, g
 			attrs = append(attrs, "verdict", "no evaluation of the run before it with these data and options: nothing to compare")
 		}
 		logger.Info("evaluated announced checkpoint", attrs...)
+		if ev.cfg.Watched != nil {
+			w := watchedOf(sum, c, ev.cfg.Headline)
+			w.Step, w.Dir = e.Step, e.Dir // as announced
+			ev.cfg.Watched(w)
+		}
 		return nil
 	})
 }

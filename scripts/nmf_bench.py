@@ -54,8 +54,9 @@ def rel_error(X, W, H):
     return np.sqrt(max(0.0, xx - 2 * xwh + whwh) / xx)
 
 
-def go(tool, *args):
-    out = subprocess.run([tool, *args], check=True, stdout=subprocess.PIPE, text=True).stdout
+def go(tool, *args, env=None):
+    out = subprocess.run([tool, *args], check=True, stdout=subprocess.PIPE, text=True,
+                         env=None if env is None else {**os.environ, **env}).stdout
     return json.loads(out) if out.strip() else None
 
 
@@ -90,11 +91,19 @@ def bench(tool, tmp, name, mtx, k, iters, repeat):
                    "-iters", str(5 * iters), "-target", repr(sk_err))
         reached = reach["rel_errors"][-1] <= sk_err
         ps_to = reach["seconds"][-1]
+        # The same on one thread: scikit-learn's cd solver runs on one.
+        reach1 = go(tool, "fit", "-x", mtx, "-init", d, "-k", str(k),
+                    "-iters", str(5 * iters), "-target", repr(sk_err), env={"GOMAXPROCS": "1"})
+        reached1 = reach1["rel_errors"][-1] <= sk_err
+        ps_to_1 = reach1["seconds"][-1]
         rows.append(dict(matrix=name, shape=f"{X.shape[0]}x{X.shape[1]}", nnz=X.nnz, k=k, iters=iters,
                          sk_secs=sk_secs, sk_iters=sk_iters, sk_err=sk_err,
                          ps_secs=budget["seconds"][-1], ps_err=ps_err, ps_err_go=budget["rel_error"],
                          ps_to=ps_to if reached else float("nan"), ps_to_iters=len(reach["seconds"]),
-                         ratio=(ps_to / sk_secs) if reached else float("nan")))
+                         ratio=(ps_to / sk_secs) if reached else float("nan"),
+                         workers=reach.get("workers", 0),
+                         ps_to_1=ps_to_1 if reached1 else float("nan"),
+                         ratio_1=(ps_to_1 / sk_secs) if reached1 else float("nan")))
         print(f"  {name} run {rep + 1}: sklearn {sk_secs:.2f} s err {sk_err:.6f}; "
               f"parastream {budget['seconds'][-1]:.2f} s err {ps_err:.6f}; "
               f"to sklearn's error {ps_to:.2f} s ({len(reach['seconds'])} it)", flush=True)

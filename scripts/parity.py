@@ -93,6 +93,17 @@ def read_safetensors(path):
         else:
             die(f"{path}: tensor {name}: dtype {e['dtype']} not read here")
         out[name] = arr.astype(np.float32).reshape(e["shape"])
+    # parastream packs an optimiser tensor of mostly zero rows: its non-zero
+    # rows under its name, their row numbers in NAME@rows, and its row count
+    # in the metadata under rows:NAME (trainstep/sparsestate.go).
+    for key, rows in meta.items():
+        if not key.startswith("rows:") or key[5:] not in out:
+            continue
+        name = key[5:]
+        vals, idx = out[name], out.pop(name + "@rows").astype(np.int64)
+        full = np.zeros((int(rows), vals.shape[1]), dtype=np.float32)
+        full[idx] = vals
+        out[name] = full
     return out, meta
 
 

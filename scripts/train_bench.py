@@ -12,6 +12,8 @@ x_t * sigmoid(x_t Wx + h_t Wh + b) over the same LSTM (Wieting & Gimpel
 (delta 0.4, Eq. 2-5), dense Adam with lr 0.001.
 
 Usage: scripts/train_bench.py [--steps N] [--threads T] [--models avg,lstmavg,gran]
+(--torch-only also takes avg-sparseadam, lstmavg-nnlstm and gran-nnlstm: the
+strongest PyTorch variants, beside which tools/benchreport puts its headlines)
        [--go-pairs avg=X,lstmavg=Y,gran=Z] [--blas auto|go|openblas] [--repeat N]
        [--torch-only [--json]]
 Without --go-pairs it runs the Go benchmark first (go test -bench) on the
@@ -121,6 +123,45 @@ class Encoder(torch.nn.Module):
         return out / n
 
 
+class NNLSTMEncoder(torch.nn.Module):
+    """lstmavg or gran with torch.nn.LSTM (fused, no peepholes) for the
+    recurrence: not the same model, a speed bar for the Python loop above."""
+
+    def __init__(self, kind, vocab=VOCAB):
+        super().__init__()
+        self.kind = kind
+        self.emb = torch.nn.Embedding(vocab, DIM)
+        torch.nn.init.uniform_(self.emb.weight, -0.1, 0.1)
+        self.lstm = torch.nn.LSTM(DIM, DIM, batch_first=True)
+        if kind == "gran":
+            self.gx = torch.nn.Linear(DIM, DIM)
+            self.gh = torch.nn.Linear(DIM, DIM, bias=False)
+
+    def forward(self, ids, mask):
+        x = self.emb(ids) * mask.unsqueeze(2)
+        n = mask.sum(1, keepdim=True)
+        h, _ = self.lstm(x)
+        m = mask.unsqueeze(2)
+        if self.kind == "lstmavg":
+            return (h * m).sum(1) / n
+        return (x * torch.sigmoid(self.gx(x) + self.gh(h)) * m).sum(1) / n
+
+
+def build(kind):
+    """The model and optimiser of a --models name: avg, lstmavg, gran (the
+    same models as parastream's, dense Adam); avg-sparseadam (a sparse
+    embedding gradient and SparseAdam, the strongest PyTorch variant of the
+    sparse step); lstmavg-nnlstm, gran-nnlstm (torch.nn.LSTM)."""
+    if kind == "avg-sparseadam":
+        model = Encoder("avg", sparse=True)
+        return model, torch.optim.SparseAdam(list(model.emb.parameters()), lr=0.001)
+    if kind.endswith("-nnlstm"):
+        model = NNLSTMEncoder(kind.removesuffix("-nnlstm"))
+    else:
+        model = Encoder(kind)
+    return model, torch.optim.Adam(model.parameters(), lr=0.001)
+
+
 def step(model, opt, ids, mask):
     n = ids.shape[0] // 2
     g = model(ids, mask)
@@ -142,8 +183,7 @@ def step(model, opt, ids, mask):
 def torch_pairs_per_sec(kind, steps, threads):
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    model = Encoder(kind)
-    opt = torch.optim.Adam(model.parameters(), lr=0.001)
+    model, opt = build(kind)
     batches = make_batches(sts_lengths(), random.Random(2))
     return timed_steps(model, opt, batches, batches, steps)
 
@@ -216,7 +256,7 @@ def main():
                     help="print one JSON object on stdout (the table goes to stderr)")
     a = ap.parse_args()
     models = a.models.split(",")
-    steps = lambda k: a.steps or (30 if k == "avg" else 4)
+    steps = lambda k: a.steps or (30 if k.startswith("avg") else 4)
     if a.torch_only:
         torch_only(a, models, steps)
         return

@@ -196,7 +196,8 @@ func (p *pendingSave) write() (SaveStats, error) {
 	files := map[string]func(*bytes.Buffer) error{
 		FileModel: func(b *bytes.Buffer) error { return WriteSafetensors(b, params, meta) },
 		FileOptimizer: func(b *bytes.Buffer) error {
-			return WriteSafetensors(b, state, map[string]string{"optimizer": p.cfg.Optimizer})
+			meta := map[string]string{"optimizer": p.cfg.Optimizer}
+			return WriteSafetensors(b, packState(state, meta), meta)
 		},
 		FileConfig: func(b *bytes.Buffer) error { return writeJSON(b, p.cfg) },
 		// Compact, so that the position comes back byte for byte.
@@ -386,6 +387,10 @@ type Checkpoint struct {
 	Params    []compute.Tensor
 	Optimizer []compute.Tensor
 	Metadata  map[string]string // of model.safetensors
+	// ModelOnly is set when the checkpoint's optimiser state was dropped
+	// (FileModelOnly): Optimizer holds the initial embeddings at most, and
+	// the checkpoint cannot be resumed.
+	ModelOnly bool
 	// Run is run.json, the run's configuration (ReadRunConfig), when the
 	// checkpoint was written by Run.
 	Run *RunConfig
@@ -437,8 +442,17 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		read(FileConfig, func(b []byte) error { return json.Unmarshal(b, &ck.Config) }),
 		read(FileTrainer, func(b []byte) error { return json.Unmarshal(b, &ck.State) }),
 		read(FileModel, func(b []byte) (err error) { ck.Params, ck.Metadata, err = ReadSafetensors(b); return }),
-		read(FileOptimizer, func(b []byte) (err error) { ck.Optimizer, _, err = ReadSafetensors(b); return }),
 	)
+	if ck.ModelOnly = modelOnly(dir); !ck.ModelOnly {
+		err = errors.Join(err, read(FileOptimizer, func(b []byte) error {
+			ts, meta, err := ReadSafetensors(b)
+			if err != nil {
+				return err
+			}
+			ck.Optimizer, err = unpackState(ts, meta)
+			return err
+		}))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -488,6 +502,10 @@ func Resume(dir string, backend compute.Backend) (*Trainer, json.RawMessage, err
 	m, ck, err := LoadModel(dir, backend)
 	if err != nil {
 		return nil, nil, err
+	}
+	if ck.ModelOnly {
+		m.Close()
+		return nil, nil, errModelOnly(dir)
 	}
 	if err := m.SetState(ck.Optimizer); err != nil {
 		m.Close()

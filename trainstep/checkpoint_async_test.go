@@ -253,7 +253,7 @@ func TestRunBackgroundCheckpointsOnCUDAEmulator(t *testing.T) {
 		_, err := trainstep.Run(context.Background(), trainstep.RunConfig{
 			Client: cc, Dataset: "para", Run: name, Vocab: vocab, Backend: backend,
 			Model:  trainstep.Config{Dim: 8, BatchSize: 10, LR: 0.01, LambdaW: 0.001},
-			Epochs: 1, ShuffleBuffer: 50, Window: 2, CheckpointDir: dir, CheckpointEvery: 3, CheckpointSync: sync,
+			Epochs: 1, ShuffleBuffer: 50, Window: 2, CheckpointDir: dir, CheckpointEvery: 3, CheckpointSync: sync, KeepOptimizer: 1000,
 		})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -41,7 +41,8 @@ func LatestCheckpoint(dir string) (string, error) {
 // the one it returns that it passed over, with what is wrong with it: a
 // file whose sha256 is not the one sha256sums.txt lists, a file missing,
 // unreadable or truncated (ReadCheckpoint checks every file). It fails
-// when dir holds no good checkpoint, naming the ones it passed over.
+// when dir holds no good checkpoint, naming the ones it passed over, and
+// when it holds the checkpoints of several runs, naming them.
 func FindCheckpoint(dir string, passed func(bad string, err error)) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, FileTrainer)); err == nil {
 		return dir, nil
@@ -49,6 +50,9 @@ func FindCheckpoint(dir string, passed func(bad string, err error)) (string, err
 	cks, err := stepCheckpoints(dir)
 	if err != nil {
 		return "", fmt.Errorf("finding a checkpoint in %s: %w", dir, err)
+	}
+	if err := oneRun(dir); err != nil {
+		return "", err
 	}
 	var bad []error
 	for _, c := range cks { // newest first
@@ -160,6 +164,7 @@ type checkpointWrite struct {
 	// (and what failed removing them), and the error that fails the run.
 	saved    SaveStats
 	removed  int
+	slimmed  int // older checkpoints whose optimiser state was dropped
 	pruneErr error
 	err      error
 }
@@ -193,6 +198,9 @@ func (w *checkpointWrite) run(ctx context.Context, l *loop) {
 	if l.cfg.KeepCheckpoints > 0 {
 		w.removed, w.pruneErr = pruneCheckpoints(l.cfg.CheckpointDir, l.cfg.KeepCheckpoints)
 	}
+	var err error
+	w.slimmed, err = slimCheckpoints(l.cfg.CheckpointDir, l.cfg.KeepOptimizer)
+	w.pruneErr = errors.Join(w.pruneErr, err)
 }
 
 // pollCheckpoint takes the outcome of a write in flight that is done; it
@@ -239,6 +247,9 @@ func (l *loop) waitCheckpoint() error {
 	}
 	if w.removed > 0 {
 		note += fmt.Sprintf(", %d older removed (--keep-checkpoints %d)", w.removed, l.cfg.KeepCheckpoints)
+	}
+	if w.slimmed > 0 {
+		note += fmt.Sprintf(", optimiser state dropped from %d older (--keep-optimizer %d)", w.slimmed, l.cfg.KeepOptimizer)
 	}
 	l.progress(note)
 	return nil

@@ -22,7 +22,8 @@ import (
 // process ends, however it ends): one trainer at a time writes a
 // checkpoint directory, so a second trainer of the run (or of another run
 // given the same directory) fails here, before its first step, with one
-// line naming the holder. Under the lock, the hidden .step-N.*.tmp
+// line naming the holder; a directory holding another run's checkpoints
+// is refused (checkDirRun). Under the lock, the hidden .step-N.*.tmp
 // directories of trainers killed while writing a checkpoint are removed.
 //
 // It returns the lock, and whether it created the directory: a run that
@@ -44,6 +45,10 @@ func lockCheckpointDir(cfg RunConfig) (*shards.Lock, bool, error) {
 			return nil, false, fmt.Errorf("checkpoint directory %w: one trainer at a time writes a run's checkpoints", err)
 		}
 		return nil, false, fmt.Errorf("checkpoint directory %s: %w", dir, err)
+	}
+	if err := checkDirRun(cfg); err != nil {
+		lock.Unlock()
+		return nil, false, err
 	}
 	if n, err := removeLeftovers(dir); err != nil {
 		cfg.Logger.Warn("removing the leftovers of killed trainers", "dir", dir, "err", err)

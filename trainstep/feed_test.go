@@ -37,7 +37,7 @@ func TestRunFeedAheadSameAsSerial(t *testing.T) {
 		sum, err := trainstep.Run(context.Background(), trainstep.RunConfig{
 			Client: cc, Dataset: "para", Run: name, Vocab: vocab,
 			Model:  trainstep.Config{Dim: 8, BatchSize: 10, LR: 0.01, Seed: 11},
-			Epochs: 2, ShuffleBuffer: 100, Window: 3, CheckpointDir: dir, CheckpointEvery: 4,
+			Epochs: 2, ShuffleBuffer: 100, Window: 3, CheckpointDir: dir, CheckpointEvery: 4, KeepOptimizer: 1000,
 			FeedAhead: ahead, CheckpointSync: sync, TraceIDs: trace,
 		})
 		if err != nil {

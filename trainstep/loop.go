@@ -294,8 +294,12 @@ func (l *loop) progress(note string) {
 		if l.nliN > 0 {
 			nli = fmt.Sprintf(" nli loss %.4f (%d steps)", l.nliLossSum/float64(l.nliN), l.nliN)
 		}
-		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %s %.0f examples/s loss %.4f%s lag %d messages on %s%s%s\n",
-			l.cfg.Run, l.tr.Steps(), s.Epoch, l.at.rows, rate, l.lastLoss, nli, s.Lag, l.tr.ShortDevice(), memoryNote(l.tr.Model()), note)
+		detail := ""
+		if l.cfg.ProgressDetail {
+			detail = fmt.Sprintf(" lag %d messages on %s%s", s.Lag, l.tr.ShortDevice(), memoryNote(l.tr.Model()))
+		}
+		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %s %.0f examples/s loss %.4f%s%s%s\n",
+			l.cfg.Run, l.tr.Steps(), s.Epoch, l.at.rows, rate, l.lastLoss, nli, detail, note)
 	}
 	l.lastLine, l.lineExamples, l.lossSum, l.lossN, l.nliLossSum, l.nliN = now, 0, 0, 0, 0, 0
 }

@@ -108,6 +108,7 @@ func TestRunMixExactlyOnce(t *testing.T) {
 		CheckpointEvery: 8, TraceIDs: trace}
 	first := base
 	first.Run, first.Vocab, first.CheckpointDir, first.MaxSteps = "mix", mixVocab(), dir, 70
+	first.KeepOptimizer = 3 // step 56, resumed below, is the third newest
 	first.Model = trainstep.Config{Dim: 8, BatchSize: 10, LR: 0.01}
 	sum, err := trainstep.Run(ctx, first)
 	if err != nil {

@@ -74,6 +74,11 @@ type RunConfig struct {
 	// newer one is durable, its offsets committed and announced, so the
 	// directory grows with the model, not with the run. 0 keeps them all.
 	KeepCheckpoints int `json:"keep_checkpoints,omitempty"`
+	// KeepOptimizer is how many of the newest step-N checkpoints keep the
+	// optimiser state a run resumes from; older ones keep the model only
+	// (FileModelOnly), a third of a checkpoint with Adam's two moments.
+	// 0 means DefaultKeepOptimizer.
+	KeepOptimizer int `json:"keep_optimizer,omitempty"`
 	// Resume, when set, is a checkpoint directory (or a CheckpointDir, for
 	// its latest good checkpoint) to continue from, exactly at its
 	// position; Run sets it to the checkpoint it resumed from.
@@ -136,8 +141,11 @@ type RunConfig struct {
 	Duration time.Duration `json:"-"`
 	// Progress receives a line every ProgressEvery (default
 	// DefaultProgressEvery) and one per checkpoint; nil means none.
-	Progress      io.Writer     `json:"-"`
-	ProgressEvery time.Duration `json:"-"`
+	Progress io.Writer `json:"-"`
+	// ProgressDetail adds to each progress line the consumer's lag, the
+	// device, and the model's graphs and memory budget.
+	ProgressDetail bool          `json:"-"`
+	ProgressEvery  time.Duration `json:"-"`
 	// TraceIDs, when set, is a file to which every trained example is
 	// appended, as "<step>\t<epoch>\t<id>" lines, synced after each step:
 	// a debugging aid (see docs/trainstep.md, "Exactly once").
@@ -227,7 +235,7 @@ func (c RunConfig) Validate() error {
 		v    int64
 	}{{"Epochs", int64(c.Epochs)}, {"ShuffleBuffer", int64(c.ShuffleBuffer)}, {"Window", int64(c.Window)},
 		{"CheckpointEvery", c.CheckpointEvery}, {"MaxSteps", c.MaxSteps}, {"Duration", int64(c.Duration)}, {"ProgressEvery", int64(c.ProgressEvery)},
-		{"KeepCheckpoints", int64(c.KeepCheckpoints)}} {
+		{"KeepCheckpoints", int64(c.KeepCheckpoints)}, {"KeepOptimizer", int64(c.KeepOptimizer)}} {
 		if f.v < 0 {
 			bad("%s is %d: give a positive value or 0 for the default", f.name, f.v)
 		}
@@ -386,7 +394,11 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		defer l.trace.Close()
 	}
 	l.cfg = cfg
-	return l.run(ctx)
+	sum, err := l.run(ctx)
+	if err == nil && cfg.Resume != "" && sum.Steps == 0 && cfg.Epochs > 0 {
+		return sum, nothingTrained(cfg, sum.TotalSteps)
+	}
+	return sum, err
 }
 
 // withDefaults is c with the defaults of its zero fields that need no
@@ -414,6 +426,9 @@ func (c RunConfig) withDefaults() RunConfig {
 	}
 	if c.FeedAhead == 0 {
 		c.FeedAhead = DefaultFeedAhead
+	}
+	if c.KeepOptimizer == 0 {
+		c.KeepOptimizer = DefaultKeepOptimizer
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -84,8 +84,12 @@ func TestCSAEEndToEnd(t *testing.T) {
 	if n := len(strings.Fields(string(out))); n != 6 {
 		t.Errorf("embed printed %d values, want h_n's 6: %q", n, out)
 	}
-	if code, stdout, stderr := runCLI(t, "export", "--checkpoint", last, "--format", "glove", "--out", filepath.Join(t.TempDir(), "v.txt")); code != 0 {
-		t.Errorf("export: exit %d\n%s\n%s", code, stdout, stderr)
+	vecs := filepath.Join(t.TempDir(), "v.txt")
+	if code, stdout, stderr := runCLI(t, "export", "--checkpoint", last, "--format", "glove", "--out", vecs); code != 0 ||
+		!strings.HasPrefix(stdout, "export: ") || !strings.Contains(stdout, " to "+vecs+": ") || !strings.Contains(stdout, " words × 8 dimensions") {
+		t.Errorf("export: exit %d, want a summary naming what was written where and how big\n%s\n%s", code, stdout, stderr)
+	} else {
+		t.Logf("export: %s", stdout)
 	}
 	if code, stdout, stderr := runCLI(t, "eval", "run", "--checkpoint", last, "--eval", feat, "--out", t.TempDir()); code != 0 {
 		t.Errorf("eval run: exit %d\n%s\n%s", code, stdout, stderr)

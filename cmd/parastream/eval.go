@@ -129,6 +129,8 @@ func runEvalWatch(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	rep := report.NewWatch(e.stdout)
+	cfg.Watched = rep.Checkpoint
 	ev, err := evalsink.NewEvaluator(ctx, cfg)
 	if err != nil {
 		return err
@@ -137,7 +139,7 @@ func runEvalWatch(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "watching %s as group %s; results in %s\n", stream.CheckpointTopic(*prefix), *group, cfg.Out)
 	err = evalsink.Watch(ctx, ev, cc, *prefix, *group, cfg.Logger)
 	if err == nil || errors.Is(err, context.Canceled) {
-		fmt.Fprintln(e.stdout, "stopped")
+		rep.Stopped(cfg.Out)
 		return nil
 	}
 	return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -89,6 +90,7 @@ type watchProc struct {
 	cmd       *exec.Cmd
 	evaluated chan string
 	done      chan error
+	stdout    *bytes.Buffer // read once done
 }
 
 func startWatch(t *testing.T, bin, broker, eval, out string) *watchProc {
@@ -98,10 +100,12 @@ func startWatch(t *testing.T, bin, broker, eval, out string) *watchProc {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stdout := new(bytes.Buffer)
+	cmd.Stdout = stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	w := &watchProc{cmd: cmd, evaluated: make(chan string, 16), done: make(chan error, 1)}
+	w := &watchProc{cmd: cmd, evaluated: make(chan string, 16), done: make(chan error, 1), stdout: stdout}
 	go func() {
 		lines := bufio.NewScanner(stderr)
 		for lines.Scan() {
@@ -191,6 +195,15 @@ func TestEvalWatch(t *testing.T) {
 	announce(e2)
 	w.await(t, d2)
 	w.stop(t)
+	// On stdout: a line a checkpoint evaluated, with its headline figure
+	// and, for the second, the verdict against the first; then a summary.
+	lines := strings.Split(strings.TrimSpace(w.stdout.String()), "\n")
+	t.Logf("eval watch's output:\n%s", w.stdout)
+	if len(lines) != 4 || !strings.HasPrefix(lines[1], "watched step 1: ") || !strings.Contains(lines[1], "the run's first evaluation") ||
+		!strings.HasPrefix(lines[2], "watched step 2: ") || !strings.Contains(lines[2], "; vs step ") ||
+		!strings.HasPrefix(lines[3], "stopped: evaluated 2 checkpoints of 1 run, skipped 0; best ") {
+		t.Errorf("eval watch's output: want the watching line, one line a checkpoint, the summary; got\n%s", w.stdout)
+	}
 
 	d3, e3 := ck(3, 3)
 	announce(e3)

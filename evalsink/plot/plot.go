@@ -2,49 +2,49 @@ package plot
 
 import (
 	"bytes"
-	"cmp"
-	"image"
+	"fmt"
 	"image/color"
-	"image/png"
 	"math"
-	"strconv"
-	"unicode/utf8"
+	"strings"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/parastream/parastream/internal/atomicfile"
 )
 
-// Plot geometry, in pixels.
+// The image's size in pixels, and the resolution its fonts are set at.
 const (
-	plotW, plotH                       = 860, 520
-	marginL, marginR, marginT, marginB = 70, 220, 50, 60
+	widthPx, heightPx = 860, 520
+	dpi               = 96
+	// titleWrap is the longest title line, in characters, before it is
+	// broken after a colon or a comma so that it is never clipped.
+	titleWrap = 80
 )
 
-// Colours of the axes, labels and grid.
-func black() color.RGBA { return color.RGBA{0, 0, 0, 255} }
-func grey() color.RGBA  { return color.RGBA{225, 225, 225, 255} }
-
 // seriesColor returns the colour of the i-th series: a palette of ten,
-// repeating.
-func seriesColor(i int) color.RGBA {
-	palette := [...]color.RGBA{
+// repeating, at opacity alpha (0-255).
+func seriesColor(i int, alpha uint8) color.NRGBA {
+	palette := [...]color.NRGBA{
 		{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
 		{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255},
 		{188, 189, 34, 255}, {23, 190, 207, 255},
 	}
-	return palette[i%len(palette)]
+	c := palette[i%len(palette)]
+	c.A = alpha
+	return c
 }
 
 // Series is one line or cloud of points of a plot, named in the legend.
+// Lo and Hi, when given (one a point), are each point's interval, drawn
+// as error bars.
 type Series struct {
-	Name string
-	X, Y []float64
-}
-
-// chart is a plot being drawn: axes over data ranges, into an RGBA image.
-type chart struct {
-	img                    *image.RGBA
-	x0, x1, y0, y1         float64 // data ranges
-	left, right, top, bott int     // plot area
+	Name   string
+	X, Y   []float64
+	Lo, Hi []float64
 }
 
 // Labels are a plot's title and the labels of its axes.
@@ -57,226 +57,160 @@ type Range struct {
 	X0, X1, Y0, Y1 float64
 }
 
-func newChart(labels Labels, x0, x1, y0, y1 float64) *chart {
-	title, xlabel, ylabel := labels.Title, labels.X, labels.Y
-	c := &chart{img: image.NewRGBA(image.Rect(0, 0, plotW, plotH)), x0: x0, x1: x1, y0: y0, y1: y1,
-		left: marginL, right: plotW - marginR, top: marginT, bott: plotH - marginB}
-	if c.x1 <= c.x0 {
-		c.x0, c.x1 = c.x0-1, c.x0+1
-	}
-	if c.y1 <= c.y0 {
-		c.y0, c.y1 = c.y0-1, c.y0+1
-	}
-	for i := range c.img.Pix {
-		c.img.Pix[i] = 255
-	}
-	c.text(plotW/2-textWidth(title, 2)/2, 14, title, 2, black())
-	c.text((c.left+c.right)/2-textWidth(xlabel, 1)/2, plotH-20, xlabel, 1, black())
-	c.text(8, c.top-16, ylabel, 1, black())
-	// Grid, ticks and their labels.
-	for _, t := range ticks(c.x0, c.x1) {
-		px, _ := c.at(t, c.y0)
-		c.vline(px, c.top, c.bott, grey())
-		c.vline(px, c.bott, c.bott+4, black())
-		l := tickLabel(t)
-		c.text(px-textWidth(l, 1)/2, c.bott+8, l, 1, black())
-	}
-	for _, t := range ticks(c.y0, c.y1) {
-		_, py := c.at(c.x0, t)
-		c.hline(c.left, c.right, py, grey())
-		c.hline(c.left-4, c.left, py, black())
-		l := tickLabel(t)
-		c.text(c.left-8-textWidth(l, 1), py-glyphH/2, l, 1, black())
-	}
-	c.hline(c.left, c.right, c.bott, black())
-	c.vline(c.left, c.top, c.bott, black())
-	return c
+// newPlot is an empty plot with the title (wrapped so that it fits),
+// the axis labels and a grid.
+func newPlot(labels Labels) *gplot.Plot {
+	p := gplot.New()
+	p.Title.Text = wrapTitle(labels.Title)
+	p.Title.TextStyle.Font.Size = vg.Points(12)
+	p.Title.Padding = vg.Points(6)
+	p.X.Label.Text, p.Y.Label.Text = labels.X, labels.Y
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	p.Legend.Left = false
+	return p
 }
 
-// at maps data coordinates to pixels.
-func (c *chart) at(x, y float64) (int, int) {
-	px := float64(c.left) + (x-c.x0)/(c.x1-c.x0)*float64(c.right-c.left)
-	py := float64(c.bott) - (y-c.y0)/(c.y1-c.y0)*float64(c.bott-c.top)
-	return int(math.Round(px)), int(math.Round(py))
-}
-
-func (c *chart) set(x, y int, col color.RGBA) {
-	if image.Pt(x, y).In(c.img.Rect) {
-		c.img.SetRGBA(x, y, col)
+// wrapTitle breaks a title longer than titleWrap characters after its
+// first colon (else its last comma before the limit), once.
+func wrapTitle(t string) string {
+	if len(t) <= titleWrap {
+		return t
 	}
-}
-
-func (c *chart) hline(x0, x1, y int, col color.RGBA) {
-	for x := x0; x <= x1; x++ {
-		c.set(x, y, col)
+	if i := strings.Index(t, ": "); i > 0 && i < titleWrap {
+		return t[:i+1] + "\n" + t[i+2:]
 	}
-}
-
-func (c *chart) vline(x, y0, y1 int, col color.RGBA) {
-	for y := y0; y <= y1; y++ {
-		c.set(x, y, col)
+	if i := strings.LastIndex(t[:titleWrap], ", "); i > 0 {
+		return t[:i+1] + "\n" + t[i+2:]
 	}
+	return t
 }
 
-// line draws a 2-pixel-wide segment (Bresenham).
-func (c *chart) line(x0, y0, x1, y1 int, col color.RGBA) {
-	dx, dy := abs(x1-x0), -abs(y1-y0)
-	sx, sy := sign(x1-x0), sign(y1-y0)
-	err := dx + dy
-	for {
-		c.set(x0, y0, col)
-		c.set(x0+1, y0, col)
-		c.set(x0, y0+1, col)
-		if x0 == x1 && y0 == y1 {
-			return
-		}
-		if e2 := 2 * err; e2 >= dy {
-			err += dy
-			x0 += sx
-		} else {
-			err += dx
-			y0 += sy
-		}
+// xys are a series' points.
+func xys(s Series) plotter.XYs {
+	pts := make(plotter.XYs, len(s.X))
+	for i := range s.X {
+		pts[i].X, pts[i].Y = s.X[i], s.Y[i]
 	}
+	return pts
 }
 
-func (c *chart) dot(x, y, r int, col color.RGBA) {
-	for dy := -r; dy <= r; dy++ {
-		for dx := -r; dx <= r; dx++ {
-			c.set(x+dx, y+dy, col)
-		}
+// withErrors are a series' points with their intervals as distances below
+// and above each point.
+type withErrors struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+func errorsOf(s Series) withErrors {
+	e := withErrors{XYs: xys(s), YErrors: make(plotter.YErrors, len(s.X))}
+	for i := range s.X {
+		e.YErrors[i].Low, e.YErrors[i].High = math.Max(0, s.Y[i]-s.Lo[i]), math.Max(0, s.Hi[i]-s.Y[i])
 	}
+	return e
 }
 
-// text draws s with its top left at (x, y), each dot scale pixels wide.
-func (c *chart) text(x, y int, s string, scale int, col color.RGBA) {
-	for _, r := range s {
-		g := glyph(r)
-		for row := range glyphH {
-			for bit := range glyphW {
-				if g[row]&(1<<(glyphW-1-bit)) != 0 {
-					for i := range scale {
-						for j := range scale {
-							c.set(x+bit*scale+i, y+row*scale+j, col)
-						}
-					}
-				}
-			}
-		}
-		x += glyphAdv * scale
-	}
-}
-
-func textWidth(s string, scale int) int { return utf8.RuneCountInString(s) * glyphAdv * scale }
-
-// legend lists the series' names in their colours, right of the plot.
-func (c *chart) legend(ss []Series) {
+// Lines draws series as lines with dots at their points and their
+// intervals as error bars (a series of one point: a large marker with its
+// value beside it), and writes the PNG to path atomically. The axes span
+// the points and intervals, and start at step 0 when every series has one
+// point.
+func Lines(path string, labels Labels, ss []Series) error {
+	p := newPlot(labels)
+	onePoint := true
 	for i, s := range ss {
-		y := c.top + 4 + 16*i
-		col := seriesColor(i)
-		c.dot(c.right+18, y+3, 3, col)
-		name := s.Name
-		if len(name) > 30 {
-			name = name[:30]
+		col := seriesColor(i, 255)
+		pts := xys(s)
+		onePoint = onePoint && len(pts) == 1
+		var thumbs []gplot.Thumbnailer
+		if len(pts) > 1 {
+			l, err := plotter.NewLine(pts)
+			if err != nil {
+				return fmt.Errorf("series %s: %w", s.Name, err)
+			}
+			l.Color, l.Width = col, vg.Points(1.5)
+			p.Add(l)
+			thumbs = append(thumbs, l)
 		}
-		c.text(c.right+28, y, name, 1, black())
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return fmt.Errorf("series %s: %w", s.Name, err)
+		}
+		sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = col, draw.CircleGlyph{}, vg.Points(2.5)
+		if len(pts) == 1 {
+			sc.GlyphStyle.Radius = vg.Points(5)
+			lab, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: []string{fmt.Sprintf("  %.1f", s.Y[0])}})
+			if err != nil {
+				return err
+			}
+			lab.TextStyle[0].Color = col
+			lab.TextStyle[0].YAlign = draw.YCenter
+			p.Add(lab)
+		}
+		p.Add(sc)
+		thumbs = append(thumbs, sc)
+		if len(s.Lo) == len(s.X) && len(s.Hi) == len(s.X) && len(s.X) > 0 {
+			eb, err := plotter.NewYErrorBars(errorsOf(s))
+			if err != nil {
+				return fmt.Errorf("series %s: %w", s.Name, err)
+			}
+			eb.LineStyle.Color = seriesColor(i, 160)
+			p.Add(eb)
+		}
+		p.Legend.Add(s.Name, thumbs...)
 	}
+	if onePoint && len(ss) > 0 {
+		// One checkpoint: the axis runs from step 0 past it, so that the
+		// marker reads as "the step reached", not as a point on a range.
+		x := ss[0].X[0]
+		p.X.Min, p.X.Max = math.Min(0, x), math.Max(1, math.Abs(x)*1.25)
+	}
+	roomForLegend(p, len(ss))
+	return save(p, path)
 }
 
-func (c *chart) encode(path string) error {
-	var b bytes.Buffer
-	if err := png.Encode(&b, c.img); err != nil {
+// roomForLegend raises the y axis so that a top-right legend of n rows
+// sits above the data rather than over it.
+func roomForLegend(p *gplot.Plot, n int) {
+	lo, hi := p.Y.Min, p.Y.Max
+	if hi <= lo {
+		lo, hi = lo-1, hi+1
+	}
+	p.Y.Min, p.Y.Max = lo, hi+(hi-lo)*math.Min(1, 0.07*float64(n+1))
+}
+
+// Scatter draws the points of s as small translucent dots (where many
+// share a gold score they darken rather than hide each other) over the
+// axes of r, and writes the PNG to path atomically; the legend names s.
+func Scatter(path string, labels Labels, r Range, s Series) error {
+	p := newPlot(labels)
+	sc, err := plotter.NewScatter(xys(s))
+	if err != nil {
+		return fmt.Errorf("series %s: %w", s.Name, err)
+	}
+	sc.GlyphStyle.Color, sc.GlyphStyle.Shape, sc.GlyphStyle.Radius = seriesColor(0, scatterAlpha(len(s.X))), draw.CircleGlyph{}, vg.Points(2)
+	p.Add(sc)
+	p.Legend.Add(s.Name, sc)
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = r.X0, r.X1, r.Y0, r.Y1
+	roomForLegend(p, 1)
+	return save(p, path)
+}
+
+// scatterAlpha is the opacity of a scatter of n points: nearly opaque for
+// a few, translucent (60 of 255) from 300 on, where points pile up.
+func scatterAlpha(n int) uint8 {
+	return uint8(min(220, max(60, 18000/max(n, 1))))
+}
+
+// save draws the plot into a widthPx × heightPx PNG and writes it to path
+// atomically.
+func save(p *gplot.Plot, path string) error {
+	px := func(n int) vg.Length { return vg.Length(n) * vg.Inch / dpi }
+	c := vgimg.NewWith(vgimg.UseWH(px(widthPx), px(heightPx)), vgimg.UseDPI(dpi))
+	p.Draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(path, b.Bytes())
-}
-
-// ticks returns about five round values spanning [lo, hi].
-func ticks(lo, hi float64) []float64 {
-	step := math.Pow(10, math.Floor(math.Log10((hi-lo)/5)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if (hi-lo)/(step*m) <= 6 {
-			step *= m
-			break
-		}
-	}
-	var ts []float64
-	for t := math.Ceil(lo/step) * step; t <= hi+step*1e-9; t += step {
-		ts = append(ts, t)
-	}
-	return ts
-}
-
-func tickLabel(v float64) string {
-	if math.Abs(v) < 1e-12 {
-		v = 0
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
-}
-
-func abs(v int) int { return max(v, -v) }
-
-func sign(v int) int { return cmp.Compare(v, 0) }
-
-// Lines draws series as lines with dots at their points (a series of one
-// point: a large marker with its value beside it) and writes the PNG to
-// path atomically. The axes span the points.
-func Lines(path string, labels Labels, ss []Series) error {
-	x0, x1, y0, y1 := bounds(ss)
-	pad := (y1 - y0) * 0.05
-	if x0 == x1 {
-		// One step: centre it.
-		w := max(1, math.Abs(x0)/2)
-		x0, x1 = x0-w, x0+w
-	}
-	if y0 == y1 {
-		pad = max(1, math.Abs(y0)/10)
-	}
-	c := newChart(labels, x0, x1, y0-pad, y1+pad)
-	for i, s := range ss {
-		col := seriesColor(i)
-		if len(s.X) == 1 {
-			// One checkpoint: a curve of one point, drawn as a large
-			// marker with its value beside it.
-			px, py := c.at(s.X[0], s.Y[0])
-			c.dot(px, py, 5, col)
-			c.text(px+9, py-glyphH/2, tickLabel(math.Round(s.Y[0]*10)/10), 1, col)
-			continue
-		}
-		for j := range s.X {
-			px, py := c.at(s.X[j], s.Y[j])
-			c.dot(px, py, 2, col)
-			if j > 0 {
-				qx, qy := c.at(s.X[j-1], s.Y[j-1])
-				c.line(qx, qy, px, py, col)
-			}
-		}
-	}
-	c.legend(ss)
-	return c.encode(path)
-}
-
-func bounds(ss []Series) (x0, x1, y0, y1 float64) {
-	x0, y0 = math.Inf(1), math.Inf(1)
-	x1, y1 = math.Inf(-1), math.Inf(-1)
-	for _, s := range ss {
-		for i := range s.X {
-			x0, x1 = min(x0, s.X[i]), max(x1, s.X[i])
-			y0, y1 = min(y0, s.Y[i]), max(y1, s.Y[i])
-		}
-	}
-	return x0, x1, y0, y1
-}
-
-// Scatter draws the points of s as dots over the axes of r and writes the
-// PNG to path atomically; the legend names s.
-func Scatter(path string, labels Labels, r Range, s Series) error {
-	c := newChart(labels, r.X0, r.X1, r.Y0, r.Y1)
-	col := seriesColor(0)
-	for i := range s.X {
-		px, py := c.at(s.X[i], s.Y[i])
-		c.dot(px, py, 1, col)
-	}
-	c.legend([]Series{{Name: s.Name}})
-	return c.encode(path)
+	return atomicfile.WriteFile(path, buf.Bytes())
 }

@@ -5,6 +5,7 @@ package atomicfile
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -75,12 +76,21 @@ func (f *File) Abort() {
 
 // WriteFile writes data to path atomically.
 func WriteFile(path string, data []byte) error {
+	return WriteWith(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteWith writes path atomically with write: the file appears, whole,
+// only when write returns nil.
+func WriteWith(path string, write func(w io.Writer) error) error {
 	f, err := Create(path)
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
-	if _, err := f.Write(data); err != nil {
+	if err := write(f); err != nil {
 		return err
 	}
 	return f.Commit()

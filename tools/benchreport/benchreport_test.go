@@ -105,28 +105,42 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
+// TestTrainRowsWithAndWithoutTorch: each encoder's rows name the PyTorch
+// variant they compare with, the headline (first) row the strongest: avg
+// beside SparseAdam, lstmavg and gran beside the same model and then
+// torch.nn.LSTM as a speed bar.
 func TestTrainRowsWithAndWithoutTorch(t *testing.T) {
 	bs, err := ParseBench(strings.NewReader(cannedTrain))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var tt TorchTrain
-	if err := json.Unmarshal([]byte(`{"torch": "1.13.0", "threads": 2, "models": {"avg": {"steps": 30, "pairs_per_s": [1000, 1100, 900]}, "gran": {"steps": 4, "pairs_per_s": [200, 250, 150]}}}`), &tt); err != nil {
+	if err := json.Unmarshal([]byte(`{"torch": "1.13.0", "threads": 2, "models": {"avg": {"steps": 30, "pairs_per_s": [1000, 1100, 900]},
+		"avg-sparseadam": {"steps": 30, "pairs_per_s": [2500]}, "gran": {"steps": 4, "pairs_per_s": [200, 250, 150]}, "gran-nnlstm": {"steps": 4, "pairs_per_s": [400]}}}`), &tt); err != nil {
 		t.Fatal(err)
 	}
 	rows := trainRows(bs, &tt, "", "")
-	if len(rows) != 3 {
-		t.Fatalf("%d rows, want 3", len(rows))
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 2 an encoder", len(rows))
 	}
-	avg, lstm, gran := rows[0], rows[1], rows[2]
-	if avg.Parastream.Median != 2000 || avg.PeerFigure.Median != 1000 || avg.Ratio.Median != 2 {
-		t.Errorf("avg row %+v: want 2000 beside 1000, ratio 2", avg)
+	sparse, dense, lstm, gran, granLSTM := rows[0], rows[1], rows[2], rows[4], rows[5]
+	if sparse.Parastream.Median != 2000 || sparse.PeerFigure.Median != 2500 || sparse.Ratio.Median != 0.8 || !strings.Contains(sparse.Peer, "SparseAdam") {
+		t.Errorf("avg's headline row %+v: want 2000 beside SparseAdam's 2500, ratio 0.8", sparse)
 	}
-	if gran.Ratio == nil || math.Abs(gran.Ratio.Median-111.0/200) > 1e-9 {
-		t.Errorf("gran ratio %+v, want 111/200", gran.Ratio)
+	if dense.PeerFigure.Median != 1000 || !strings.Contains(dense.Peer, "dense Adam") || !strings.Contains(dense.Peer, "not a headline") {
+		t.Errorf("avg beside dense Adam %+v: want it labelled as the weaker variant", dense)
+	}
+	if gran.Ratio == nil || math.Abs(gran.Ratio.Median-111.0/200) > 1e-9 || !strings.Contains(gran.Peer, "the same model") {
+		t.Errorf("gran row %+v, want 111/200 beside the same model", gran)
+	}
+	if granLSTM.PeerFigure == nil || granLSTM.PeerFigure.Median != 400 || !strings.Contains(granLSTM.Peer, "torch.nn.LSTM") || !strings.Contains(granLSTM.Peer, "speed bar") {
+		t.Errorf("gran beside nn.LSTM %+v", granLSTM)
 	}
 	if lstm.Parastream != nil || !strings.HasPrefix(lstm.ParastreamNote, "not measured") || lstm.Ratio != nil || lstm.PeerNote == "" {
 		t.Errorf("lstmavg (neither side ran) %+v: want notes and no ratio", lstm)
+	}
+	if got := trainModels(); got != "avg-sparseadam,avg,lstmavg,lstmavg-nnlstm,gran,gran-nnlstm" {
+		t.Errorf("models asked of scripts/train_bench.py: %s", got)
 	}
 	rows = trainRows(bs, nil, noTorch, "")
 	if rows[0].Parastream == nil || rows[0].PeerFigure != nil || rows[0].PeerNote != noTorch || rows[0].Ratio != nil {
@@ -190,26 +204,35 @@ BenchmarkExtractReddit-2 1 1 ns/op 181000 loop-comments/s 100000 pipeline-commen
 	}
 }
 
+// TestNMFRows: a matrix's headline row is at equal threads (one each);
+// the all-cores figure is a row of its own labelled as unequal; output of
+// a scikit-learn run before the one-thread figure says it awaits one.
 func TestNMFRows(t *testing.T) {
 	var res NMFResult
 	err := json.Unmarshal([]byte(`{"sklearn": "1.2.1", "runs": [
-		{"matrix": "quora", "shape": "10x20", "nnz": 50, "k": 5, "iters": 100, "sk_secs": 2.0, "ps_to": 0.8, "ratio": 0.4},
-		{"matrix": "quora", "shape": "10x20", "nnz": 50, "k": 5, "iters": 100, "sk_secs": 2.2, "ps_to": 0.66, "ratio": 0.3},
-		{"matrix": "quora", "shape": "10x20", "nnz": 50, "k": 5, "iters": 100, "sk_secs": 1.0, "ps_to": 0.5, "ratio": 0.5},
+		{"matrix": "quora", "shape": "10x20", "nnz": 50, "k": 5, "iters": 100, "sk_secs": 2.0, "ps_to": 0.8, "ratio": 0.4, "workers": 2, "ps_to_1": 1.6, "ratio_1": 0.8},
+		{"matrix": "quora", "shape": "10x20", "nnz": 50, "k": 5, "iters": 100, "sk_secs": 2.2, "ps_to": 0.66, "ratio": 0.3, "workers": 2, "ps_to_1": 1.32, "ratio_1": 0.6},
+		{"matrix": "quora", "shape": "10x20", "nnz": 50, "k": 5, "iters": 100, "sk_secs": 1.0, "ps_to": 0.5, "ratio": 0.5, "workers": 2, "ps_to_1": 1.0, "ratio_1": 1.0},
 		{"matrix": "generated", "shape": "5x8", "nnz": 9, "k": 2, "iters": 10, "sk_secs": 1.0, "ps_to": null, "ratio": null}]}`), &res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rows := nmfRows(&res, "", "")
-	if len(rows) != 2 {
-		t.Fatalf("%d rows, want one a matrix", len(rows))
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want two a matrix", len(rows))
 	}
-	q, g := rows[0], rows[1]
-	if !q.LowerIsBetter || q.Parastream.Median != 0.66 || q.PeerFigure.Median != 2.0 || q.Ratio.Median != 0.4 || q.Ratio.N != 3 {
-		t.Errorf("quora row %+v", q)
+	q1, q, g1, g := rows[0], rows[1], rows[2], rows[3]
+	if !q1.LowerIsBetter || q1.Parastream.Median != 1.32 || q1.PeerFigure.Median != 2.0 || q1.Ratio.Median != 0.8 || !strings.Contains(q1.What, "equal threads") {
+		t.Errorf("quora's headline row %+v: want one thread each", q1)
+	}
+	if q.Parastream.Median != 0.66 || q.Ratio.Median != 0.4 || q.Ratio.N != 3 || !strings.Contains(q.What, "2 threads") || !strings.Contains(q.What, "unequal threads") {
+		t.Errorf("quora's 2-thread row %+v: want it labelled", q)
 	}
 	if g.Parastream != nil || g.Ratio != nil || !strings.Contains(g.ParastreamNote, "did not reach") {
 		t.Errorf("generated row (never reached the error) %+v", g)
+	}
+	if g1.Parastream != nil || !strings.Contains(g1.ParastreamNote, "awaits the next make bench") {
+		t.Errorf("generated row without a one-thread figure %+v", g1)
 	}
 	none := nmfRows(nil, noSklearn, "")
 	if len(none) != 1 || none[0].PeerNote != noSklearn || !strings.Contains(none[0].ParastreamNote, "needs scikit-learn") {

@@ -401,7 +401,7 @@ func (r *runner) trainStep() []Row {
 			msgs = append(msgs, msg)
 		}
 	}
-	r.torchTrainRun("avg,lstmavg,gran")
+	r.torchTrainRun(trainModels())
 	return trainRows(bs, r.torchTrain, r.torchNote, strings.Join(msgs, "; "))
 }
 

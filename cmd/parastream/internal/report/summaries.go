@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -113,7 +114,14 @@ func Eval(w io.Writer, sum *evalsink.Summary) error {
 		}
 		fmt.Fprintf(w, ", %d texts with no token id (zero vectors)", sum.Empty)
 	}
-	fmt.Fprintf(w, "; SQL rows added: %d\nreport %s; plots: %d\n", sum.SQLInserted, sum.Report, len(sum.Plots))
+	if sum.SQLInserted > 0 { // with no database configured, nothing to say
+		fmt.Fprintf(w, "; SQL rows added: %d", sum.SQLInserted)
+	}
+	fmt.Fprintf(w, "\nreport %s", sum.Report)
+	if len(sum.Plots) > 0 {
+		fmt.Fprintf(w, "; plots (%d) in %s", len(sum.Plots), filepath.Dir(sum.Plots[0]))
+	}
+	fmt.Fprintln(w)
 	report, err := os.ReadFile(sum.Report)
 	if err != nil {
 		return err

@@ -57,8 +57,8 @@ func policies() map[string]flagPolicy {
 		"shuffle-buffer": flagRefused, "window": flagRefused,
 		// How long to train, what to write and where to show it.
 		"run": flagOverride, "epochs": flagOverride, "max-steps": flagOverride, "duration": flagOverride,
-		"checkpoint-every": flagOverride, "keep-checkpoints": flagOverride, "checkpoint-async": flagOverride, "feed-ahead": flagOverride,
-		"progress-every": flagOverride, "quiet": flagOverride, "trace-ids": flagOverride,
+		"checkpoint-every": flagOverride, "keep-checkpoints": flagOverride, "keep-optimizer": flagOverride, "checkpoint-async": flagOverride, "feed-ahead": flagOverride,
+		"progress-every": flagOverride, "quiet": flagOverride, "v": flagOverride, "trace-ids": flagOverride,
 		// How to reach the brokers.
 		"brokers": flagOverride, "tls": flagOverride, "tls-ca": flagOverride, "tls-cert": flagOverride, "tls-key": flagOverride,
 		"tls-insecure-skip-verify": flagOverride, "sasl-mechanism": flagOverride, "sasl-user": flagOverride, "sasl-password-file": flagOverride,

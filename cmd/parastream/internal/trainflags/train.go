@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/stream"
@@ -81,6 +83,7 @@ func Declare(fs *flag.FlagSet) *Train {
 	fs.StringVar(&rc.CheckpointDir, "checkpoint-dir", "", "directory of the checkpoints, step-N subdirectories (default: checkpoints/<run>; when resuming, the resumed checkpoint's directory)")
 	fs.Int64Var(&rc.CheckpointEvery, "checkpoint-every", trainstep.DefaultCheckpointEvery, "steps between checkpoints (one is also written at the end)")
 	fs.IntVar(&rc.KeepCheckpoints, "keep-checkpoints", 0, "keep only the newest N checkpoints, removing older ones once a newer one is committed (0: keep all)")
+	fs.IntVar(&rc.KeepOptimizer, "keep-optimizer", trainstep.DefaultKeepOptimizer, "the newest N checkpoints keep the optimiser state a run resumes from; older ones keep the model only (evaluate, embed, export; about a third of the size with Adam)")
 	fs.BoolVar(&t.async, "checkpoint-async", true, "write checkpoints in the background: a checkpoint step snapshots the model (on a GPU, into pinned host memory on a copy stream) and training goes on while the files are written; the offsets are committed once they are durable, one write at a time (false: write before the next step)")
 	fs.IntVar(&rc.FeedAhead, "feed-ahead", trainstep.DefaultFeedAhead, "windows of batches read, bucketed and paired ahead of the step in a goroutine of their own (0: read between steps); the batches and their order are the same")
 	fs.StringVar(&rc.Resume, "resume", "", "continue from this checkpoint, or from the newest good one in this checkpoint directory (a corrupt newer one is passed over with a warning), exactly at its stream position and with the run's flags (run.json): a flag given again overrides the run's value with a line saying so (--epochs, --duration, --max-steps, --checkpoint-every, --brokers, ...) or is refused where it would change the model or its data (--model, --lr, --dim, --dataset, ...)")
@@ -97,6 +100,7 @@ func Declare(fs *flag.FlagSet) *Train {
 	fs.BoolVar(&rc.HardNegatives, "hard-negatives", false, "mnrl loss: each paraphrase takes a labelled non-paraphrase sharing a text or the group with it (Quora's and MSRP's 0s, SNLI's contradictions, PPDB ratings of at most 2) as a hard negative; SNLI then trains as pairs, not the NLI head")
 	fs.BoolVar(&rc.SaveInitial, "save-initial", false, "also write the checkpoint of step 0 (the initial parameters) before training")
 	fs.BoolVar(&t.Quiet, "quiet", false, "no progress lines")
+	fs.BoolVar(&rc.ProgressDetail, "v", false, "progress lines with their details: the consumer's lag, the device, the graphs held and the memory budget")
 	Device(fs, &t.Device)
 	return t
 }
@@ -108,8 +112,8 @@ func (t *Train) Groups() []cli.FlagGroup {
 		{Title: "model", Names: modelFlagNames()},
 		{Title: "csae (--model csae)", Names: csaeFlagNames()},
 		{Title: "optimisation", Names: []string{"optimizer", "lr", "decay", "batch", "epochs", "embedding-update", "seed"}},
-		{Title: "output", Names: []string{"run", "checkpoint-dir", "checkpoint-every", "keep-checkpoints", "checkpoint-async", "save-initial", "resume"}},
-		{Title: "run", Names: []string{"max-steps", "duration", "progress-every", "quiet", "trace-ids"}},
+		{Title: "output", Names: []string{"run", "checkpoint-dir", "checkpoint-every", "keep-checkpoints", "keep-optimizer", "checkpoint-async", "save-initial", "resume"}},
+		{Title: "run", Names: []string{"max-steps", "duration", "progress-every", "quiet", "v", "trace-ids"}},
 		{Title: "device", Names: DeviceFlagNames()},
 		cli.ConnectionGroup(),
 	}
@@ -129,9 +133,7 @@ func (t *Train) Resume(stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if dir != t.rc.Resume {
-		fmt.Fprintf(stderr, "train: resuming from %s\n", dir)
-	}
+	fmt.Fprintf(stderr, "train: %s\n", resuming(dir))
 	if err := RestoreFlags(t.fs, dir, stderr); err != nil {
 		if fe := (*FlagsError)(nil); errors.As(err, &fe) {
 			return fmt.Errorf("%w: %v", cli.ErrUsage, err) // a refused override: a command-line mistake
@@ -140,6 +142,31 @@ func (t *Train) Resume(stderr io.Writer) error {
 	}
 	t.rc.Resume = dir
 	return nil
+}
+
+// resuming says what a resume continues: the run, its checkpoint and its
+// step, and the epochs it was given.
+func resuming(dir string) string {
+	info, err := trainstep.ReadRunConfig(dir)
+	if err != nil || info == nil {
+		return "resuming from " + dir
+	}
+	line := fmt.Sprintf("resuming from %s: run %s", dir, info.Run)
+	if n, ok := strings.CutPrefix(filepath.Base(dir), "step-"); ok {
+		line += ", step " + cmpStep(n)
+	}
+	if info.Epochs > 0 {
+		line += fmt.Sprintf(", trained for --epochs %d", info.Epochs)
+	}
+	return line
+}
+
+// cmpStep is a step-N directory's N without its leading zeros.
+func cmpStep(n string) string {
+	if n = strings.TrimLeft(n, "0"); n == "" {
+		return "0"
+	}
+	return n
 }
 
 // Config is the run the parsed (and resumed) flags describe, less what
