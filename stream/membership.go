@@ -167,14 +167,6 @@ func (m *Member) heldBy(mm kafka.DescribeGroupsResponseMember) error {
 		m.cfg.Group, strings.Join(m.cfg.Client.Brokers, ","), ErrGroupHeld, holder, m.cfg.Session)
 }
 
-// groupError is the error a group response carries, or err.
-func groupError(err, respErr error) error {
-	if err != nil {
-		return err
-	}
-	return respErr
-}
-
 // rejoinable reports a group error after which joining again restores the
 // membership: a rebalance, or a member or generation the broker no longer
 // knows (a broker restarted, a session that expired).
