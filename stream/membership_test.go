@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,7 +13,8 @@ import (
 // TestJoinGroup holds a group's membership on the embedded broker: a
 // second member fails at once naming the holder, another group is
 // independent, a holder that has ended is removed when Gone says so, and
-// a member that closed leaves the group to the next at once.
+// a member that closed leaves the group to the next at once. (Two
+// joining at the same instant are not tested: see docs/trainstep.md.)
 func TestJoinGroup(t *testing.T) {
 	b, err := stream.StartBroker(context.Background(), stream.BrokerConfig{Listen: "127.0.0.1:0", Logger: testLogger(t)})
 	if err != nil {
@@ -48,26 +48,10 @@ func TestJoinGroup(t *testing.T) {
 	}
 	one.Close()
 	four.Close()
-	// Joined at once after Close; of two joining at once, one holds.
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	members := make([]*stream.Member, 2)
-	for i := range 2 {
-		wg.Go(func() { members[i], errs[i] = stream.JoinGroup(ctx, cfg("run", "racer")) })
+	// Joined at once after the holder closed.
+	five, err := stream.JoinGroup(ctx, cfg("run", "trainer five"))
+	if err != nil {
+		t.Fatalf("joining after the holder closed: %v", err)
 	}
-	wg.Wait()
-	held := 0
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			defer members[i].Close()
-		case errors.Is(err, stream.ErrGroupHeld):
-			held++
-		default:
-			t.Errorf("joining: %v", err)
-		}
-	}
-	if held != 1 {
-		t.Errorf("two joining at once: %v; want one member and one ErrGroupHeld", errs)
-	}
+	five.Close()
 }
