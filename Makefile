@@ -42,7 +42,8 @@ test-long: interop test-faults
 
 # The fault suite (issue 38; docs/stream.md, docs/trainstep.md): the
 # commands run as processes while the broker is SIGKILLed and restarted, a
-# second trainer starts on a running run, a trainer is killed and resumed,
+# second trainer starts on a running run (on this machine and as if on
+# another), a trainer is killed and resumed,
 # a watcher evaluates checkpoints a trainer prunes, extract is given a
 # directory of the user's files, and a checkpoint fills a 2 MiB tmpfs
 # (where unshare -rm may mount one). Each probe prints "probe NAME: kills K,

@@ -63,6 +63,10 @@ type ConsumerConfig struct {
 	// Manifest, when set, is the dataset's manifest as the caller read it
 	// (ReadManifest): the consumer takes it instead of reading it again.
 	Manifest *shards.Manifest
+	// Member, when set, is this process's membership of Group (JoinGroup):
+	// Commit sends its generation and member id, as a broker requires of a
+	// group with members. Nil commits as a consumer outside the group.
+	Member *Member
 	// Logger receives warnings (bad messages, broker errors); nil discards
 	// them.
 	Logger *slog.Logger
@@ -469,13 +473,28 @@ func (c *Consumer) Commit(ctx context.Context, pos Position) error {
 	// A broker restarting fails the request, or answers it with errors
 	// per partition: both are tried again (ClientConfig.Retry).
 	return c.cfg.Client.retry(ctx, c.log, "committing offsets of group "+c.cfg.Group, func() error {
+		gen, member := -1, ""
+		if c.cfg.Member != nil {
+			var err error
+			if gen, member, err = c.cfg.Member.Generation(); err != nil {
+				return err
+			}
+		}
 		resp, err := c.client.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
-			GroupID: c.cfg.Group, GenerationID: -1, Topics: map[string][]kafka.OffsetCommit{c.topic: commits},
+			GroupID: c.cfg.Group, GenerationID: gen, MemberID: member, Topics: map[string][]kafka.OffsetCommit{c.topic: commits},
 		})
 		if err != nil {
 			return fmt.Errorf("committing offsets of group %s: %w", c.cfg.Group, err)
 		}
 		for _, p := range resp.Topics[c.topic] {
+			if c.cfg.Member != nil && rejoinable(p.Error) {
+				// A rebalance, or a broker restarted: the member joins
+				// again, and the commit is tried with its new generation.
+				if err := c.cfg.Member.rejoin(ctx, gen, p.Error); err != nil {
+					return err
+				}
+				return fmt.Errorf("committing offset of group %s on %s partition %d: %v", c.cfg.Group, c.topic, p.Partition, p.Error)
+			}
 			if p.Error != nil {
 				return fmt.Errorf("committing offset of group %s on %s partition %d: %w", c.cfg.Group, c.topic, p.Partition, p.Error)
 			}

@@ -47,6 +47,10 @@ var (
 	// longer than ClientConfig.Retry (a broker down, or restarting for
 	// longer than that).
 	ErrUnreachable = errors.New("stream: the broker is unreachable")
+	// ErrGroupHeld reports a consumer group that another process is a live
+	// member of (JoinGroup): another trainer of the same run, on this
+	// machine or another.
+	ErrGroupHeld = errors.New("held by another trainer")
 	// ErrClosed reports a Consumer used after Close.
 	ErrClosed = errors.New("stream: consumer closed")
 )

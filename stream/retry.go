@@ -24,7 +24,7 @@ const maxRetry = 24 * time.Hour
 // still loading its data), but not a cancelled context, failed
 // authentication or another error the broker gives.
 func retriable(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrAuthentication) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrAuthentication) || errors.Is(err, ErrGroupHeld) || errors.Is(err, ErrUnreachable) {
 		return false
 	}
 	var ke kafka.Error

@@ -2,6 +2,7 @@ package trainstep
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,7 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/parastream/parastream/shards"
@@ -188,4 +191,48 @@ func lockRun(cfg RunConfig) (release func(), err error) {
 		lock.Unlock()
 	}
 	return nil, fmt.Errorf("run %s: its lock %s keeps being removed", cfg.Run, name)
+}
+
+// joinRun makes this trainer the one live member of the run's consumer
+// group on the brokers (stream.JoinGroup), for as long as it trains: a
+// second trainer of the run, on this machine or another, fails there
+// naming this one (host, pid, checkpoint directory). A trainer killed
+// without leaving holds the group for cfg.GroupSession after its last
+// heartbeat.
+func joinRun(ctx context.Context, cfg RunConfig) (*stream.Member, error) {
+	host, _ := os.Hostname()
+	dir, err := filepath.Abs(cfg.CheckpointDir)
+	if err != nil {
+		dir = cfg.CheckpointDir
+	}
+	topics := make([]string, 0, len(cfg.datasets()))
+	for _, n := range cfg.datasets() {
+		topics = append(topics, stream.RowTopic(cfg.Prefix, n, cfg.Split))
+	}
+	here := fmt.Sprintf("parastream train on host %s, pid ", host)
+	m, err := stream.JoinGroup(ctx, stream.MemberConfig{
+		Client: cfg.Client, Group: cfg.Run, Topics: topics, Session: cfg.GroupSession, Logger: cfg.Logger,
+		Holder: fmt.Sprintf("%s%d, --checkpoint-dir %s, since %s", here, os.Getpid(), dir, time.Now().UTC().Format(time.RFC3339)),
+		Gone:   func(holder string) bool { return endedHere(here, holder) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", cfg.Run, err)
+	}
+	return m, nil
+}
+
+// endedHere reports whether holder names a trainer of this host (its
+// holder starts with here) whose process has ended: one killed, whose
+// membership the group keeps until its session expires.
+func endedHere(here, holder string) bool {
+	rest, ok := strings.CutPrefix(holder, here)
+	if !ok {
+		return false
+	}
+	pid, err := strconv.Atoi(rest[:strings.IndexFunc(rest+",", func(r rune) bool { return r < '0' || r > '9' })])
+	if err != nil || pid == os.Getpid() {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	return err != nil || errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone)
 }

@@ -153,15 +153,16 @@ func passes(epochs int, quota, size int64) int {
 // openMixer opens one consumer per dataset of cfg, handing each its
 // dataset's manifest (as RunConfig.manifests read them), at the positions
 // of start when resuming (start nil: a new run, or a single dataset
-// resumed at single). cfg.Model is the trainer's.
-func openMixer(ctx context.Context, cfg RunConfig, manifests []*shards.Manifest, single *stream.Position, start *MixPosition) (*mixer, error) {
+// resumed at single), committing as member of the run's group.
+// cfg.Model is the trainer's.
+func openMixer(ctx context.Context, cfg RunConfig, manifests []*shards.Manifest, single *stream.Position, start *MixPosition, member *stream.Member) (*mixer, error) {
 	names, model, seed := cfg.datasets(), cfg.Model, cfg.Model.Seed
 	mx := &mixer{names: names, seed: seed, log: cfg.Logger, epochs: cfg.Epochs}
 	for _, n := range names {
 		mx.nli = append(mx.nli, IsNLIDataset(n) && cfg.nli())
 	}
 	cc := stream.ConsumerConfig{Client: cfg.Client, Prefix: cfg.Prefix, Split: cfg.Split, Group: cfg.Run, Epochs: cfg.Epochs,
-		Seed: seed, ShuffleBuffer: cfg.ShuffleBuffer, Logger: cfg.Logger,
+		Seed: seed, ShuffleBuffer: cfg.ShuffleBuffer, Logger: cfg.Logger, Member: member,
 		// What the loop reads of a row: ids and label to train, id to
 		// trace, tokens to check for featurized rows and the tokenisation.
 		Columns: []string{"id", "label", "tokens_a", "tokens_b", "ids_a", "ids_b"}}

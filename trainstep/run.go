@@ -58,6 +58,11 @@ type RunConfig struct {
 	// how to reach the brokers (run.json keeps the brokers alone).
 	Prefix string              `json:"prefix"`
 	Client stream.ClientConfig `json:"brokers"`
+	// GroupSession is the session timeout of the trainer's membership of
+	// the run's consumer group (stream.JoinGroup): a trainer killed without
+	// leaving holds the run that long after its last heartbeat. 0 means
+	// stream.DefaultGroupSession.
+	GroupSession time.Duration `json:"-"`
 	// Epochs is the number of passes; 0 follows new data for ever.
 	Epochs int `json:"epochs"`
 	// ShuffleBuffer is the consumer's shuffle buffer in rows; 0 means the
@@ -198,7 +203,7 @@ type RunConfig struct {
 
 // Validate reports settings that cannot work, saying how to fix them.
 func (c RunConfig) Validate() error {
-	errs := []error{c.Client.Validate()}
+	errs := []error{c.Client.Validate(), stream.CheckGroupSession(c.GroupSession)}
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("trainstep: "+format, a...)) }
 	switch {
 	case c.Dataset == "" && len(c.Datasets) == 0:
@@ -369,13 +374,18 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		return RunSummary{}, err
 	}
 	defer releaseRun()
+	member, err := joinRun(ctx, cfg)
+	if err != nil {
+		return RunSummary{}, err
+	}
+	defer member.Close()
 	cfg.Model = l.tr.Config() // the one model configuration from here on: the trainer's
 	if manifests == nil {
 		if manifests, err = cfg.manifests(ctx); err != nil {
 			return RunSummary{}, err
 		}
 	}
-	mx, err := openMixer(ctx, cfg, manifests, start, mixStart)
+	mx, err := openMixer(ctx, cfg, manifests, start, mixStart, member)
 	if err != nil {
 		return RunSummary{}, err
 	}

@@ -85,6 +85,16 @@ func waitTraced(t *testing.T, trace string, step int64, done chan error, stderr 
 	}
 }
 
+// startTraced starts the trainer c and waits until it has traced its
+// first step to trace; done receives its end, stderr holds what it
+// printed there.
+func startTraced(t *testing.T, c *exec.Cmd, trace string) (done chan error, stderr *bytes.Buffer) {
+	t.Helper()
+	done, stderr = startCmd(t, c)
+	waitTraced(t, trace, 1, done, stderr)
+	return done, stderr
+}
+
 // lastTracedStepOr0 is lastTracedStep of a trace that may not exist yet.
 func lastTracedStepOr0(trace string) int64 {
 	if fi, err := os.Stat(trace); err != nil || fi.Size() == 0 {
@@ -113,14 +123,20 @@ func restartableBroker(t *testing.T, bin, root string) (context.Context, *broker
 // stderr holds what it printed there.
 func startTrain(ctx context.Context, t *testing.T, bin string, args ...string) (done chan error, stderr *bytes.Buffer) {
 	t.Helper()
-	train := exec.CommandContext(ctx, bin, append([]string{"train"}, args...)...)
+	return startCmd(t, exec.CommandContext(ctx, bin, append([]string{"train"}, args...)...))
+}
+
+// startCmd starts c; done receives its end, stderr holds what it printed
+// there.
+func startCmd(t *testing.T, c *exec.Cmd) (done chan error, stderr *bytes.Buffer) {
+	t.Helper()
 	stderr = &bytes.Buffer{}
-	train.Stderr = stderr
-	if err := train.Start(); err != nil {
+	c.Stderr = stderr
+	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done = make(chan error, 1)
-	go func() { done <- train.Wait() }()
+	go func() { done <- c.Wait() }()
 	return done, stderr
 }
 
@@ -220,14 +236,7 @@ func TestFaultSecondTrainer(t *testing.T) {
 	}
 	dir, trace := filepath.Join(t.TempDir(), "ck"), filepath.Join(t.TempDir(), "ids.tsv")
 	first := train("dup", dir, trace, "1", firstEpochs)
-	var stderr bytes.Buffer
-	first.Stderr = &stderr
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- first.Wait() }()
-	waitTraced(t, trace, 1, done, &stderr)
+	done, stderr := startTraced(t, first, trace)
 	out, err := train("dup", dir, filepath.Join(t.TempDir(), "ids2.tsv"), "2", epochs).CombinedOutput()
 	holder := fmt.Sprintf("held by pid %d", first.Process.Pid)
 	if err == nil || !strings.Contains(string(out), "in use by another parastream run") || !strings.Contains(string(out), holder) {
@@ -276,6 +285,87 @@ func TestFaultSecondTrainer(t *testing.T) {
 		checked, lost, dup, left = checked+n, lost+l, dup+d, left+tmpLeftovers(t, dirs[i])
 	}
 	probe(t, "two-runs", 0, checked, lost, dup, left)
+}
+
+// TestFaultSecondMachine starts trainers of one run as if on two
+// machines (each its own HOME and cache directory, so that this machine's
+// run lock does not see the other): the second fails at once, naming the
+// first by the run's consumer group, where the first is a live member.
+// Once the first is killed (SIGKILL) and its group session has passed, a
+// trainer of the run starts and trains every row once an epoch; once
+// that one has ended (leaving the group), the next starts at once.
+func TestFaultSecondMachine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a fault probe: make test-faults")
+	}
+	bin := binary(t)
+	const rows, epochs, firstEpochs, session = 3000, 1, 50, "6s"
+	ctx, b := publishedBroker(t, bin, writeFeaturized(t, rows, 0))
+	train := func(machine, dir, trace string, epochs int) *exec.Cmd {
+		c := exec.CommandContext(ctx, bin, "train", "--brokers", b.addr, "--dataset", "para", "--run", "far",
+			"--model", "avg", "--dim", "32", "--batch", "20", "--epochs", strconv.Itoa(epochs), "--checkpoint-dir", dir,
+			"--checkpoint-every", "10", "--shuffle-buffer", "500", "--trace-ids", trace, "--group-session", session, "--quiet")
+		c.Env = append(os.Environ(), "HOME="+machine, "XDG_CACHE_HOME="+filepath.Join(machine, "cache"))
+		return c
+	}
+	a, m2 := t.TempDir(), t.TempDir()
+	dirA := filepath.Join(a, "ck")
+	first := onAnotherHost(t, train(a, dirA, filepath.Join(a, "ids.tsv"), firstEpochs))
+	done, _ := startTraced(t, first, filepath.Join(a, "ids.tsv"))
+
+	dirB := filepath.Join(m2, "ck")
+	out, err := train(m2, dirB, filepath.Join(m2, "ids.tsv"), epochs).CombinedOutput()
+	holder := fmt.Sprintf("pid %d, --checkpoint-dir %s", first.Process.Pid, dirA)
+	if err == nil || strings.Count(string(out), "parastream train:") != 1 || !strings.Contains(string(out), "consumer group far on") ||
+		!strings.Contains(string(out), holder) || !strings.Contains(string(out), session) {
+		t.Errorf("a second trainer of the run on another machine: %v, %q; want one line naming the holder (%s) and the session (%s)", err, out, holder, session)
+	}
+	if _, err := os.Stat(dirB); err == nil {
+		t.Errorf("the refused trainer left its checkpoint directory %s", dirB)
+	}
+
+	// The first killed: its membership ends with its session; the run is
+	// taken over after it (at most a few refusals meanwhile).
+	first.Process.Signal(syscall.SIGKILL)
+	<-done
+	trace := filepath.Join(m2, "ids.tsv")
+	for tries := 0; ; tries++ {
+		os.Remove(trace)
+		out, err = train(m2, dirB, trace, epochs).CombinedOutput()
+		if err == nil {
+			t.Logf("the run was taken over after %d refusals a second apart", tries)
+			break
+		}
+		if tries == 20 || !strings.Contains(string(out), "live member") {
+			t.Fatalf("a trainer of the run after the first was killed (try %d): %v\n%s", tries, err, out)
+		}
+		time.Sleep(time.Second)
+	}
+	checked, lost, dup := onceAnEpoch(t, trace, epochs, rows)
+	// It left the group as it ended: the next starts at once.
+	if out, err := train(a, filepath.Join(a, "ck2"), filepath.Join(a, "ids2.tsv"), epochs+1).CombinedOutput(); err != nil {
+		t.Errorf("a trainer of the run after the last one ended: %v\n%s", err, out)
+	}
+	probe(t, "second-machine", 1, checked, lost, dup, tmpLeftovers(t, dirB))
+}
+
+// onAnotherHost makes c run under another host name (in a UTS namespace
+// of its own, unshare -ru, where the machine allows it: c's pid is the
+// same), so that a trainer on this host does not take it for one of its
+// own killed trainers; else c runs here, and a kill of it is seen at once.
+func onAnotherHost(t *testing.T, c *exec.Cmd) *exec.Cmd {
+	t.Helper()
+	unshare, err := exec.LookPath("unshare")
+	if err == nil {
+		err = exec.Command(unshare, "-ru", "hostname", "machine-a").Run()
+	}
+	if err != nil {
+		t.Logf("the first trainer runs on this host (unshare -ru: %v)", err)
+		return c
+	}
+	c.Args = append([]string{unshare, "-ru", "sh", "-c", `hostname machine-a && exec "$0" "$@"`}, c.Args...)
+	c.Path = unshare
+	return c
 }
 
 // TestFaultTrainerKilled kills a trainer (SIGKILL) while it writes

@@ -62,7 +62,7 @@ func policies() map[string]flagPolicy {
 		// How to reach the brokers.
 		"brokers": flagOverride, "tls": flagOverride, "tls-ca": flagOverride, "tls-cert": flagOverride, "tls-key": flagOverride,
 		"tls-insecure-skip-verify": flagOverride, "sasl-mechanism": flagOverride, "sasl-user": flagOverride, "sasl-password-file": flagOverride,
-		"broker-retry": flagOverride,
+		"broker-retry": flagOverride, "group-session": flagOverride,
 	}
 }
 
