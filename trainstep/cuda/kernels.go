@@ -553,7 +553,7 @@ const sumsqThreads = 64 * BlockSize
 type kernelID int
 
 // The kernels, in the order of their files (kernels.go, kernels_ops.go,
-// then kernels_tf.go).
+// kernels_tf.go, then kernels_mnrl.go).
 const (
 	kGather kernelID = iota
 	kScatter
@@ -614,6 +614,8 @@ const (
 	kAttnPV
 	kAttnScoresBwd
 	kAttnQKVBwd
+	kPrefixNorm
+	kPrefixNormBwd
 
 	// numKernels is the number of kernels.
 	numKernels
@@ -631,6 +633,7 @@ func newKernels() *kernelTable {
 	addCatchUpKernels(ks)
 	addOpKernels(ks)
 	addTransformerKernels(ks)
+	addMNRLKernels(ks)
 	for id, k := range ks {
 		if k == nil {
 			panic(fmt.Sprintf("cuda: kernel %d has no twin", id))

@@ -214,6 +214,8 @@ func checkModel(train compute.Config, enc, loss string) compute.Config {
 		c.RespHidden = []int{4}
 	case compute.LossSim:
 		c.SimHidden = 4
+	case compute.LossMNRL:
+		c.Scale, c.Symmetric = train.Scale, train.Symmetric
 	}
 	return c
 }
