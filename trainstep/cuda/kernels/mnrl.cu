@@ -1,5 +1,6 @@
 // The mnrl loss's kernels (mnrl.go): the unit vectors of a Matryoshka
-// prefix of the embeddings, and their backward pass into the full rows.
+// prefix of the embeddings, and their backward pass into the full rows
+// (unit_row and unit_row_bwd, margin.cu).
 // The similarities and their gradients are cuBLAS products, the softmax
 // the softmax loss's (losses.cu).
 
@@ -9,12 +10,7 @@
 extern "C" __global__ void prefix_normalize(int rows, int d, int ld, const float* e, float* u, float* nrm) {
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= rows) return;
-    const float* er = e + (size_t)r * ld;
-    float ss = 0.0f;
-    for (int k = 0; k < d; k++) ss += er[k] * er[k];
-    float s = sqrtf(ss + 1e-12f);
-    nrm[r] = s;
-    for (int k = 0; k < d; k++) u[(size_t)r * d + k] = er[k] / s;
+    nrm[r] = unit_row(e + (size_t)r * ld, d, u + (size_t)r * d);
 }
 
 // prefix_normalize_bwd: adds the gradient of the prefix's units to the
@@ -24,9 +20,5 @@ extern "C" __global__ void prefix_normalize_bwd(int rows, int d, int ld, const f
                                                 float* de) {
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= rows) return;
-    const float* ur = u + (size_t)r * d;
-    const float* dur = du + (size_t)r * d;
-    float dot = 0.0f;
-    for (int k = 0; k < d; k++) dot += ur[k] * dur[k];
-    for (int k = 0; k < d; k++) de[(size_t)r * ld + k] += (dur[k] - ur[k] * dot) / nrm[r];
+    unit_row_bwd(u + (size_t)r * d, nrm[r], du + (size_t)r * d, d, 1, de + (size_t)r * ld);
 }
