@@ -1,12 +1,14 @@
 package cuda_test
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/parastream/parastream/trainstep/compute"
 	"github.com/parastream/parastream/trainstep/cpu"
+	"github.com/parastream/parastream/trainstep/cuda"
 )
 
 // TestEmulatorMNRLOptions runs the mnrl loss's options on the emulator
@@ -86,4 +88,23 @@ func withNegatives(t *testing.T, cfg compute.Config, b *compute.Batch) *compute.
 		t.Fatal(err)
 	}
 	return nb
+}
+
+// TestSelfCheckFindsMNRLFault: prefix_normalize's twin on the fake device
+// leaves half each row's norm (the gradient through the normalisation is
+// then twice what it is): the device check's mnrl case fails, eager and
+// replayed, with its symmetric loss and Matryoshka prefixes on.
+func TestSelfCheckFindsMNRLFault(t *testing.T) {
+	b := cuda.EmulatorPlanted(cuda.Options{}, "prefix_normalize", 0.5)
+	cc := cuda.DeviceCheck()
+	cc.Cases = []cuda.CheckCase{{Encoder: compute.EncAvg, Loss: compute.LossMNRL}, {Encoder: compute.EncDAN, Loss: compute.LossMNRL, Graphs: true}}
+	rep, err := b.SelfCheck(context.Background(), cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Results {
+		if r.Pass() || r.MaxRelDiff < 0.05 {
+			t.Errorf("%s: pass %v, max rel diff %.2g at %s: want a failure", r.Case, r.Pass(), r.MaxRelDiff, r.Worst)
+		}
+	}
 }
