@@ -22,7 +22,9 @@ Two modes:
       cut into batches of batch_size; a last batch of one row is merged into
       the batch before it (parastream's rule), a shorter last batch of two
       or more rows is trained as it is. Pairs with an empty side are left
-      out and counted, as parastream does.
+      out and counted, as parastream does. --rows-of TRACE keeps only the
+      rows parastream's run trained (its label-aware selection: Quora's
+      is_duplicate 1 pairs by default), so that both train the same data.
 
 The arithmetic follows trainstep/cpu (encoders.go, losses.go, model.go),
 trainstep/compute (layout.go, batch.go, optim.go) in float32, step for
@@ -590,6 +592,20 @@ class Reference:
 # ---------------------------------------------------------------------------
 # data
 
+def refuse_hard_negatives(ck):
+    """Dies when the checkpoint's run (its run.json) trained with
+    --hard-negatives: the trace names the pairs, not the negatives the
+    trainer drew for them, so the reference cannot train the same batches."""
+    try:
+        with open(os.path.join(ck, "run.json")) as f:
+            flags = json.load(f).get("flags", {})
+    except (OSError, ValueError):
+        return  # no run.json (a checkpoint written by the reference): nothing to check
+    if flags.get("hard-negatives") == "true":
+        die(f"{ck}: the run trained with --hard-negatives, which the reference does not replay; "
+            "compare a run without it")
+
+
 def read_rows(path):
     """{id: (ids_a, ids_b)} and the ids in file order."""
     rows, order = {}, []
@@ -841,6 +857,9 @@ def main():
                                    "without it they are drawn from parastream's distributions with --seed")
     ap.add_argument("--vocab", help="vocab.txt copied into the output (default: beside --config)")
     ap.add_argument("--trace", help="mode (a): replay the batches of `parastream train --trace-ids FILE`")
+    ap.add_argument("--rows-of", metavar="TRACE",
+                    help="mode (b): shuffle only the rows this trace of `parastream train --trace-ids` trained (the run's own "
+                         "selection: its label-aware pairs), not every row of --rows")
     ap.add_argument("--epochs", type=int, default=1, help="mode (b): passes over the rows (default 1)")
     ap.add_argument("--seed", type=int, default=1, help="mode (b): shuffle seed; also the draw without --init (default 1)")
     ap.add_argument("--max-steps", type=int, default=0, help="train at most this many steps (0: all)")
@@ -870,6 +889,7 @@ def main():
     vocab_path = args.vocab or os.path.join(os.path.dirname(cfg_path), "vocab.txt")
     start, moments = 0, None
     if args.init:
+        refuse_hard_negatives(args.init)
         params, _ = read_safetensors(os.path.join(args.init, "model.safetensors"))
         check_params(cfg, params, args.init)
         try:
@@ -900,6 +920,13 @@ def main():
         first_epoch = plan[0][0]
     else:
         mode = "b"
+        if args.rows_of:
+            trained = {i for _, _, ids in read_trace(args.rows_of) for i in ids}
+            missing = trained - set(order)
+            if missing:
+                die(f"{args.rows_of}: {len(missing)} row ids not in {args.rows}: dump the rows of the dataset and split the run trained on")
+            print(f"parity.py: mode (b) keeps the {len(trained)} of {len(order)} rows that {args.rows_of} trained")
+            order = [i for i in order if i in trained]
         plan, skipped = batches_own_order(rows, order, cfg, args.epochs, args.seed)
         first_epoch = 1
     for e, b in plan:

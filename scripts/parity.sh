@@ -3,9 +3,10 @@
 # parity"). For each encoder and seed it trains parastream (--save-initial,
 # --trace-ids), runs the PyTorch reference (scripts/parity.py) from the same
 # initial parameters in mode (a), the same batches in the same order, and in
-# mode (b), its own shuffled order, scores the four checkpoints (parastream's
-# final one, the reference's two, step 0) with `parastream eval run`, and
-# prints one table, also written to $PARITY_OUT/parity.tsv.
+# mode (b), its own shuffled order of the rows parastream trained, scores
+# the four checkpoints (parastream's final one, the reference's two, step
+# 0) with `parastream eval run`, and prints one table, also written to
+# $PARITY_OUT/parity.tsv.
 #
 # `scripts/parity.sh exact` (`make parity-exact`) checks instead that the
 # reference computes parastream's steps: for each encoder, parastream trains
@@ -191,8 +192,8 @@ for enc in $ENCODERS; do
 			--check-against "$final" 2>&1 | tee "$run/ref-a.log" | sed -u 's/^/    /' >&2
 		t2=$(date +%s)
 		say "$name: reference, mode (b): own order"
-		$NICE "$PY" scripts/parity.py --rows "$rows" --init "$init" --epochs "$EPOCHS" --seed "$seed" --out "$run/ref-b" \
-			2>&1 | tee "$run/ref-b.log" | sed -u 's/^/    /' >&2
+		$NICE "$PY" scripts/parity.py --rows "$rows" --rows-of "$run/trace.tsv" --init "$init" --epochs "$EPOCHS" --seed "$seed" \
+			--out "$run/ref-b" 2>&1 | tee "$run/ref-b.log" | sed -u 's/^/    /' >&2
 		t3=$(date +%s)
 		# Each run's own results: a run trained again replaces them whole.
 		results="$run/results"

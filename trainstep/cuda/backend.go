@@ -66,7 +66,7 @@ func supportedEncoders() []string {
 
 // supportedLosses are the losses the CUDA backend implements.
 func supportedLosses() []string {
-	return []string{compute.LossMargin, compute.LossHinge, compute.LossSoftmax, compute.LossSim}
+	return []string{compute.LossMargin, compute.LossHinge, compute.LossSoftmax, compute.LossSim, compute.LossMNRL}
 }
 
 // Supports reports whether the backend implements cfg: every encoder,

@@ -72,7 +72,6 @@ func TestGPUClaims(t *testing.T) {
 	}{
 		{"a topic context", compute.Config{Encoder: compute.EncAvg, Loss: compute.LossMargin, Context: compute.ContextTopics}},
 		{"the multitask NLI head", compute.Config{Encoder: compute.EncAvg, Loss: compute.LossMargin, NLIHidden: 4}},
-		{"the `mnrl` loss", compute.Config{Encoder: compute.EncAvg, Loss: compute.LossMNRL}},
 	} {
 		if !strings.Contains(refused, c.claim) {
 			t.Errorf("docs/reference.md: the GPU row does not say that %s is refused", c.claim)

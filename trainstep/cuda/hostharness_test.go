@@ -173,13 +173,14 @@ type hostCase struct {
 // several blocks, the last one partial, sentences of length 1 and of the
 // full padded length, and rows skipped by the sparse updates. n is an
 // element count for the elementwise kernels, the number of pairs for the
-// losses'.
+// losses'. ld is the row length of the mnrl loss's prefix kernels, longer
+// than d: a Matryoshka prefix of wider rows.
 func hostShapes() []hostShape {
 	return []hostShape{
 		{"A", map[string]int{"rows": 7, "T": 6, "d": 8, "H": 2, "n": 300, "pairs": 5, "cols": 10, "lda": 12, "ldb": 11,
-			"t": 3, "E": 8, "k": 3, "K": 7, "nrows": 5, "width": 60}},
+			"ld": 12, "t": 3, "E": 8, "k": 3, "K": 7, "nrows": 5, "width": 60}},
 		{"B", map[string]int{"rows": 9, "T": 4, "d": 40, "H": 4, "n": 513, "pairs": 11, "cols": 300, "lda": 301, "ldb": 300,
-			"t": 2, "E": 40, "k": 2, "K": 6, "nrows": 13, "width": 23}},
+			"ld": 47, "t": 2, "E": 40, "k": 2, "K": 6, "nrows": 13, "width": 23}},
 	}
 }
 

@@ -329,18 +329,8 @@ func addKernels(ks *kernelTable) {
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(r, _ int, a []hostArg) {
 			rows, d, e, u, nrm := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f
-			if r >= rows {
-				return
-			}
-			er := e[r*d:]
-			var ss float32
-			for k := range d {
-				ss += er[k] * er[k]
-			}
-			s := sqrt32(ss + 1e-12)
-			nrm[r] = s
-			for k := range d {
-				u[r*d+k] = er[k] / s
+			if r < rows {
+				nrm[r] = unitRow(e[r*d:], d, u[r*d:])
 			}
 		}}
 	ks[kRowNormBwd] = &kernel{name: "row_normalize_bwd",
@@ -348,16 +338,8 @@ func addKernels(ks *kernelTable) {
 		threads: func(a []arg) int { return a[0].int() },
 		body: func(r, _ int, a []hostArg) {
 			rows, d, u, nrm, du, de := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f, a[5].f
-			if r >= rows {
-				return
-			}
-			ur, dur := u[r*d:], du[r*d:]
-			var dot float32
-			for k := range d {
-				dot += ur[k] * dur[k]
-			}
-			for k := range d {
-				de[r*d+k] = (dur[k] - ur[k]*dot) / nrm[r]
+			if r < rows {
+				unitRowBwd(u[r*d:], nrm[r], du[r*d:], d, false, de[r*d:])
 			}
 		}}
 	ks[kMarginFwd] = &kernel{name: "margin_fwd",
@@ -553,7 +535,7 @@ const sumsqThreads = 64 * BlockSize
 type kernelID int
 
 // The kernels, in the order of their files (kernels.go, kernels_ops.go,
-// then kernels_tf.go).
+// kernels_tf.go, then kernels_mnrl.go).
 const (
 	kGather kernelID = iota
 	kScatter
@@ -614,6 +596,8 @@ const (
 	kAttnPV
 	kAttnScoresBwd
 	kAttnQKVBwd
+	kPrefixNorm
+	kPrefixNormBwd
 
 	// numKernels is the number of kernels.
 	numKernels
@@ -631,6 +615,7 @@ func newKernels() *kernelTable {
 	addCatchUpKernels(ks)
 	addOpKernels(ks)
 	addTransformerKernels(ks)
+	addMNRLKernels(ks)
 	for id, k := range ks {
 		if k == nil {
 			panic(fmt.Sprintf("cuda: kernel %d has no twin", id))

@@ -74,6 +74,8 @@ func (m *model) loss(s *seq, p *pass, n int) (lossTerms, ptr) {
 		return m.softmax(s, p.emb, n)
 	case compute.LossSim:
 		return m.sim(s, p, n)
+	case compute.LossMNRL:
+		return m.mnrl(s, p, n)
 	}
 	return m.margin(s, p, n)
 }

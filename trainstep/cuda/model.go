@@ -293,9 +293,14 @@ func (m *model) ForwardBackward(b *compute.Batch) (float64, error) {
 	n, d := b.N(), m.cfg.Dim
 	var drop []float32
 	if b.DropA != nil {
-		drop = append(append(make([]float32, 0, 2*len(b.DropA)), b.DropA...), b.DropB...)
+		drop = append(append(make([]float32, 0, 3*len(b.DropA)), b.DropA...), b.DropB...)
+		if b.Neg != nil { // the mnrl loss's hard negatives: no dropout, as on the CPU
+			for range b.DropA {
+				drop = append(drop, 1)
+			}
+		}
 	}
-	seqs := append(append([][]int32(nil), b.A...), b.B...)
+	seqs := append(append(append([][]int32(nil), b.A...), b.B...), b.Neg...)
 	// The batch's inputs first: a bad batch fails before any device work.
 	in := m.batchInputs(seqs, b.Len, drop)
 	if err := m.lossInputs(in, b); err != nil {

@@ -80,10 +80,12 @@ type CheckConfig struct {
 }
 
 // DeviceCheck is the configuration of `parastream device check`: every
-// case, with dropout, word dropout, λc, λw and mix negatives on, so that
-// the noise and regularisers' kernels run too.
+// case, with dropout, word dropout, λc, λw and mix negatives on, and the
+// mnrl loss symmetric with Matryoshka prefixes, so that the noise,
+// regularisers' and prefixes' kernels run too.
 func DeviceCheck() CheckConfig {
-	return CheckConfig{Train: compute.Config{Dropout: 0.1, WordDropout: 0.1, LambdaC: 0.01, LambdaW: 0.02, Negatives: compute.NegMix}}
+	return CheckConfig{Train: compute.Config{Dropout: 0.1, WordDropout: 0.1, LambdaC: 0.01, LambdaW: 0.02, Negatives: compute.NegMix,
+		Symmetric: true, Matryoshka: []int{2}}}
 }
 
 // Validate says what is wrong with c and how to fix it.
@@ -182,7 +184,8 @@ func (b *Backend) SelfCheck(ctx context.Context, cfg CheckConfig) (Report, error
 }
 
 // checkModel is a tiny model of encoder enc and loss with train's
-// negatives, regularisers, optimiser and embedding update, not yet
+// negatives, regularisers, optimiser and embedding update (and the mnrl
+// loss's options), not yet
 // defaulted: dimension 6 and hidden 5 (sizes that differ, so that a
 // transposed product cannot line up by accident), 23 words, batches of 5
 // pairs, and the smallest layers of each encoder and loss. The recurrent
@@ -214,6 +217,14 @@ func checkModel(train compute.Config, enc, loss string) compute.Config {
 		c.RespHidden = []int{4}
 	case compute.LossSim:
 		c.SimHidden = 4
+	case compute.LossMNRL:
+		// train's scale and symmetric loss; with Matryoshka prefixes, two
+		// on the tiny model: its whole embedding and one unit less.
+		c.Scale, c.Symmetric = train.Scale, train.Symmetric
+		if len(train.Matryoshka) > 0 {
+			e := c.Defaults().EmbedDim()
+			c.Matryoshka = []int{e, e - 1}
+		}
 	}
 	return c
 }

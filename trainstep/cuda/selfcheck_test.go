@@ -16,7 +16,7 @@ import (
 // replayed, and each of them builds (Supports).
 func TestCheckCasesCoverBackend(t *testing.T) {
 	cases := cuda.CheckCases()
-	losses := []string{compute.LossMargin, compute.LossHinge, compute.LossSoftmax, compute.LossSim}
+	losses := []string{compute.LossMargin, compute.LossHinge, compute.LossSoftmax, compute.LossSim, compute.LossMNRL}
 	if want := len(gpuEncoders()) * len(losses) * 2; len(cases) != want {
 		t.Fatalf("%d cases, want %d (encoders %v × losses %v × eager, graph)", len(cases), want, gpuEncoders(), losses)
 	}

@@ -5,27 +5,39 @@
 // with neg_r the most similar row outside r's pair (MAX), or the batch's
 // random draw (RAND, MIX). One thread per row, loops over the row.
 
+// unit_row: u[:d] = e[:d] / nrm with nrm = sqrt(sum_k e[k]^2 + 1e-12),
+// returned (also the mnrl loss's prefixes, mnrl.cu).
+__device__ __forceinline__ float unit_row(const float* e, int d, float* u) {
+    float ss = 0.0f;
+    for (int k = 0; k < d; k++) ss += e[k] * e[k];
+    float s = sqrtf(ss + 1e-12f);
+    for (int k = 0; k < d; k++) u[k] = e[k] / s;
+    return s;
+}
+
+// unit_row_bwd: the gradient through unit_row, (du - u * (u·du)) / nrm,
+// added to de[:d] when add, else written there.
+__device__ __forceinline__ void unit_row_bwd(const float* u, float nrm, const float* du, int d, int add, float* de) {
+    float dot = 0.0f;
+    for (int k = 0; k < d; k++) dot += u[k] * du[k];
+    for (int k = 0; k < d; k++) {
+        float g = (du[k] - u[k] * dot) / nrm;
+        de[k] = add ? de[k] + g : g;
+    }
+}
+
 // row_normalize: nrm[r] = sqrt(sum_u e[r][u]^2 + 1e-12), u[r] = e[r] / nrm[r].
 extern "C" __global__ void row_normalize(int rows, int d, const float* e, float* u, float* nrm) {
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= rows) return;
-    const float* er = e + (size_t)r * d;
-    float ss = 0.0f;
-    for (int k = 0; k < d; k++) ss += er[k] * er[k];
-    float s = sqrtf(ss + 1e-12f);
-    nrm[r] = s;
-    for (int k = 0; k < d; k++) u[(size_t)r * d + k] = er[k] / s;
+    nrm[r] = unit_row(e + (size_t)r * d, d, u + (size_t)r * d);
 }
 
 // row_normalize_bwd: de[r] = (du[r] - u[r] * (u[r]·du[r])) / nrm[r].
 extern "C" __global__ void row_normalize_bwd(int rows, int d, const float* u, const float* nrm, const float* du, float* de) {
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r >= rows) return;
-    const float* ur = u + (size_t)r * d;
-    const float* dur = du + (size_t)r * d;
-    float dot = 0.0f;
-    for (int k = 0; k < d; k++) dot += ur[k] * dur[k];
-    for (int k = 0; k < d; k++) de[(size_t)r * d + k] = (dur[k] - ur[k] * dot) / nrm[r];
+    unit_row_bwd(u + (size_t)r * d, nrm[r], du + (size_t)r * d, d, 0, de + (size_t)r * d);
 }
 
 // margin_fwd: for each of the 2n rows, the negative neg[r] and the hinge
