@@ -19,14 +19,19 @@ func ETA(done, total int64, unit string, elapsed time.Duration) string {
 	if s := elapsed.Seconds(); s > 0 {
 		rate = float64(done) / s
 	}
-	s := fmt.Sprintf("%d/%d %s (%.0f%%), %.0f %s/s, ", done, total, unit, pct, rate, unit)
+	return fmt.Sprintf("%d/%d %s (%.0f%%), %.0f %s/s, %s", done, total, unit, pct, rate, unit, Remaining(done, total, elapsed))
+}
+
+// Remaining is "ETA 14s": the time left to do total at the rate of done
+// in elapsed; "ETA ?" with no rate yet, "done" at or past the total.
+func Remaining(done, total int64, elapsed time.Duration) string {
 	switch {
 	case done >= total:
-		return s + "done"
-	case rate <= 0:
-		return s + "ETA ?"
+		return "done"
+	case done <= 0 || elapsed <= 0:
+		return "ETA ?"
 	}
-	return s + "ETA " + Duration(time.Duration(float64(total-done)/rate*float64(time.Second)))
+	return "ETA " + Duration(time.Duration(float64(total-done)/float64(done)*float64(elapsed)))
 }
 
 // Duration is d rounded for a person: "14s", "3m05s", "2h07m".
