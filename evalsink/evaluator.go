@@ -32,6 +32,9 @@ type Config struct {
 	// --corpus sts|stsb|sick, and reddit or quora for retrieval), with its
 	// manifest. Required.
 	Eval string
+	// Version is the program's version result rows record ("": its build
+	// info's; see shards.ProgramVersion).
+	Version string
 	// Out is the results directory: parts/ (Parquet), results.csv,
 	// report.md and plots/. Required.
 	Out string
@@ -373,7 +376,7 @@ func (ev *Evaluator) compute(ctx context.Context, t Target, ck checkpointInfo, s
 	if ck.truncate > 0 {
 		model = fmt.Sprintf("%s@%d", model, ck.truncate)
 	}
-	version, _ := shards.BuildInfo()
+	version := shards.ProgramVersion(ev.cfg.Version)
 	base := Result{
 		EvalID: sum.EvalID,
 		Run:    cmp.Or(t.Run, ck.run, ev.cfg.Run, filepath.Base(filepath.Dir(ck.dir))),

@@ -87,6 +87,9 @@ type ExtractConfig struct {
 	Shards shards.WriterOptions
 	// Command is the command line recorded in the manifest.
 	Command []string
+	// Version is the program's version the manifest records ("": its
+	// build info's; see shards.ProgramVersion).
+	Version string
 }
 
 // NewExtractConfig returns the configuration of an extraction with the
@@ -444,6 +447,7 @@ func finish(ctx context.Context, out *shards.Output, cfg ExtractConfig, sum *Sum
 	}
 	defer c.Abort()
 	m := c.Manifest()
+	m.CreatedBy.Version = shards.ProgramVersion(cfg.Version)
 	m.DropCorpus(corpus)
 	scratch := cfg.WorkDir
 	if cfg.Stage != "" { // the work directory may be the workers' or gone

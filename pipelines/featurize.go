@@ -43,6 +43,9 @@ type FeaturizeConfig struct {
 	featurize.FitConfig
 	// Command is the command line, for the manifest.
 	Command []string
+	// Version is the program's version the manifest records ("": its
+	// build info's; see shards.ProgramVersion).
+	Version string
 }
 
 // DefaultOOVBuckets is the number of out-of-vocabulary buckets of
@@ -318,6 +321,7 @@ func commitFeaturized(out *shards.Output, cfg FeaturizeConfig, in *shards.Manife
 		return err
 	}
 	defer c.Abort()
+	c.Manifest().CreatedBy.Version = shards.ProgramVersion(cfg.Version)
 	m := c.Manifest()
 	for _, rec := range receipts {
 		f := in.Files[rec.Task.Index]

@@ -118,6 +118,7 @@ func (c BrokerConfig) Validate() error {
 type Broker struct {
 	cluster *kfake.Cluster
 	addr    string
+	counter *brokerCounter
 }
 
 // StartBroker starts a broker and returns once it accepts connections.
@@ -146,15 +147,19 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (b *Broker, err error) {
 			return nil, err
 		}
 	}
+	counter := newBrokerCounter()
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
 			var lc net.ListenConfig
 			ln, err := lc.Listen(ctx, network, listen)
-			if err != nil || (cfg.TLS == nil && users == nil) {
+			if err != nil {
 				return ln, err
 			}
-			return newGate(ln, cfg.TLS, users, logger), nil
+			if cfg.TLS != nil || users != nil {
+				ln = newGate(ln, cfg.TLS, users, logger)
+			}
+			return countingListener{Listener: ln, k: counter}, nil
 		}),
 		kfake.DefaultNumPartitions(partitions),
 		kfake.WithLogger(kfakeLogger{logger}),
@@ -200,8 +205,9 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (b *Broker, err error) {
 	if !cfg.AutoCreateTopics {
 		watchUnknownTopics(c, logger)
 	}
+	counter.observe(c)
 	logger.Info("broker started", "addr", addrs[0], "data_dir", cfg.DataDir)
-	return &Broker{cluster: c, addr: addrs[0]}, nil
+	return &Broker{cluster: c, addr: addrs[0], counter: counter}, nil
 }
 
 // LoadServerTLS makes a broker's TLS configuration from its certificate
@@ -217,6 +223,9 @@ func LoadServerTLS(certFile, keyFile string) (*tls.Config, error) {
 // Addr is the host:port the broker listens on: the bootstrap address
 // clients are given.
 func (b *Broker) Addr() string { return b.addr }
+
+// Stats is what the broker has served since it started.
+func (b *Broker) Stats() BrokerStats { return b.counter.stats() }
 
 // Close stops accepting connections, writes the broker's state to its data
 // directory, if any, and stops. Close after Close is a no-op.

@@ -92,6 +92,10 @@ type RunConfig struct {
 	// from the rows (a resumed run keeps its checkpoint's), for embed: Run
 	// sets it, and ignores a value given.
 	Tokenize Tokenize `json:"tokenize"`
+	// Version is the program's version run.json records ("": its build
+	// info's; see shards.ProgramVersion); a resumed run records the
+	// version that resumed it.
+	Version string `json:"version,omitempty"`
 	// Flags are the command line's flags of the run, by name (as
 	// flag.Value's String gives them): Run saves them in run.json for a
 	// resume to restore (`parastream train --resume`); it does not read
@@ -339,6 +343,7 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 		return RunSummary{}, err
 	}
 	cfg = cfg.withDefaults()
+	cfg.Version = shards.ProgramVersion(cfg.Version)
 	l := &loop{log: cfg.Logger, tokenizeSeen: -1}
 	var (
 		start     *stream.Position

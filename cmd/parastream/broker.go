@@ -85,6 +85,6 @@ func runBroker(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "broker listening on %s (%s)\n", b.Addr(), where)
 	<-ctx.Done()
 	err = b.Close()
-	fmt.Fprintln(e.stdout, "broker stopped")
+	fmt.Fprintln(e.stdout, "broker stopped; "+b.Stats().String())
 	return err
 }

@@ -65,7 +65,7 @@ func evalFlags(e *env, fs *flag.FlagSet) (cfg func(args []string) (evalsink.Conf
 		if err := outdir.Check(*out); err != nil {
 			return evalsink.Config{}, fmt.Errorf("%w: --out: %v", cli.ErrUsage, err)
 		}
-		return evalsink.Config{Eval: *eval, Out: *out, Run: *run, Model: *model, Scale: *scale, Scatter: *scatter,
+		return evalsink.Config{Eval: *eval, Version: cli.BuildVersion(version), Out: *out, Run: *run, Model: *model, Scale: *scale, Scatter: *scatter,
 			Candidates: *candidates, Seed: *seed, SQLDSN: *dsn, ContextFor: topicContext, Adapt: *adapt, Headline: *headline,
 			Logger: cli.Logger(e.stderr, *verbose)}, nil
 	}

@@ -82,7 +82,7 @@ func runExtract(ctx context.Context, e *env, args []string) (err error) {
 		cfg.Prepare.PPDB = &text.PPDBRule{MaxTier: *ppdbMaxTier, Tiers: cli.SplitList(*ppdbTiers), MinScore: *ppdbMin}
 	}
 	cfg.DedupeAgainst = cli.SplitList(*against)
-	cfg.Command = append([]string{"parastream", "extract"}, args...)
+	cfg.Command, cfg.Version = append([]string{"parastream", "extract"}, args...), cli.BuildVersion(version)
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}

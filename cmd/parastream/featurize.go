@@ -63,7 +63,7 @@ func runFeaturize(ctx context.Context, e *env, args []string) (err error) {
 	if cfg.Candidates, err = cli.ParseInts(*candidates); err != nil {
 		return fmt.Errorf("%w: --candidates: %v", cli.ErrUsage, err)
 	}
-	cfg.Command = append([]string{"parastream", "featurize"}, args...)
+	cfg.Command, cfg.Version = append([]string{"parastream", "featurize"}, args...), cli.BuildVersion(version)
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}

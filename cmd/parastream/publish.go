@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/parastream/parastream/cmd/parastream/internal/cli"
+	"github.com/parastream/parastream/cmd/parastream/internal/report"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/stream"
 )
@@ -50,14 +50,7 @@ func runPublish(ctx context.Context, e *env, args []string) error {
 		cfg.Datasets = strings.Split(*datasets, ",")
 	}
 	if !*quiet {
-		cfg.Progress = func(p stream.Progress) {
-			pct := 100.0
-			if p.Rows > 0 {
-				pct = 100 * float64(p.Present) / float64(p.Rows)
-			}
-			fmt.Fprintf(e.stderr, "%s: %d/%d rows (%.1f%%), %d already there, %d messages, %.1f MB, %s\n",
-				p.Topic, p.Present, p.Rows, pct, p.Skipped, p.Messages, float64(p.Bytes)/1e6, p.Elapsed.Round(time.Millisecond))
-		}
+		cfg.Progress = report.PublishProgress(e.stderr)
 	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)

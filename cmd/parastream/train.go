@@ -14,7 +14,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	if err := tf.Parse(args); err != nil {
 		return err
 	}
-	rc, err := tf.Config()
+	rc, err := tf.Config(version)
 	if err != nil {
 		return err
 	}

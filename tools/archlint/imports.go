@@ -38,6 +38,7 @@ func importTable() []floor {
 		{pkg: "internal/runlog"},
 		{pkg: "internal/beamfn"},
 		{pkg: "internal/testenv"},
+		{pkg: "internal/progress"}, // done/total, rate and ETA of the progress lines
 		{pkg: "featurize/lexicon"}, // the vocabulary file and token ids: read by stream, trainstep and evalsink without featurize or Beam
 		{pkg: "trainstep/cpu/cblas"},
 
@@ -152,12 +153,14 @@ func importTable() []floor {
 		}},
 		{pkg: "cmd/parastream/internal/trainflags", imports: edges("cmd/parastream/internal/cli", "stream", "trainstep", "trainstep/compute", "trainstep/cpu", "trainstep/cpu/cblas", "trainstep/cuda", "trainstep/device")},
 		{pkg: "cmd/parastream/internal/report", imports: map[string]string{
-			"corpora":       "prints the summaries of each command",
-			"corpora/synth": "",
-			"shards":        "",
-			"featurize":     "",
-			"pipelines":     "",
-			"evalsink":      "",
+			"corpora":           "prints the summaries of each command",
+			"corpora/synth":     "",
+			"shards":            "",
+			"featurize":         "",
+			"pipelines":         "",
+			"evalsink":          "",
+			"stream":            "publish's progress lines",
+			"internal/progress": "",
 		}},
 		{pkg: "cmd/parastream/internal/demo", imports: map[string]string{
 			"cmd/parastream/internal/report": "runs every stage, as the commands do",

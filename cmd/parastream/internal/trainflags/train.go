@@ -171,8 +171,9 @@ func cmpStep(n string) string {
 }
 
 // Config is the run the parsed (and resumed) flags describe, less what
-// the command adds: the backend, the logger and where progress goes.
-func (t *Train) Config() (trainstep.RunConfig, error) {
+// the command adds: the backend, the logger and where progress goes. The
+// run records the program's version: stamped, as cli.BuildVersion makes it.
+func (t *Train) Config(stamped string) (trainstep.RunConfig, error) {
 	if t.dataset == "" || t.fs.NArg() > 0 {
 		return trainstep.RunConfig{}, fmt.Errorf("%w: --brokers and --dataset are required (or --resume), and nothing else", cli.ErrUsage)
 	}
@@ -182,6 +183,7 @@ func (t *Train) Config() (trainstep.RunConfig, error) {
 		return rc, err
 	}
 	rc.Flags, rc.CheckpointSync = KeptFlags(t.fs), !t.async
+	rc.Version = cli.BuildVersion(stamped)
 	if rc.FeedAhead <= 0 {
 		rc.FeedAhead = -1 // the serial feed (RunConfig's 0 is the default)
 	}
