@@ -14,7 +14,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "demo", "parastream demo [--data DIR] [--out DIR] [--show N] [--models]")
 	data := fs.String("data", "testdata", "directory of the fixtures")
 	out := fs.String("out", filepath.Join("out", "demo"), "directory for the demo's outputs (rejects files, shards)")
-	show := fs.Int("show", 2, "examples and rejects to print per input")
+	show := fs.Int("show", 0, "print each input's and corpus's whole report with this many examples and rejects (0: one line each)")
 	models := fs.Bool("models", false, "instead: train the transformer, the context-sensitive autoencoder and the paraphrase generator for a few steps each, and evaluate them (make demo-models)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err

@@ -58,7 +58,9 @@ type Config struct {
 	// Out the directory of the demo's outputs (rejects files, shards,
 	// checkpoints, results).
 	Data, Out string
-	// Show is the number of examples and rejects printed per input.
+	// Show is the number of examples and rejects printed per input; 0
+	// prints one line per input and per corpus extracted (a screen a
+	// stage), more prints each one's whole report.
 	Show int
 	// Stdout gets the demo's report; Stderr the warnings of training.
 	Stdout, Stderr io.Writer
@@ -88,7 +90,11 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		rejects := filepath.Join(cfg.Out, "rejects", fmt.Sprintf("%02d-%s.jsonl", i, in.Format))
 		rep, err := corpora.ReadAll(ctx, in.Format, paths, corpora.ReadAllOptions{Show: cfg.Show, RejectsPath: rejects, Progress: report.ReadProgress(cfg.Stderr, in.Format)})
-		report.Read(cfg.Stdout, rep, cfg.Show)
+		if cfg.Show > 0 {
+			report.Read(cfg.Stdout, rep, cfg.Show)
+		} else {
+			report.ReadLine(cfg.Stdout, rep)
+		}
 		if err != nil {
 			failed++
 		}
@@ -100,7 +106,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("%d of %d inputs could not be read", failed, len(inputs))
 	}
 	shardsDir, featurized := filepath.Join(cfg.Out, "shards"), filepath.Join(cfg.Out, "featurized")
-	if err := Extract(ctx, cfg.Stdout, cfg.Data, shardsDir); err != nil {
+	if err := Extract(ctx, cfg.Stdout, cfg.Data, shardsDir, cfg.Show > 0); err != nil {
 		return err
 	}
 	if err := Featurize(ctx, cfg.Stdout, shardsDir, featurized); err != nil {
@@ -180,7 +186,7 @@ type extraction struct {
 
 // Extract runs the extraction pipeline (Beam, on Prism in-process) on
 // every corpus fixture into one output directory, and checks its manifest.
-func Extract(ctx context.Context, w io.Writer, data, out string) error {
+func Extract(ctx context.Context, w io.Writer, data, out string, full bool) error {
 	beamlog.LogLevel = "warn"
 	beam.Init()
 	fmt.Fprintf(w, "\nparastream demo: extracting every corpus with the Beam pipeline (Prism, in-process) into %s\n\n", out)
@@ -198,7 +204,11 @@ func Extract(ctx context.Context, w io.Writer, data, out string) error {
 		if err != nil {
 			return fmt.Errorf("extracting %s: %w", x.corpus, err)
 		}
-		report.Extract(w, sum, out)
+		if full {
+			report.Extract(w, sum, out)
+		} else {
+			report.ExtractLine(w, sum)
+		}
 	}
 	m, err := shards.ReadManifest(out)
 	if err != nil {

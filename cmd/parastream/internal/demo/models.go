@@ -53,7 +53,7 @@ func modelDemos() []modelDemo {
 // scored (BLEU, METEOR, TER) beside copying the input.
 func (cfg Config) Models(ctx context.Context) error {
 	shardsDir, featurized := filepath.Join(cfg.Out, "shards"), filepath.Join(cfg.Out, "featurized")
-	if err := Extract(ctx, cfg.Stdout, cfg.Data, shardsDir); err != nil {
+	if err := Extract(ctx, cfg.Stdout, cfg.Data, shardsDir, cfg.Show > 0); err != nil {
 		return err
 	}
 	if err := Featurize(ctx, cfg.Stdout, shardsDir, featurized); err != nil {

@@ -40,6 +40,17 @@ func Read(w io.Writer, rep corpora.ReadReport, show int) {
 	}
 }
 
+// ReadLine prints one input's read on one line: the format, the
+// counts and, when the read failed, why.
+func ReadLine(w io.Writer, rep corpora.ReadReport) {
+	st := rep.Stats
+	fmt.Fprintf(w, "  %-19s %4d records %4d examples %4d rejected %3d skipped", rep.Format, st.Records, st.Examples, st.RejectedTotal(), Sum(st.Skipped))
+	if rep.Err != nil {
+		fmt.Fprintf(w, "  ERROR %v", rep.Err)
+	}
+	fmt.Fprintln(w)
+}
+
 // ReadProgress is a corpora.ReadAllOptions.Progress printing a line of
 // counts to w.
 func ReadProgress(w io.Writer, format string) func(corpora.Stats, time.Duration) {

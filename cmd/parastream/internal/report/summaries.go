@@ -17,6 +17,21 @@ import (
 // Extract prints an extraction's summary: what was read, rejected,
 // filtered and kept, and the hints of its outcome. out is the output
 // directory.
+// ExtractLine prints one corpus's extraction on one line: the pairs kept
+// by split, of the records read, and what was dropped on the way.
+func ExtractLine(w io.Writer, sum *pipelines.Summary) {
+	c := sum.Counters
+	splits := make([]string, 0, len(sum.Splits))
+	var kept int64
+	for s, n := range sum.Splits {
+		splits = append(splits, fmt.Sprintf("%s %d", s, n))
+		kept += n
+	}
+	sort.Strings(splits)
+	fmt.Fprintf(w, "  %-11s kept %4d pairs (%s) of %d records; rejected %d, filtered %d, duplicates %d; %s\n", sum.Corpus, kept, strings.Join(splits, ", "),
+		c["read"], sumPrefix(c, "rejected_"), sumPrefix(c, "filtered_"), c["dedupe_exact"]+c["dedupe_normalized"]+c["dedupe_external"], sum.Elapsed.Round(1e6))
+}
+
 func Extract(w io.Writer, sum *pipelines.Summary, out string) {
 	c := sum.Counters
 	fmt.Fprintf(w, "%s: extracted in %s\n", sum.Corpus, sum.Elapsed.Round(1e6))
