@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/parastream/parastream/internal/progress"
 	"github.com/parastream/parastream/trainstep/compute"
 )
 
@@ -298,10 +299,21 @@ func (l *loop) progress(note string) {
 		if l.cfg.ProgressDetail {
 			detail = fmt.Sprintf(" lag %d messages on %s%s", s.Lag, l.tr.ShortDevice(), memoryNote(l.tr.Model()))
 		}
-		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %s %.0f examples/s loss %.4f%s%s%s\n",
-			l.cfg.Run, l.tr.Steps(), s.Epoch, l.at.rows, rate, l.lastLoss, nli, detail, note)
+		fmt.Fprintf(l.cfg.Progress, "train %s: step %d epoch %d rows %s %.0f examples/s%s loss %.4f%s%s%s\n",
+			l.cfg.Run, l.tr.Steps(), s.Epoch, l.at.rows, rate, eta(l.cfg.Epochs, s.Epoch, l.at, rate), l.lastLoss, nli, detail, note)
 	}
 	l.lastLine, l.lineExamples, l.lossSum, l.lossN, l.nliLossSum, l.nliN = now, 0, 0, 0, 0, 0
+}
+
+// eta is the progress line's time left, " ETA 1m20s": the rows left in
+// this epoch and in the epochs after it, at rate rows a second; "" when
+// the run has no end in epochs (--epochs 0) or no rate yet.
+func eta(epochs, epoch int, at *mixState, rate float64) string {
+	if epochs <= 0 || at == nil || at.total <= 0 || rate <= 0 {
+		return ""
+	}
+	left := at.total - at.done + int64(max(epochs-epoch, 0))*at.total
+	return " ETA " + progress.Duration(time.Duration(float64(left)/rate*float64(time.Second)))
 }
 
 // memoryNote is the progress line's part on the model's memory, for a

@@ -350,6 +350,18 @@ func (mx *mixer) rows(split string) string {
 	return strings.Join(parts, " ")
 }
 
+// epochRows are the rows of the current epoch read so far and in all:
+// one dataset's, or the sum of a mix's quotas.
+func (mx *mixer) epochRows(split string) (done, total int64) {
+	if len(mx.cs) == 1 {
+		return mx.cs[0].Stats().EpochRows, mx.cs[0].Manifest().Splits[shards.SplitKey(mx.names[0], split)].Rows
+	}
+	for i := range mx.names {
+		done, total = done+mx.quota[i]-mx.left[i], total+mx.quota[i]
+	}
+	return done, total
+}
+
 // Close closes the consumers.
 func (mx *mixer) Close() error {
 	var errs []error
@@ -369,12 +381,16 @@ type mixState struct {
 	left  []int64
 	stats stream.Stats
 	rows  string
+	// done and total are the rows of this epoch read so far and in all
+	// (the progress line's ETA).
+	done, total int64
 }
 
 // state captures the mixer's state now; split names the rows' split for
 // the progress lines.
 func (mx *mixer) state(split string) *mixState {
 	s := &mixState{mx: mx, epoch: mx.epoch, left: slices.Clone(mx.left), stats: mx.Stats(), rows: mx.rows(split)}
+	s.done, s.total = mx.epochRows(split)
 	for _, c := range mx.cs {
 		s.pos = append(s.pos, c.Position())
 	}

@@ -109,6 +109,7 @@ func importTable() []floor {
 			"trainstep/compute":   "",
 			"trainstep/cpu":       "",
 			"internal/atomicfile": "",
+			"internal/progress":   "the progress line's ETA",
 		}},
 		{pkg: "trainstep/internal/trainbench", imports: edges("trainstep", "trainstep/compute", "trainstep/cpu", "trainstep/cpu/cblas", "internal/testenv")},
 
