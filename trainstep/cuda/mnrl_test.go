@@ -2,7 +2,6 @@ package cuda_test
 
 import (
 	"context"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -46,26 +45,7 @@ func TestEmulatorMNRLOptions(t *testing.T) {
 				if o.negs {
 					b = withNegatives(t, cfg, b)
 				}
-				want, err := ref.ForwardBackward(b)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := emu.ForwardBackward(b)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if want <= 0.05 {
-					t.Fatalf("reference loss %g: the check needs a loss away from 0", want)
-				}
-				if math.Abs(got-want) > 1e-5+1e-4*math.Abs(want) {
-					t.Errorf("loss: %s %.7g, cpu %.7g", testBackend(t).Name(), got, want)
-				}
-				wg, gg := ref.Grads(), emu.Grads()
-				for i := range wg {
-					if j, d, ok := closeTo(gg[i].Data, wg[i].Data); !ok {
-						t.Errorf("gradient of %s differs at %d by %.3g: %s %v, cpu %v", wg[i].Name, j, d, testBackend(t).Name(), gg[i].Data[j], wg[i].Data[j])
-					}
-				}
+				sameStep(t, ref, emu, b)
 			})
 		}
 	}
