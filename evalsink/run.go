@@ -77,16 +77,22 @@ func (ev *Evaluator) Run(ctx context.Context, req RunRequest, each func(RunResul
 	if err != nil {
 		return err
 	}
-	ck, err := trainstep.ReadCheckpoint(ckDir)
+	// The configuration and the run's settings alone: Evaluate loads the
+	// model, once a prefix.
+	var model trainstep.Config
+	if err := readJSON(filepath.Join(ckDir, trainstep.FileConfig), &model); err != nil {
+		return fmt.Errorf("reading checkpoint %s: %w", ckDir, err)
+	}
+	run, err := trainstep.ReadRunConfig(ckDir)
 	if err != nil {
 		return err
 	}
 	dims := req.TruncateDims
 	if dims == nil {
-		dims = append([]int{0}, ck.Config.Matryoshka[min(1, len(ck.Config.Matryoshka)):]...)
+		dims = append([]int{0}, model.Matryoshka[min(1, len(model.Matryoshka)):]...)
 	}
 	for _, d := range dims {
-		if d == ck.Config.EmbedDim() {
+		if d == model.EmbedDim() {
 			d = 0
 		}
 		target.TruncateDim = d
@@ -96,17 +102,17 @@ func (ev *Evaluator) Run(ctx context.Context, req RunRequest, each func(RunResul
 		}
 		res := RunResult{Summary: sum, MTEB: MTEBScores(sum.Rows)}
 		if req.MTEB {
-			name := cmp.Or(target.Model, ev.cfg.Model, ck.Config.Encoder)
+			name := cmp.Or(target.Model, ev.cfg.Model, model.Encoder)
 			if d > 0 {
 				name = fmt.Sprintf("%s@%d", name, d)
 			}
 			first := sum.Rows[0]
 			meta := MTEBMeta{Name: "parastream/" + first.Run + "-" + name, Revision: first.CheckpointID[:min(16, len(first.CheckpointID))],
-				EmbedDim: cmp.Or(d, ck.Config.EmbedDim()), Version: req.Version}
-			if ck.Run != nil {
-				meta.Datasets = ck.Run.Datasets
-				if len(meta.Datasets) == 0 && ck.Run.Dataset != "" {
-					meta.Datasets = []string{ck.Run.Dataset}
+				EmbedDim: cmp.Or(d, model.EmbedDim()), Version: req.Version}
+			if run != nil {
+				meta.Datasets = run.Datasets
+				if len(meta.Datasets) == 0 && run.Dataset != "" {
+					meta.Datasets = []string{run.Dataset}
 				}
 			}
 			if res.MTEBFiles, err = WriteMTEB(filepath.Join(ev.cfg.Out, "mteb"), res.MTEB, meta); err != nil {
