@@ -24,7 +24,10 @@ func BenchmarkTrainStep(b *testing.B) {
 // sparse embedding update (the default: a step updates its batch's rows)
 // and the dense one (every row), and logs pairs/s at 400,000 words over
 // pairs/s at 20,000 for each: the sparse step's cost must not grow with the
-// vocabulary.
+// vocabulary. It measures the steady state (trainbench.RunConfig): the
+// warm-up steps, outside the timer, last until the heap has been collected
+// twice; give it enough steps (make bench: -benchtime 200x) that a run's
+// figure is an average, not the luck of a few steps.
 func BenchmarkVocabScaling(b *testing.B) {
 	lens := trainbench.Lengths(b)
 	for _, up := range []string{compute.UpdateSparse, compute.UpdateDense} {

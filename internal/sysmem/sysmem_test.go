@@ -3,7 +3,12 @@ package sysmem
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"testing"
+	"unsafe"
 )
 
 func write(t *testing.T, root, file, data string) {
@@ -96,5 +101,95 @@ func TestParseSize(t *testing.T) {
 		if got, err := ParseSize(in); err == nil {
 			t.Errorf("ParseSize(%q) = %d, no error", in, got)
 		}
+	}
+}
+
+// TestPeakRSS: the peak follows a large allocation, and a reset brings it
+// back below it once the memory is gone.
+func TestPeakRSS(t *testing.T) {
+	before, ok := PeakRSS()
+	if !ok {
+		t.Skip("no /proc/self/status VmHWM here")
+	}
+	const size = 256 << 20
+	buf := make([]byte, size)
+	for i := 0; i < len(buf); i += 4096 {
+		buf[i] = 1
+	}
+	peak, _ := PeakRSS()
+	if peak < size {
+		t.Fatalf("peak RSS %d after touching %d bytes (was %d)", peak, size, before)
+	}
+	runtime.KeepAlive(buf)
+	buf = nil
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := ResetPeakRSS(); err != nil {
+		t.Skipf("cannot reset the peak here: %v", err)
+	}
+	after, _ := PeakRSS()
+	if after >= peak {
+		t.Fatalf("peak RSS %d after a reset with the %d bytes freed, was %d", after, size, peak)
+	}
+}
+
+// TestMakeHuge: the slice is what make gives, zeroed, at every size.
+func TestMakeHuge(t *testing.T) {
+	for _, n := range []int{0, 1, 1000, 3 << 20} {
+		s := MakeHuge[float32](n)
+		if len(s) != n {
+			t.Fatalf("MakeHuge(%d) has length %d", n, len(s))
+		}
+		for i, v := range s {
+			if v != 0 {
+				t.Fatalf("MakeHuge(%d)[%d] = %v, want 0", n, i, v)
+			}
+		}
+		for i := range s {
+			s[i] = float32(i)
+		}
+		for i, v := range s {
+			if v != float32(i) {
+				t.Fatalf("MakeHuge(%d)[%d] = %v after writing %d", n, i, v, i)
+			}
+		}
+	}
+}
+
+// TestMakeHugeHugePages: where the kernel offers transparent huge pages
+// (always or madvise), a table of 16 MiB is backed by them once touched.
+func TestMakeHugeHugePages(t *testing.T) {
+	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || !(strings.Contains(string(mode), "[always]") || strings.Contains(string(mode), "[madvise]")) {
+		t.Skipf("no transparent huge pages here (%q, %v)", mode, err)
+	}
+	s := MakeHuge[float32](4 << 20)
+	for i := 0; i < len(s); i += 1024 {
+		s[i] = 1
+	}
+	addr := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(s))))
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skip(err)
+	}
+	huge := int64(0)
+	in := false
+	for line := range strings.Lines(string(smaps)) {
+		f := strings.Fields(line)
+		if len(f) > 0 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			lo, hi, _ := strings.Cut(f[0], "-")
+			a, err1 := strconv.ParseUint(lo, 16, 64)
+			b, err2 := strconv.ParseUint(hi, 16, 64)
+			in = err1 == nil && err2 == nil && addr+uint64(len(s))*4 > a && addr < b
+			continue
+		}
+		if in && len(f) >= 2 && f[0] == "AnonHugePages:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			huge += kb << 10
+		}
+	}
+	runtime.KeepAlive(s)
+	if huge < 2<<20 {
+		t.Fatalf("a 16 MiB table from MakeHuge has %d bytes of huge pages, want at least 2 MiB", huge)
 	}
 }

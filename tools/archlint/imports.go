@@ -92,8 +92,13 @@ func importTable() []floor {
 		}},
 		{pkg: "trainstep/compute", imports: map[string]string{
 			"featurize/lexicon": "the model's vocabulary",
+			"internal/sysmem":   "the optimiser's moments on huge pages",
 		}},
-		{pkg: "trainstep/cpu", imports: edges("trainstep/compute", "trainstep/cpu/cblas")},
+		{pkg: "trainstep/cpu", imports: map[string]string{
+			"trainstep/compute":   "",
+			"trainstep/cpu/cblas": "",
+			"internal/sysmem":     "the parameter tables on huge pages",
+		}},
 		{pkg: "trainstep/cuda", imports: edges("trainstep/compute")},
 		{pkg: "trainstep/device", imports: map[string]string{
 			"trainstep/compute":   "",
@@ -111,7 +116,7 @@ func importTable() []floor {
 			"internal/atomicfile": "",
 			"internal/progress":   "the progress line's ETA",
 		}},
-		{pkg: "trainstep/internal/trainbench", imports: edges("trainstep", "trainstep/compute", "trainstep/cpu", "trainstep/cpu/cblas", "internal/testenv")},
+		{pkg: "trainstep/internal/trainbench", imports: edges("trainstep", "trainstep/compute", "trainstep/cpu", "trainstep/cpu/cblas", "internal/testenv", "internal/sysmem")},
 
 		// Floor 4: evaluation, on checkpoints.
 		{pkg: "evalsink/metric", imports: edges("featurize/lexicon", "internal/atomicfile")},

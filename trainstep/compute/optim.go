@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/parastream/parastream/internal/sysmem"
 )
 
 // Optimizer updates parameters on host memory from their gradients. Its
@@ -47,7 +49,7 @@ func NewOptimizer(cfg Config, specs []ParamSpec) *Optimizer {
 	for _, s := range specs {
 		for _, sl := range slots {
 			name := sl + s.Name
-			o.state[name] = make([]float32, NumElems(s.Shape))
+			o.state[name] = sysmem.MakeHuge[float32](NumElems(s.Shape))
 			o.shapes[name] = s.Shape
 			o.order = append(o.order, name)
 		}
@@ -79,17 +81,22 @@ func (o *Optimizer) StepRows(name string, t SparseRows, step int64, lr float64) 
 		d1, d2, s := c.Factors(rows, step, lr)
 		o.catchUp(name, w, width, rows, catchUpFactors{d1, d2, s})
 	}
+	var m, v []float32
+	switch o.kind {
+	case OptRMSProp:
+		v = o.state["rmsprop.v/"+name]
+	case OptAdam:
+		m, v = o.state["adam.m/"+name], o.state["adam.v/"+name]
+	}
 	for _, r := range rows {
-		switch o.kind {
-		case OptSGD:
-			o.step(sub(w, r), sub(g, r), nil, nil, step, lr)
-		case OptRMSProp:
-			o.step(sub(w, r), sub(g, r), nil, sub(o.state["rmsprop.v/"+name], r), step, lr)
-		case OptAdam:
-			o.step(sub(w, r), sub(g, r), sub(o.state["adam.m/"+name], r), sub(o.state["adam.v/"+name], r), step, lr)
-		default:
-			panic("compute: unknown optimizer " + o.kind)
+		var rm, rv []float32
+		if m != nil {
+			rm = sub(m, r)
 		}
+		if v != nil {
+			rv = sub(v, r)
+		}
+		o.step(sub(w, r), sub(g, r), rm, rv, step, lr)
 	}
 }
 
@@ -123,15 +130,25 @@ type catchUpFactors struct {
 func (o *Optimizer) catchUp(name string, w []float32, width int, rows []int32, f catchUpFactors) {
 	d1, d2, s := f.d1, f.d2, f.s
 	sub := func(v []float32, r int32) []float32 { return v[int(r)*width : int(r+1)*width] }
+	m, v := o.state["adam.m/"+name], o.state["adam.v/"+name]
+	if o.kind == OptRMSProp {
+		v = o.state["rmsprop.v/"+name]
+	}
 	for k, r := range rows {
+		if d1[k] == 1 && d2[k] == 1 && s[k] == 0 {
+			// Owed nothing (prepared before this step's forward pass, or
+			// never updated): the pass over its w, m and v would leave
+			// them as they are, and would cost a cache miss a line.
+			continue
+		}
 		switch o.kind {
 		case OptRMSProp:
-			v := sub(o.state["rmsprop.v/"+name], r)
-			for i := range v {
-				v[i] *= d2[k]
+			rv := sub(v, r)
+			for i := range rv {
+				rv[i] *= d2[k]
 			}
 		case OptAdam:
-			CatchUpRow(sub(w, r), sub(o.state["adam.m/"+name], r), sub(o.state["adam.v/"+name], r), d1[k], d2[k], s[k])
+			CatchUpRow(sub(w, r), sub(m, r), sub(v, r), d1[k], d2[k], s[k])
 		}
 	}
 }

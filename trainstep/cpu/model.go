@@ -10,6 +10,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/parastream/parastream/internal/sysmem"
 	"github.com/parastream/parastream/trainstep/compute"
 )
 
@@ -231,12 +232,12 @@ func newModel[T float](cfg compute.Config, enc encoderBuilder, params []compute.
 		byName[p.Name] = p
 	}
 	for _, s := range m.specs {
-		w := make([]T, compute.NumElems(s.Shape))
+		w := sysmem.MakeHuge[T](compute.NumElems(s.Shape))
 		for i, v := range byName[s.Name].Data {
 			w[i] = T(v)
 		}
 		m.w[s.Name] = w
-		m.grad[s.Name] = make([]T, len(w))
+		m.grad[s.Name] = sysmem.MakeHuge[T](len(w))
 		m.dense[s.Name] = tensor.New(tensor.WithShape(s.Shape...), tensor.WithBacking(w))
 	}
 	if cfg.LambdaW > 0 {

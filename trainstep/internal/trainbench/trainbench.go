@@ -8,10 +8,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/parastream/parastream/internal/sysmem"
 	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
@@ -57,9 +59,9 @@ func Lengths(b testing.TB) []int {
 // reports the process's peak RSS (peak-RSS-MiB; one benchmark a process
 // for a figure of its own):
 // eight batches of random word ids with lengths drawn from lens, dimension
-// 300, margin loss with max negatives and Adam (the defaults). Every
-// batch is stepped once first, so that graphs and workspaces are built
-// before the timer starts.
+// 300, margin loss with max negatives and Adam (the defaults). The steps
+// before the timer starts (warmUp, reported as warm-up-steps) build the
+// graphs and workspaces and bring the heap to its steady state.
 func Run(b *testing.B, enc string, batch int, backend compute.Backend, lens []int) float64 {
 	return RunConfig(b, trainstep.Config{Encoder: enc, Dim: 300, Vocab: Vocab, BatchSize: batch}, backend, lens)
 }
@@ -91,11 +93,8 @@ func RunConfig(b *testing.B, cfg trainstep.Config, backend compute.Backend, lens
 	}
 	defer tr.Close()
 	b.Logf("device: %s", tr.Device())
-	for _, bt := range batches {
-		if _, err := tr.Step(bt); err != nil {
-			b.Fatal(err)
-		}
-	}
+	warm := warmUp(b, tr, batches)
+	faults0 := minorFaults()
 	b.ResetTimer()
 	n := 0
 	for i := 0; i < b.N; i++ {
@@ -107,11 +106,58 @@ func RunConfig(b *testing.B, cfg trainstep.Config, backend compute.Backend, lens
 	}
 	rate := float64(n) / b.Elapsed().Seconds()
 	b.ReportMetric(rate, "pairs/s")
-	if hwm, ok := peakRSS(); ok {
+	b.StopTimer()
+	b.ReportMetric(float64(warm), "warm-up-steps")
+	if f0, f1 := faults0, minorFaults(); f0 >= 0 && f1 >= 0 {
+		b.ReportMetric(float64(f1-f0)/float64(b.N), "page-faults/step")
+	}
+	if hwm, ok := sysmem.PeakRSS(); ok {
 		b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MiB")
 	}
 	return rate
 }
+
+// warmUp steps every batch once, so that graphs and workspaces are built,
+// then goes on stepping until the garbage collector has finished two
+// cycles since the first step (at most maxWarmUp steps in all), and
+// returns the steps taken. Until the heap's first collection a step's
+// garbage (the graph's values: about 15 MB a step at batch 100) lands on
+// memory the process has never touched, each page a fault; after it the
+// freed memory is reused. With a 2 GB model (400,000 words) the first
+// collection comes only after about 130 steps, so a short timed loop would
+// measure those faults rather than the steps of a run, which takes
+// thousands.
+func warmUp(b *testing.B, tr *trainstep.Trainer, batches [][]trainstep.Pair) int {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	gc0 := ms.NumGC
+	steps := 0
+	for ; steps < maxWarmUp; steps++ {
+		if steps >= len(batches) {
+			runtime.ReadMemStats(&ms)
+			if ms.NumGC >= gc0+2 {
+				break
+			}
+		}
+		if _, err := tr.Step(batches[steps%len(batches)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return steps
+}
+
+// minorFaults is the process's page faults so far that needed no I/O
+// (getrusage's ru_minflt: first touches of memory), or -1 where unknown.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return -1
+	}
+	return ru.Minflt
+}
+
+// maxWarmUp bounds warmUp's steps.
+const maxWarmUp = 2000
 
 // BLASEnv names the CPU backend's BLAS for the benchmarks (cpu.UseBLAS:
 // auto, go or openblas); unset: auto, the default of the backend.
@@ -125,24 +171,4 @@ func useBLAS(b *testing.B) {
 	if _, err := cpu.UseBLAS(choice, cblas.Options{}); err != nil {
 		b.Fatalf("%s=%s: %v", BLASEnv, choice, err)
 	}
-}
-
-// peakRSS is the process's peak resident set in bytes (VmHWM of
-// /proc/self/status; Linux only): with several benchmarks in one process,
-// the largest so far.
-func peakRSS() (int64, bool) {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(rest)
-			if len(f) == 2 && f[1] == "kB" {
-				kb, err := strconv.ParseInt(f[0], 10, 64)
-				return kb << 10, err == nil
-			}
-		}
-	}
-	return 0, false
 }
