@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/parastream/parastream/internal/sysmem"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/internal/trainbench"
@@ -15,7 +16,7 @@ import (
 // examples/s, for avg at the step benchmark's sizes (batch 100, dimension
 // 300, 20,000 words, STS lengths), 20,000 rows (200 steps) with a
 // checkpoint every 50 (with the seconds the loop waited for the feed and in
-// checkpoints): the serial feed with synchronous checkpoints (as
+// checkpoints, and the peak RSS of the variant's runs): the serial feed with synchronous checkpoints (as
 // before), then the feed ahead and the background checkpoints alone and
 // together, in the same process and on the same published rows. It logs
 // each rate over the serial one's.
@@ -50,6 +51,8 @@ func BenchmarkRunFeed(b *testing.B) {
 		b.Run(v.name, func(b *testing.B) {
 			var examples int64
 			var secs, feedWait, ckWait float64
+			// The peak of this variant's runs alone, not of the setup.
+			resetErr := sysmem.ResetPeakRSS()
 			for range b.N {
 				runs++
 				sum, err := trainstep.Run(context.Background(), trainstep.RunConfig{
@@ -69,6 +72,9 @@ func BenchmarkRunFeed(b *testing.B) {
 			b.ReportMetric(rates[v.name], "examples/s")
 			b.ReportMetric(feedWait/float64(b.N), "feed-wait-s/run")
 			b.ReportMetric(ckWait/float64(b.N), "checkpoint-wait-s/run")
+			if peak, ok := sysmem.PeakRSS(); ok && resetErr == nil {
+				b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+			}
 		})
 	}
 	if base := rates["serial-sync"]; base > 0 {

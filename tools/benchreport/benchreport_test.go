@@ -160,8 +160,8 @@ func TestStreamRowsUseEachRunsRatio(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := streamRows(bs, "", "")
-	if len(rows) != 4 {
-		t.Fatalf("%d rows, want 4", len(rows))
+	if len(rows) != 5 {
+		t.Fatalf("%d rows, want 5", len(rows))
 	}
 	pub := rows[0]
 	// The median of the runs' own ratios (1.10), not median over median
@@ -290,12 +290,12 @@ func TestWriteReport(t *testing.T) {
 			t.Errorf("the Markdown lacks %q:\n%s", want, text)
 		}
 	}
-	// One table line per row, every line with the table's 7 bars.
+	// One table line per row, every line with the table's 10 bars.
 	var lines int
 	for _, l := range strings.Split(text, "\n") {
 		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| what") {
 			lines++
-			if n := strings.Count(l, "|") - strings.Count(l, `\|`); n != 7 {
+			if n := strings.Count(l, "|") - strings.Count(l, `\|`); n != 10 {
 				t.Errorf("table line with %d bars: %s", n, l)
 			}
 		}
@@ -313,7 +313,7 @@ func TestWriteReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(back.Rows) != len(rep.Rows) || back.Rows[0].Parastream.N != 3 || back.Rows[0].Ratio.Median != 1.1 ||
-		back.Rows[4].PeerNote != noTorch || back.Machine.Cores != 2 || len(back.Failures) != 1 {
+		back.Rows[5].PeerNote != noTorch || back.Machine.Cores != 2 || len(back.Failures) != 1 {
 		t.Errorf("the JSON read back differs: %+v", back)
 	}
 }
@@ -449,5 +449,44 @@ func TestWriteFileReplaces(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "second" {
 		t.Errorf("a failed write replaced the report: %q", b)
+	}
+}
+
+// TestSpreadAndCosts: a row whose runs spread more than 2x gives no ratio
+// and says why; one within 2x gives its ratio and its spread; the peak RSS
+// and allocations come from the benchmark's metrics, allocs/op divided by
+// the pairs of a step.
+func TestSpreadAndCosts(t *testing.T) {
+	bs, err := ParseBench(strings.NewReader(`BenchmarkStreamVsKcat-2 1 1600 consume-wire-MB/s 1.4 consume-wire/nowait/kcat 1100 kcat-consume-nowait-MB/s 90 consume-wire-peak-RSS-MiB 0.5 consume-wire-allocs/row
+BenchmarkStreamVsKcat-2 1 580 consume-wire-MB/s 0.5 consume-wire/nowait/kcat 1140 kcat-consume-nowait-MB/s 95 consume-wire-peak-RSS-MiB 0.5 consume-wire-allocs/row
+BenchmarkStreamVsKcat-2 1 450 consume-wire-MB/s 0.4 consume-wire/nowait/kcat 1080 kcat-consume-nowait-MB/s 92 consume-wire-peak-RSS-MiB 0.6 consume-wire-allocs/row
+BenchmarkVocabScaling/vocab=20000-2 200 1 ns/op 8000 pairs/s 300 peak-RSS-MiB 1500 allocs/op
+BenchmarkVocabScaling/vocab=400000-2 200 1 ns/op 7600 pairs/s 2300 peak-RSS-MiB 1600 allocs/op
+BenchmarkVocabScaling/vocab=20000-2 200 1 ns/op 8200 pairs/s 300 peak-RSS-MiB 1500 allocs/op
+BenchmarkVocabScaling/vocab=400000-2 200 1 ns/op 7400 pairs/s 2300 peak-RSS-MiB 1600 allocs/op
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wire := withSpread(streamRows(bs, "", "")[1])
+	if !wire.Unsteady || math.Abs(wire.Spread-1600.0/450) > 1e-9 {
+		t.Errorf("consume-wire row spread %.2f, unsteady %v: want 3.56 and unsteady", wire.Spread, wire.Unsteady)
+	}
+	if c := ratioCell(wire); !strings.Contains(c, "none: the runs spread 3.6x") {
+		t.Errorf("the ratio cell of an unsteady row says %q", c)
+	}
+	if wire.PeakRSSMiB == nil || wire.PeakRSSMiB.Median != 92 || wire.Allocs == nil || wire.Allocs.Median != 0.5 || wire.AllocsPer != "row" {
+		t.Errorf("consume-wire row costs: RSS %+v, allocs %+v per %q", wire.PeakRSSMiB, wire.Allocs, wire.AllocsPer)
+	}
+	rows := vocabRows(bs, []int{20_000, 400_000}, nil, noTorch, "")
+	ratio := withSpread(rows[2])
+	if ratio.Ratio == nil || ratio.Ratio.N != 2 || math.Abs(ratio.Ratio.Min-7400.0/8200) > 1e-9 || math.Abs(ratio.Ratio.Max-7600.0/8000) > 1e-9 || ratio.Unsteady {
+		t.Errorf("400,000 over 20,000 row %+v: want each run's own ratio, 0.902 and 0.95", ratio.Ratio)
+	}
+	if c := ratioCell(ratio); !strings.HasPrefix(c, "0.926 (0.902–0.950, n=2)") {
+		t.Errorf("the ratio cell of a steady row says %q", c)
+	}
+	if r := rows[1]; r.Allocs == nil || r.Allocs.Median != 16 || r.AllocsPer != "pair" || r.PeakRSSMiB.Median != 2300 {
+		t.Errorf("400,000 words row costs: allocs %+v per %q, RSS %+v: want 16 a pair, 2,300 MiB", r.Allocs, r.AllocsPer, r.PeakRSSMiB)
 	}
 }

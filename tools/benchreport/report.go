@@ -32,6 +32,75 @@ type Row struct {
 	Ratio *Summary `json:"ratio,omitempty"`
 	// RatioHow says how the ratio was taken.
 	RatioHow string `json:"ratio_how,omitempty"`
+	// PeakRSSMiB is the peak resident set, MiB, of what measured
+	// parastream's figure (the stage alone where the benchmark resets the
+	// peak before it), where the suite measures it.
+	PeakRSSMiB *Summary `json:"peak_rss_mib,omitempty"`
+	// Allocs are parastream's heap allocations per AllocsPer ("row",
+	// "comment", "pair", ...), where the suite measures them.
+	Allocs    *Summary `json:"allocs,omitempty"`
+	AllocsPer string   `json:"allocs_per,omitempty"`
+	// Spread is the larger of the two figures' spreads (a figure's
+	// largest run over its smallest); Unsteady is set when it exceeds
+	// maxSpread: the runs disagree too much for their ratio to be read,
+	// and the table says so instead of giving it.
+	Spread   float64 `json:"spread,omitempty"`
+	Unsteady bool    `json:"unsteady,omitempty"`
+}
+
+// maxSpread is the spread above which a row's ratio is not given.
+const maxSpread = 2.0
+
+// spread is a figure's largest run over its smallest (0 for no figure or
+// one whose runs are not all positive).
+func (s *Summary) spread() float64 {
+	if s == nil || s.Min <= 0 {
+		return 0
+	}
+	return s.Max / s.Min
+}
+
+// withSpread sets the row's Spread and Unsteady from its two figures.
+func withSpread(r Row) Row {
+	r.Spread = max(r.Parastream.spread(), r.PeerFigure.spread())
+	r.Unsteady = r.Spread > maxSpread
+	return r
+}
+
+// ratioCell is what the table's ratio column says of r.
+func ratioCell(r Row) string {
+	if r.Ratio == nil {
+		return ""
+	}
+	if r.Unsteady {
+		return fmt.Sprintf("none: the runs spread %.1fx (over %.0fx), so no ratio of them is steady; see the figures", r.Spread, maxSpread)
+	}
+	ratio := figure(r.Ratio, "", "")
+	if r.RatioHow != "" {
+		ratio += " (" + r.RatioHow + ")"
+	}
+	return ratio
+}
+
+// spreadCell is the table's spread column: each figure's largest run over
+// its smallest.
+func spreadCell(r Row) string {
+	var parts []string
+	if s := r.Parastream.spread(); s > 0 && r.Parastream.N > 1 {
+		parts = append(parts, fmt.Sprintf("%.2fx", s))
+	} else {
+		parts = append(parts, "–")
+	}
+	if s := r.PeerFigure.spread(); s > 0 && r.PeerFigure.N > 1 {
+		parts = append(parts, fmt.Sprintf("%.2fx", s))
+	} else {
+		parts = append(parts, "–")
+	}
+	out := strings.Join(parts, " / ")
+	if r.Unsteady {
+		out += " (over 2x)"
+	}
+	return out
 }
 
 // Report is the whole of one `make bench` run.
@@ -163,25 +232,26 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 	fmt.Fprintf(&b, "Versions: %s.\n\n", strings.Join(vs, "; "))
 	b.WriteString("Each figure is the median of its runs (min–max, n runs); the ratio is parastream's figure over the peer's, " +
 		"taken within this run. Ratios above 1 favour parastream except where the unit is a time or a size (marked ↓), where below 1 does.\n\n")
-	b.WriteString("| what | input | parastream | peer | peer's figure | ratio |\n|---|---|---|---|---|---|\n")
+	b.WriteString("The spread is each figure's largest run over its smallest (parastream / peer); a row whose runs spread more than 2x gives no ratio. " +
+		"Peak RSS is that of the process that measured parastream's figure (of the stage alone where its benchmark resets the peak before it); " +
+		"allocations are Go heap allocations per unit of work, from the benchmark.\n\n")
+	b.WriteString("| what | input | parastream | peer | peer's figure | ratio | spread | peak RSS | allocations |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rep.Rows {
 		unit := r.Unit
 		if r.LowerIsBetter {
 			unit += " ↓"
 		}
-		ratio := ""
-		if r.Ratio != nil {
-			ratio = figure(r.Ratio, "", "")
-			if r.RatioHow != "" {
-				ratio += " (" + r.RatioHow + ")"
-			}
-		}
 		peerFig := figure(r.PeerFigure, unit, r.PeerNote)
 		if r.PeerFigure != nil && r.PeerNote != "" {
 			peerFig += "; " + r.PeerNote
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(r.What), cell(r.Input),
-			cell(figure(r.Parastream, unit, r.ParastreamNote)), cell(r.Peer), cell(peerFig), cell(ratio))
+		allocs := ""
+		if r.Allocs != nil {
+			allocs = figure(r.Allocs, "a "+r.AllocsPer, "")
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(r.What), cell(r.Input),
+			cell(figure(r.Parastream, unit, r.ParastreamNote)), cell(r.Peer), cell(peerFig), cell(ratioCell(r)),
+			cell(spreadCell(r)), cell(figure(r.PeakRSSMiB, "MiB", "")), cell(allocs))
 	}
 	if len(rep.Failures) > 0 {
 		b.WriteString("\nFailed:\n\n")

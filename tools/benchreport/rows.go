@@ -34,6 +34,32 @@ func missing(suiteErr, what string) string {
 	return "not measured: " + what + " gave no figure"
 }
 
+// costs names a benchmark's metrics of a row's peak RSS and allocations:
+// rss (MiB) and allocs, the latter divided by div (the units of work in an
+// op, for allocs/op; 1 for a metric already per unit), per naming the unit.
+type costs struct {
+	rss, allocs, per string
+	div              float64
+}
+
+// withCosts sets r's peak RSS and allocations from the metrics c names of
+// benchmark name; a metric the benchmark did not report is left out.
+func withCosts(r Row, bs []Benchmark, name string, c costs) Row {
+	if v, _ := Values(bs, name, c.rss); len(v) > 0 {
+		r.PeakRSSMiB = Summarize(v)
+	}
+	if v, _ := Values(bs, name, c.allocs); len(v) > 0 && c.div > 0 {
+		r.Allocs, r.AllocsPer = Summarize(v).Scale(1/c.div), c.per
+	}
+	return r
+}
+
+// stepCosts are the training benchmarks' costs: allocs/op over the pairs
+// of a step.
+func stepCosts() costs {
+	return costs{rss: "peak-RSS-MiB", allocs: "allocs/op", per: "pair", div: trainBatch}
+}
+
 // extractRows are the Reddit extraction's rows from BenchmarkExtractReddit.
 func extractRows(bs []Benchmark, comments int64, suiteErr string) []Row {
 	const name = "BenchmarkExtractReddit"
@@ -62,6 +88,9 @@ func extractRows(bs []Benchmark, comments int64, suiteErr string) []Row {
 	if vsLoop.Parastream == nil {
 		vsLoop.ParastreamNote = missing(suiteErr, name)
 	}
+	// The benchmark's peak RSS is the pipeline's: the loop keeps nothing.
+	perCore = withCosts(perCore, bs, name, costs{"peak-RSS-MiB", "pipeline-allocs/comment", "comment", 1})
+	vsLoop = withCosts(vsLoop, bs, name, costs{"peak-RSS-MiB", "pipeline-allocs/comment", "comment", 1})
 	return []Row{withRatio(perCore), withRatio(vsLoop)}
 }
 
@@ -91,16 +120,19 @@ func rssRows(rssMiB []float64, comments int64, jsonBytes int64, suiteErr string)
 func streamRows(bs []Benchmark, peerNote, suiteErr string) []Row {
 	const name = "BenchmarkStreamVsKcat"
 	input := "200,000 featurized rows in 16 shards, the embedded broker"
-	type pair struct{ what, ps, peer, peerMetric, ratio string }
+	// stage is the benchmark's name of the part measured: its figures are
+	// <stage>-MB/s, <stage>-allocs/row and <stage>-peak-RSS-MiB.
+	type pair struct{ what, stage, peer, peerMetric, ratio string }
 	pairs := []pair{
-		{"publish (shards to acknowledged messages)", "publish-MB/s", "kcat -P (librdkafka), acks=all", "kcat-produce-MB/s", "publish/kcat"},
-		{"consume-wire (the consumer's fetch path, no decoding)", "consume-wire-MB/s", "kcat -C with fetch.wait.max.ms=10 (the fair pair)", "kcat-consume-nowait-MB/s", "consume-wire/nowait/kcat"},
-		{"consume with decode (rows handed out)", "consume-MB/s", "kcat -C with fetch.wait.max.ms=10", "kcat-consume-nowait-MB/s", "consume/nowait/kcat"},
-		{"consume-wire beside kcat's default wait", "consume-wire-MB/s", "kcat -C with librdkafka's default 500 ms wait at the end", "kcat-consume-MB/s", "consume-wire/kcat"},
+		{"publish (shards to acknowledged messages)", "publish", "kcat -P (librdkafka), acks=all", "kcat-produce-MB/s", "publish/kcat"},
+		{"consume-wire (the consumer's fetch path, no decoding)", "consume-wire", "kcat -C with fetch.wait.max.ms=10 (the fair pair)", "kcat-consume-nowait-MB/s", "consume-wire/nowait/kcat"},
+		{"consume with decode, every column (rows handed out)", "consume", "kcat -C with fetch.wait.max.ms=10", "kcat-consume-nowait-MB/s", "consume/nowait/kcat"},
+		{"consume with decode, the trainer's columns (rows handed to the trainer)", "consume-train", "kcat -C with fetch.wait.max.ms=10", "kcat-consume-nowait-MB/s", "consume-train/nowait/kcat"},
+		{"consume-wire beside kcat's default wait", "consume-wire", "kcat -C with librdkafka's default 500 ms wait at the end", "kcat-consume-MB/s", "consume-wire/kcat"},
 	}
 	var rows []Row
 	for _, p := range pairs {
-		ps, _ := Values(bs, name, p.ps)
+		ps, _ := Values(bs, name, p.stage+"-MB/s")
 		peer, _ := Values(bs, name, p.peerMetric)
 		ratio, _ := Values(bs, name, p.ratio)
 		r := Row{Suite: "StreamVsKcat", What: p.what, Input: input, Unit: "MB/s", Parastream: Summarize(ps),
@@ -119,6 +151,7 @@ func streamRows(bs []Benchmark, peerNote, suiteErr string) []Row {
 		if r.PeerFigure == nil && peerNote != "" {
 			r.PeerNote = peerNote
 		}
+		r = withCosts(r, bs, name, costs{p.stage + "-peak-RSS-MiB", p.stage + "-allocs/row", "row", 1})
 		rows = append(rows, withRatio(r))
 	}
 	return rows
@@ -198,6 +231,7 @@ func trainRows(bs []Benchmark, tt *TorchTrain, peerNote, suiteErr string) []Row 
 			if r.Parastream == nil {
 				r.ParastreamNote = missing(suiteErr, name)
 			}
+			r = withCosts(r, bs, name, stepCosts())
 			rows = append(rows, withRatio(r))
 		}
 	}
@@ -250,9 +284,41 @@ func vocabRows(bs []Benchmark, sizes []int, tv *TorchVocab, peerNote, suiteErr s
 		if r.Parastream == nil {
 			r.ParastreamNote = missing(suiteErr, name)
 		}
+		r = withCosts(r, bs, name, stepCosts())
 		rows = append(rows, withRatio(r))
 	}
-	return rows
+	return append(rows, vocabRatioRow(bs, sizes, suiteErr))
+}
+
+// trainBatch is the training benchmarks' batch: the pairs of an op (a step).
+const trainBatch = 100
+
+// vocabRatioRow is the sparse step's rate at the largest vocabulary of
+// sizes over its rate at the smallest, each run's own (the runs of go test
+// -count pair up in order): 1 when the step's cost does not grow with the
+// vocabulary.
+func vocabRatioRow(bs []Benchmark, sizes []int, suiteErr string) Row {
+	lo, hi := sizes[0], sizes[len(sizes)-1]
+	name := func(v int) string { return fmt.Sprintf("BenchmarkVocabScaling/vocab=%d", v) }
+	hiRates, _ := Values(bs, name(hi), "pairs/s")
+	loRates, _ := Values(bs, name(lo), "pairs/s")
+	var ratios []float64
+	for i := range min(len(hiRates), len(loRates)) {
+		if loRates[i] > 0 {
+			ratios = append(ratios, hiRates[i]/loRates[i])
+		}
+	}
+	r := Row{Suite: "VocabScaling", What: fmt.Sprintf("training step at %s words over %s (sparse update; 1: flat in the vocabulary)", num(float64(hi)), num(float64(lo))),
+		Input: "avg, batch 100, dim 300, STS 2012 lengths", Unit: "pairs/s",
+		Parastream: Summarize(hiRates), Peer: fmt.Sprintf("parastream at %s words, same run", num(float64(lo))), PeerFigure: Summarize(loRates),
+		Ratio: Summarize(ratios), RatioHow: "each run's own"}
+	if r.Ratio == nil {
+		r.RatioHow = ""
+	}
+	if r.Parastream == nil {
+		r.ParastreamNote = missing(suiteErr, name(hi))
+	}
+	return withCosts(r, bs, name(hi), stepCosts())
 }
 
 // feedRows is BenchmarkRunFeed's end-to-end rate beside PyTorch's avg
@@ -267,8 +333,12 @@ func feedRows(bs []Benchmark, variant string, tt *TorchTrain, peerNote, suiteErr
 	if r.Parastream == nil {
 		r.ParastreamNote = missing(suiteErr, name)
 	}
+	r = withCosts(r, bs, name, costs{"peak-RSS-MiB", "allocs/op", "example", feedRows20k})
 	return []Row{withRatio(r)}
 }
+
+// feedRows20k are the examples of one op of BenchmarkRunFeed.
+const feedRows20k = 20_000
 
 // NMFResult is what scripts/nmf_bench.py --json prints.
 type NMFResult struct {

@@ -137,7 +137,9 @@ func (r *runner) run() (failed bool, err error) {
 	for i, s := range chosen {
 		t := time.Now()
 		r.logf("== %s: %s", s.name, s.about)
-		r.rep.Rows = append(r.rep.Rows, s.run(r)...)
+		for _, row := range s.run(r) {
+			r.rep.Rows = append(r.rep.Rows, withSpread(row))
+		}
 		r.logf("== %s: %.0f s", s.name, time.Since(t).Seconds())
 		// The report so far, so that a run stopped part way leaves the
 		// suites it finished.
