@@ -88,6 +88,7 @@ func (o *Optimizer) StepRows(name string, t SparseRows, step int64, lr float64) 
 	case OptAdam:
 		m, v = o.state["adam.m/"+name], o.state["adam.v/"+name]
 	}
+	k := o.ruleAt(step, lr)
 	for _, r := range rows {
 		var rm, rv []float32
 		if m != nil {
@@ -96,7 +97,7 @@ func (o *Optimizer) StepRows(name string, t SparseRows, step int64, lr float64) 
 		if v != nil {
 			rv = sub(v, r)
 		}
-		o.step(sub(w, r), sub(g, r), rm, rv, step, lr)
+		o.stepWith(k, sub(w, r), sub(g, r), rm, rv)
 	}
 }
 
@@ -168,28 +169,41 @@ func (o *Optimizer) Step(name string, w, g []float32, step int64, lr float64) {
 // step applies the rule to w from g with the moments m and v (those the
 // rule has) of the same span.
 func (o *Optimizer) step(w, g, m, v []float32, step int64, lr float64) {
+	o.stepWith(o.ruleAt(step, lr), w, g, m, v)
+}
+
+// rule is the update rule's constants at one step: what step computes once
+// for all the rows of a sparse update.
+type rule struct {
+	a, eps, b1, b2, rho, c1, c2 float32
+}
+
+// ruleAt is the rule's constants at step with learning rate lr.
+func (o *Optimizer) ruleAt(step int64, lr float64) rule {
+	return rule{a: float32(lr), eps: float32(o.eps), b1: float32(o.beta1), b2: float32(o.beta2), rho: float32(o.rho),
+		c1: float32(1 / (1 - math.Pow(o.beta1, float64(step)))),
+		c2: float32(1 / (1 - math.Pow(o.beta2, float64(step))))}
+}
+
+// stepWith is step with the rule's constants computed.
+func (o *Optimizer) stepWith(k rule, w, g, m, v []float32) {
 	switch o.kind {
 	case OptSGD:
-		a := float32(lr)
 		for i := range w {
-			w[i] -= a * g[i]
+			w[i] -= k.a * g[i]
 		}
 	case OptRMSProp:
-		rho, eps := float32(o.rho), float32(o.eps)
-		a := float32(lr)
+		rho := k.rho
 		for i := range w {
 			v[i] = rho*v[i] + (1-rho)*g[i]*g[i]
-			w[i] -= a * g[i] / (float32(math.Sqrt(float64(v[i]))) + eps)
+			w[i] -= k.a * g[i] / (float32(math.Sqrt(float64(v[i]))) + k.eps)
 		}
 	case OptAdam:
-		b1, b2 := float32(o.beta1), float32(o.beta2)
-		c1 := float32(1 / (1 - math.Pow(o.beta1, float64(step))))
-		c2 := float32(1 / (1 - math.Pow(o.beta2, float64(step))))
-		a, eps := float32(lr), float32(o.eps)
+		b1, b2, c1, c2 := k.b1, k.b2, k.c1, k.c2
 		for i := range w {
 			m[i] = b1*m[i] + (1-b1)*g[i]
 			v[i] = b2*v[i] + (1-b2)*g[i]*g[i]
-			w[i] -= a * (m[i] * c1) / (float32(math.Sqrt(float64(v[i]*c2))) + eps)
+			w[i] -= k.a * (m[i] * c1) / (float32(math.Sqrt(float64(v[i]*c2))) + k.eps)
 		}
 	default:
 		panic("compute: unknown optimizer " + o.kind)
