@@ -112,6 +112,7 @@ type spiller struct {
 	buckets   int
 	symmetric bool
 	writers   map[int]*bucketFile
+	buf       []byte // the key being hashed
 }
 
 type bucketFile struct {
@@ -124,14 +125,11 @@ func newSpiller(dir, key string, buckets int, symmetric bool) *spiller {
 }
 
 func (sp *spiller) bucket(r *shards.Row) int {
-	var k string
-	switch sp.key {
-	case ByGroup:
-		k = r.GroupKey
-	default:
-		k = NormalizedKey(r, sp.symmetric)
+	if sp.key == ByGroup {
+		return int(text.Hash64(0, r.GroupKey) % uint64(sp.buckets))
 	}
-	return int(text.Hash64(0, k) % uint64(sp.buckets))
+	sp.buf = appendNormalizedKey(sp.buf[:0], r, sp.symmetric)
+	return int(text.Hash64Bytes(0, sp.buf) % uint64(sp.buckets))
 }
 
 func (sp *spiller) write(ctx context.Context, r *shards.Row) error {
@@ -214,7 +212,7 @@ func (fn *pairFn) ProcessElement(_ int, paths func(*string) bool, _ func(int, st
 	files := collect(paths)
 	return fn.pool.submit(func(ctx context.Context, w *pairWorker) error {
 		threads := make(map[string][]shards.Row)
-		err := spill.ReadFiles(ctx, files, func(r *shards.Row) error {
+		err := spill.CopyFiles(ctx, files, func(r *shards.Row) error {
 			threads[r.GroupKey] = append(threads[r.GroupKey], *r)
 			return nil
 		})
@@ -443,7 +441,7 @@ func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates
 	}
 	var st DedupeStats
 	if keepDuplicates {
-		if err := spill.ReadFiles(ctx, files, func(r *shards.Row) error {
+		if err := spill.CopyFiles(ctx, files, func(r *shards.Row) error {
 			if r.Split != externalSplit {
 				keep(*r)
 				st.Kept++
@@ -454,8 +452,8 @@ func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates
 		}
 	} else {
 		d := NewDeduper(symmetric)
-		if err := spill.ReadFiles(ctx, files, func(r *shards.Row) error {
-			d.Add(*r, r.Split == externalSplit)
+		if err := spill.CopyFiles(ctx, files, func(r *shards.Row) error {
+			d.add(r, r.Split == externalSplit)
 			return nil
 		}); err != nil {
 			return nil, st, err
@@ -579,7 +577,7 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	}
 	var n, tokens int64
 	for _, run := range runs {
-		err := spill.ReadFiles(ctx, []string{run.Path}, func(row *shards.Row) error {
+		err := spill.CopyFiles(ctx, []string{run.Path}, func(row *shards.Row) error {
 			if fn.Budget.Tokens > 0 && uint64(fn.Budget.cell(row.ID)) >= cut {
 				w.dropped++
 				return nil
