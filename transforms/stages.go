@@ -195,11 +195,15 @@ type pairFn struct {
 	pool *bundlePool[*pairWorker]
 }
 
-// pairWorker is a pool worker's state: its spill files and counts.
+// pairWorker is a pool worker's state: its spill files, counts, and the
+// buffers it reuses from one bucket to the next.
 type pairWorker struct {
 	sp      *spiller
 	st      PairStats
 	threads int64
+	rows    []shards.Row
+	order   []*shards.Row
+	pairer  pairer
 }
 
 func (fn *pairFn) StartBundle(ctx context.Context, _ func(int, string)) {
@@ -211,28 +215,51 @@ func (fn *pairFn) StartBundle(ctx context.Context, _ func(int, string)) {
 func (fn *pairFn) ProcessElement(_ int, paths func(*string) bool, _ func(int, string)) error {
 	files := collect(paths)
 	return fn.pool.submit(func(ctx context.Context, w *pairWorker) error {
-		threads := make(map[string][]shards.Row)
+		// The bucket's rows, grouped into threads by sorting pointers to
+		// them by thread: one array for the bucket, not a slice a thread.
+		rows := w.rows[:0]
 		err := spill.CopyFiles(ctx, files, func(r *shards.Row) error {
-			threads[r.GroupKey] = append(threads[r.GroupKey], *r)
+			rows = append(rows, *r)
 			return nil
 		})
+		defer func() { w.rows = reuseRows(rows) }()
 		if err != nil {
 			return err
 		}
+		order := w.order[:0]
+		for i := range rows {
+			order = append(order, &rows[i])
+		}
+		defer func() {
+			clear(order)
+			if cap(order) > maxReusedRows {
+				order = nil
+			}
+			w.order = order[:0]
+		}()
+		slices.SortStableFunc(order, func(a, b *shards.Row) int { return strings.Compare(a.GroupKey, b.GroupKey) })
 		var werr error
-		for _, rows := range threads {
-			t := PairThread(rows, fn.Options, func(p shards.Row) {
+		var paired, threads int64
+		for start := 0; start < len(order) && werr == nil; {
+			end := start + 1
+			for end < len(order) && order[end].GroupKey == order[start].GroupKey {
+				end++
+			}
+			t := w.pairer.pairThread(order[start:end], fn.Options, func(p *shards.Row) {
 				if werr == nil {
-					werr = w.sp.write(ctx, &p)
+					werr = w.sp.write(ctx, p)
 				}
 			})
 			w.st.Pairs += t.Pairs
 			w.st.Titles += t.Titles
 			w.st.Orphans += t.Orphans
 			w.st.NoTitle += t.NoTitle
-			progressFrom(ctx).add("paired", t.Pairs)
+			paired += t.Pairs
+			threads++
+			start = end
 		}
-		w.threads += int64(len(threads))
+		progressFrom(ctx).add("paired", paired)
+		w.threads += threads
 		return werr
 	})
 }
@@ -260,6 +287,21 @@ func (fn *pairFn) FinishBundle(ctx context.Context, emit func(int, string)) erro
 	}
 	c.flush(ctx)
 	return nil
+}
+
+// maxReusedRows is the largest bucket whose row buffers a pool worker
+// keeps for its next bucket: a bucket with a huge thread should not pin
+// its rows' room for the rest of the stage.
+const maxReusedRows = 1 << 16
+
+// reuseRows empties rows for the next bucket, keeping its array unless it
+// is larger than maxReusedRows.
+func reuseRows(rows []shards.Row) []shards.Row {
+	clear(rows)
+	if cap(rows) > maxReusedRows {
+		return nil
+	}
+	return rows[:0]
 }
 
 // collect reads a GroupByKey's values, sorted, so that they can be used
