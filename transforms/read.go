@@ -179,10 +179,10 @@ func (fn *readFn) ProcessElement(ctx context.Context, in InputFiles, emit func(s
 	}, reject)
 }
 
-// read reads one input to its end. The records go to the spillers (one per
-// preparing goroutine: see drain) when there are any, else to out, on this
+// read reads one input to its end. The records go to sp (from the
+// preparing goroutines: see drain) when it is set, else to out, on this
 // goroutine with the batch's rejects.
-func (fn *readFn) read(ctx context.Context, in InputFiles, spillers []*spiller, out func(*readBatch), reject func(corpora.Reject)) error {
+func (fn *readFn) read(ctx context.Context, in InputFiles, sp *spiller, out func(*readBatch), reject func(corpora.Reject)) error {
 	f, err := corpora.LookupFormat(fn.Format)
 	if err != nil {
 		return err
@@ -211,7 +211,7 @@ func (fn *readFn) read(ctx context.Context, in InputFiles, spillers []*spiller, 
 	}
 	inputs = nil // the reader closes them now
 	defer r.Close()
-	err = fn.drain(ctx, r, spillers, out, reject)
+	err = fn.drain(ctx, r, sp, out, reject)
 	st := r.Stats()
 	fn.c.add("read", st.Records)
 	fn.c.add("parsed", st.Examples)
@@ -251,14 +251,13 @@ const readBatchSize = 512
 
 // drain reads r to its end in a goroutine of its own, decompressing and
 // parsing while other goroutines, one per core, prepare the records (with
-// Prepare) and write them to spillers[i] (with spillers: the preparing
-// goroutine i writes to spillers[i]), and this goroutine hands the rest on:
-// the records to out (without spillers), the rejects to reject, the
+// Prepare) and write them to sp's spill files (with sp), and this goroutine
+// hands the rest on: the records to out (without sp), the rejects to reject, the
 // counts to fn's counters. So reading one large file keeps every core busy.
 // Beam's emitters are called from this goroutine only. The spill files
 // are created under ctx, which outlives the call (they are closed when the
 // bundle finishes).
-func (fn *readFn) drain(ctx context.Context, r corpora.Reader, spillers []*spiller, out func(*readBatch), reject func(corpora.Reject)) error {
+func (fn *readFn) drain(ctx context.Context, r corpora.Reader, sp *spiller, out func(*readBatch), reject func(corpora.Reject)) error {
 	bundle := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -311,8 +310,8 @@ func (fn *readFn) drain(ctx context.Context, r corpora.Reader, spillers []*spill
 	}()
 	var prepared <-chan readBatch = batches
 	var workErr error
-	if fn.Prepare != nil || spillers != nil {
-		prepared = fn.prepare(bundle, batches, spillers, func(err error) {
+	if fn.Prepare != nil || sp != nil {
+		prepared = fn.prepare(bundle, batches, sp, func(err error) {
 			if workErr == nil { // the first error; set before the channel closes
 				workErr = err
 			}
@@ -343,24 +342,21 @@ func (fn *readFn) drain(ctx context.Context, r corpora.Reader, spillers []*spill
 
 // prepare applies the Prepare configuration (if any) to the batches on
 // one goroutine per core, keeping the records it does not drop, and with
-// spillers writes them to the spill file of their bucket: goroutine i
-// writes to spillers[i], under ctx, and hands on empty batches. Batches may
+// sp writes them to the spill file of their bucket, under ctx, and hands
+// on empty batches. Batches may
 // come out in another order: nothing downstream depends on it (the writers
 // sort). A spill error goes to fail (called under a lock, before the
 // channel returned closes); the goroutines then drop what is left.
-func (fn *readFn) prepare(ctx context.Context, in <-chan readBatch, spillers []*spiller, fail func(error)) <-chan readBatch {
+func (fn *readFn) prepare(ctx context.Context, in <-chan readBatch, sp *spiller, fail func(error)) <-chan readBatch {
 	out := make(chan readBatch, 8)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed atomic.Bool
-	workers := poolWorkers()
-	if spillers != nil {
-		workers = len(spillers)
-	}
-	for i := range workers {
+	for range poolWorkers() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var key []byte // the dedupe key, for sp
 			for b := range in {
 				if b.filtered == nil {
 					b.filtered = map[string]int64{}
@@ -383,9 +379,9 @@ func (fn *readFn) prepare(ctx context.Context, in <-chan readBatch, spillers []*
 					b.rows = kept
 				}
 				b.prepared = int64(len(b.rows))
-				if spillers != nil {
+				if sp != nil {
 					for j := range b.rows {
-						if err := spillers[i].write(ctx, &b.rows[j]); err != nil {
+						if err := sp.write(ctx, &b.rows[j], &key); err != nil {
 							mu.Lock()
 							if !failed.Swap(true) {
 								fail(&spillError{err})
@@ -434,34 +430,24 @@ type readSpillFn struct {
 	Buckets   int
 	Symmetric bool
 
-	read     readFn
-	spillers []*spiller
+	read readFn
+	sp   *spiller // the preparing goroutines'
 }
 
 func (fn *readSpillFn) StartBundle(_ context.Context, _ func(int, string), _ func(corpora.Reject)) {
 	fn.read = readFn{Format: fn.Format, Options: fn.Options, SkipBadFiles: fn.SkipBadFiles, Prepare: fn.Prepare}
 	fn.read.c.reset()
-	fn.spillers = make([]*spiller, poolWorkers())
-	for i := range fn.spillers {
-		fn.spillers[i] = newSpiller(fn.Dir, fn.Key, fn.Buckets, fn.Symmetric)
-	}
+	fn.sp = newSpiller(fn.Dir, fn.Key, fn.Buckets, fn.Symmetric)
 }
 
 func (fn *readSpillFn) ProcessElement(ctx context.Context, in InputFiles, _ func(int, string), reject func(corpora.Reject)) error {
-	return fn.read.read(ctx, in, fn.spillers, nil, reject)
+	return fn.read.read(ctx, in, fn.sp, nil, reject)
 }
 
 func (fn *readSpillFn) FinishBundle(ctx context.Context, emit func(int, string), _ func(corpora.Reject)) error {
 	fn.read.c.flush(ctx)
-	var err error
-	for _, sp := range fn.spillers {
-		if err != nil {
-			sp.abort()
-			continue
-		}
-		err = sp.close(emit)
-	}
-	fn.spillers = nil
+	err := fn.sp.close(emit)
+	fn.sp = nil
 	return err
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -75,13 +76,13 @@ func TestReadAndSpillIsReadThenSpill(t *testing.T) {
 // bucket directory and encoding, sorted.
 func spilled(t *testing.T, dir string) []string {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(dir, "b*", "*.spill"))
+	paths, err := filepath.Glob(filepath.Join(dir, "b*.spill"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
 	for _, p := range paths {
-		bucket := filepath.Base(filepath.Dir(p))
+		bucket, _, _ := strings.Cut(filepath.Base(p), "-")
 		err := spill.ReadFiles(context.Background(), []string{p}, func(r *shards.Row) error {
 			out = append(out, bucket+" "+string(spill.AppendRow(nil, r)))
 			return nil

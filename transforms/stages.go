@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/parastream/parastream/internal/beamfn"
 
@@ -59,7 +60,7 @@ type Bucketed struct {
 // SpillConfig configures Spill and Scatter.
 type SpillConfig struct {
 	// Dir is the work directory and Name the stage's directory in it: the
-	// spill files go under Dir/Name/b<bucket>/.
+	// spill files are Dir/Name/b<bucket>-<random>.spill.
 	Dir, Name string
 	// Key is what a record's bucket is hashed from: ByDedupeKey or ByGroup.
 	Key string
@@ -89,7 +90,8 @@ type scatterFn struct {
 	Buckets   int
 	Symmetric bool
 
-	sp *spiller
+	sp  *spiller
+	key []byte
 }
 
 func (fn *scatterFn) StartBundle(_ context.Context, _ func(int, string)) {
@@ -97,7 +99,7 @@ func (fn *scatterFn) StartBundle(_ context.Context, _ func(int, string)) {
 }
 
 func (fn *scatterFn) ProcessElement(ctx context.Context, r shards.Row, _ func(int, string)) error {
-	return fn.sp.write(ctx, &r)
+	return fn.sp.write(ctx, &r, &fn.key)
 }
 
 func (fn *scatterFn) FinishBundle(_ context.Context, emit func(int, string)) error {
@@ -105,54 +107,66 @@ func (fn *scatterFn) FinishBundle(_ context.Context, emit func(int, string)) err
 }
 
 // spiller writes records to the spill file of their bucket, one file per
-// bucket it has seen.
+// bucket it has seen, named dir/b<bucket>-<random>.spill. Several
+// goroutines may write at once (a lock a bucket): one spiller serves all of
+// a stage's goroutines, because every file costs (creating a file or a
+// directory took about a millisecond of the kernel's time on the 2-core
+// machine of docs/extract.md, a tenth of the pipeline's time at one
+// file a bucket and goroutine in a directory a bucket).
 type spiller struct {
 	dir       string
 	key       string
 	buckets   int
 	symmetric bool
-	writers   map[int]*bucketFile
-	buf       []byte // the key being hashed
+	files     []bucketFile // by bucket
 }
 
 type bucketFile struct {
+	mu   sync.Mutex
 	w    *spill.Writer
 	path string
 }
 
 func newSpiller(dir, key string, buckets int, symmetric bool) *spiller {
-	return &spiller{dir: dir, key: key, buckets: buckets, symmetric: symmetric, writers: make(map[int]*bucketFile)}
+	return &spiller{dir: dir, key: key, buckets: buckets, symmetric: symmetric, files: make([]bucketFile, buckets)}
 }
 
-func (sp *spiller) bucket(r *shards.Row) int {
+// bucket is r's bucket; key is the caller's buffer for the dedupe key.
+func (sp *spiller) bucket(r *shards.Row, key *[]byte) int {
 	if sp.key == ByGroup {
 		return int(text.Hash64(0, r.GroupKey) % uint64(sp.buckets))
 	}
-	sp.buf = appendNormalizedKey(sp.buf[:0], r, sp.symmetric)
-	return int(text.Hash64Bytes(0, sp.buf) % uint64(sp.buckets))
+	*key = appendNormalizedKey((*key)[:0], r, sp.symmetric)
+	return int(text.Hash64Bytes(0, *key) % uint64(sp.buckets))
 }
 
-func (sp *spiller) write(ctx context.Context, r *shards.Row) error {
-	b := sp.bucket(r)
-	f := sp.writers[b]
-	if f == nil {
-		path := shards.JoinPath(sp.dir, fmt.Sprintf("b%05d", b), randomName()+".spill")
+// write writes r to its bucket's file; key is a buffer of the calling
+// goroutine's own, for the dedupe key.
+func (sp *spiller) write(ctx context.Context, r *shards.Row, key *[]byte) error {
+	b := sp.bucket(r, key)
+	f := &sp.files[b]
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.w == nil {
+		path := shards.JoinPath(sp.dir, fmt.Sprintf("b%05d-%s.spill", b, randomName()))
 		w, err := spill.Create(ctx, path)
 		if err != nil {
 			return err
 		}
-		f = &bucketFile{w: w, path: path}
-		sp.writers[b] = f
+		f.w, f.path = w, path
 	}
 	return f.w.Write(r)
 }
 
 // close closes the files and emits each bucket with its file, in bucket
-// order.
+// order. No write may run meanwhile.
 func (sp *spiller) close(emit func(int, string)) error {
 	var first error
-	for _, b := range slices.Sorted(maps.Keys(sp.writers)) {
-		f := sp.writers[b]
+	for b := range sp.files {
+		f := &sp.files[b]
+		if f.w == nil {
+			continue
+		}
 		if err := f.w.Close(); err != nil && first == nil {
 			first = err
 		}
@@ -160,16 +174,18 @@ func (sp *spiller) close(emit func(int, string)) error {
 			emit(b, f.path)
 		}
 	}
-	sp.writers = nil
+	sp.files = nil
 	return first
 }
 
-// abort removes the files.
+// abort removes the files. No write may run meanwhile.
 func (sp *spiller) abort() {
-	for _, f := range sp.writers {
-		f.w.Abort()
+	for b := range sp.files {
+		if f := &sp.files[b]; f.w != nil {
+			f.w.Abort()
+		}
 	}
-	sp.writers = nil
+	sp.files = nil
 }
 
 func randomName() string {
@@ -193,12 +209,13 @@ type pairFn struct {
 	Buckets int
 
 	pool *bundlePool[*pairWorker]
+	sp   *spiller // the pool workers'
 }
 
-// pairWorker is a pool worker's state: its spill files, counts, and the
-// buffers it reuses from one bucket to the next.
+// pairWorker is a pool worker's state: its counts, and the buffers it
+// reuses from one bucket to the next.
 type pairWorker struct {
-	sp      *spiller
+	key     []byte
 	st      PairStats
 	threads int64
 	rows    []shards.Row
@@ -208,8 +225,9 @@ type pairWorker struct {
 
 func (fn *pairFn) StartBundle(ctx context.Context, _ func(int, string)) {
 	fn.pool = newBundlePool(ctx, func() *pairWorker {
-		return &pairWorker{sp: newSpiller(fn.Dir, ByDedupeKey, fn.Buckets, false)}
+		return &pairWorker{}
 	})
+	fn.sp = newSpiller(fn.Dir, ByDedupeKey, fn.Buckets, false)
 }
 
 func (fn *pairFn) ProcessElement(_ int, paths func(*string) bool, _ func(int, string)) error {
@@ -247,7 +265,7 @@ func (fn *pairFn) ProcessElement(_ int, paths func(*string) bool, _ func(int, st
 			}
 			t := w.pairer.pairThread(order[start:end], fn.Options, func(p *shards.Row) {
 				if werr == nil {
-					werr = w.sp.write(ctx, p)
+					werr = fn.sp.write(ctx, p, &w.key)
 				}
 			})
 			w.st.Pairs += t.Pairs
@@ -267,23 +285,20 @@ func (fn *pairFn) ProcessElement(_ int, paths func(*string) bool, _ func(int, st
 func (fn *pairFn) FinishBundle(ctx context.Context, emit func(int, string)) error {
 	defer fn.pool.release()
 	workers, err := fn.pool.wait()
+	if err != nil {
+		fn.sp.abort()
+		return err
+	}
+	if err := fn.sp.close(emit); err != nil {
+		return err
+	}
 	var c counters
 	for _, w := range workers {
-		if err != nil {
-			w.sp.abort()
-			continue
-		}
-		if cerr := w.sp.close(emit); cerr != nil {
-			err = cerr
-		}
 		c.add("threads", w.threads)
 		c.add("paired", w.st.Pairs)
 		c.add("paired_titles", w.st.Titles)
 		c.add("orphan_replies", w.st.Orphans)
 		c.add("no_title", w.st.NoTitle)
-	}
-	if err != nil {
-		return err
 	}
 	c.flush(ctx)
 	return nil
