@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"testing"
 	"time"
@@ -40,7 +42,12 @@ func BenchmarkExtractReddit(b *testing.B) {
 		b.Fatal(err)
 	}
 	zw, _ := zstd.NewWriter(f)
-	st, err := synth.Reddit(zw, synth.Config{Rows: n, Seed: 11})
+	var st synth.Stats
+	// Profile labels ("part": gen, loop, pipeline) let a CPU profile of the
+	// benchmark be split: go tool pprof -tagfocus part=pipeline.
+	pprof.Do(context.Background(), pprof.Labels("part", "gen"), func(context.Context) {
+		st, err = synth.Reddit(zw, synth.Config{Rows: n, Seed: 11})
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,37 +60,38 @@ func BenchmarkExtractReddit(b *testing.B) {
 	defer debug.SetGCPercent(debug.SetGCPercent(pipelines.DefaultGCPercent))
 	cfg := pipelines.NewExtractConfig("reddit", input, "")
 	var loopSecs, pipeSecs float64
+	var loopAllocs, pipeAllocs uint64
 	for i := 0; i < b.N; i++ {
 		// The plain loop: read, normalise, filter and tokenise, in one
 		// goroutine, keeping nothing.
-		start := time.Now()
-		r, err := corpora.OpenFormat("reddit-comments", []string{input}, corpora.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		prep := cfg.Prepare
-		prep.Reddit = true
 		kept := 0
-		err = corpora.Drain(r, func(e corpora.Example) error {
-			row := shards.TakeExample(&e, "")
-			if prep.Apply(&row) == "" {
-				kept++
+		secs, allocs := timed(b, "loop", func() error {
+			r, err := corpora.OpenFormat("reddit-comments", []string{input}, corpora.Options{})
+			if err != nil {
+				return err
 			}
-			return nil
-		}, nil)
-		r.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
-		loopSecs += time.Since(start).Seconds()
+			defer r.Close()
+			prep := cfg.Prepare
+			prep.Reddit = true
+			return corpora.Drain(r, func(e corpora.Example) error {
+				row := shards.TakeExample(&e, "")
+				if prep.Apply(&row) == "" {
+					kept++
+				}
+				return nil
+			}, nil)
+		})
+		loopSecs += secs
+		loopAllocs += allocs
 
-		start = time.Now()
 		c := cfg
 		c.Out = filepath.Join(dir, "out")
-		if _, err := pipelines.RunExtract(context.Background(), c, pipelines.RunOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		pipeSecs += time.Since(start).Seconds()
+		secs, allocs = timed(b, "pipeline", func() error {
+			_, err := pipelines.RunExtract(context.Background(), c, pipelines.RunOptions{})
+			return err
+		})
+		pipeSecs += secs
+		pipeAllocs += allocs
 		if kept == 0 {
 			b.Fatal("the loop kept nothing")
 		}
@@ -94,4 +102,24 @@ func BenchmarkExtractReddit(b *testing.B) {
 	b.ReportMetric(float64(n)*runs/pipeSecs, "pipeline-comments/s")
 	b.ReportMetric(mb*runs/pipeSecs, "pipeline-MB/s")
 	b.ReportMetric(loopSecs/pipeSecs, "pipeline/loop")
+	// Allocations per comment read: the process's heap allocations
+	// (runtime.MemStats.Mallocs) while each part ran, Prism's included.
+	b.ReportMetric(float64(loopAllocs)/(float64(n)*runs), "loop-allocs/comment")
+	b.ReportMetric(float64(pipeAllocs)/(float64(n)*runs), "pipeline-allocs/comment")
+}
+
+// timed runs fn under the profile label part=name and returns its wall time
+// and the heap allocations the process made meanwhile.
+func timed(b *testing.B, name string, fn func() error) (secs float64, mallocs uint64) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	var err error
+	pprof.Do(context.Background(), pprof.Labels("part", name), func(context.Context) { err = fn() })
+	secs = time.Since(start).Seconds()
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return secs, after.Mallocs - before.Mallocs
 }

@@ -214,28 +214,31 @@ func (c *ExtractConfig) Validate() error {
 func Extract(s beam.Scope, cfg ExtractConfig) {
 	s = s.Scope("pipelines.Extract")
 	// Records are normalised, tokenised and filtered as they are read, on
-	// the reader's goroutines.
+	// the reader's goroutines,
 	prep := cfg.Prepare
 	prep.Reddit = cfg.Corpus == "reddit"
 	prep.SingleText = cfg.eval().SingleText
-	prepared, rejects := transforms.Read(s, transforms.ReadConfig{
+	// and written to the spill files of their buckets (by thread for
+	// Reddit, by dedupe key otherwise) in the same stage: no record
+	// crosses Beam on its own.
+	dedupeSpill := transforms.SpillConfig{Dir: cfg.WorkDir, Name: "dedupe", Key: transforms.ByDedupeKey, Buckets: cfg.Buckets, Symmetric: cfg.symmetric()}
+	firstSpill := dedupeSpill
+	if cfg.Corpus == "reddit" {
+		firstSpill = transforms.SpillConfig{Dir: cfg.WorkDir, Name: "threads", Key: transforms.ByGroup, Buckets: cfg.Buckets}
+	}
+	spills, rejects := transforms.ReadAndSpill(s, transforms.ReadConfig{
 		Format: cfg.formatOf(), Input: cfg.Input, InputB: cfg.InputB, Options: cfg.Reader, SkipBadFiles: cfg.SkipBadFiles, Prepare: &prep,
-	})
+	}, firstSpill)
 	transforms.WriteRejects(s, rejects, cfg.stage())
 	if cfg.Corpus == "reddit" && cfg.Submissions != "" {
-		subs, subRejects := transforms.Read(s, transforms.ReadConfig{
+		subs, subRejects := transforms.ReadAndSpill(s.Scope("submissions"), transforms.ReadConfig{
 			Format: "reddit-submissions", Input: cfg.Submissions, Options: cfg.Reader, SkipBadFiles: cfg.SkipBadFiles, Prepare: &prep,
-		})
+		}, firstSpill)
 		transforms.WriteRejects(s, subRejects, cfg.stage())
-		prepared = beam.Flatten(s, prepared, subs)
+		spills = beam.Flatten(s, spills, subs)
 	}
-	var spills beam.PCollection
-	dedupeSpill := transforms.SpillConfig{Dir: cfg.WorkDir, Name: "dedupe", Key: transforms.ByDedupeKey, Buckets: cfg.Buckets, Symmetric: cfg.symmetric()}
 	if cfg.Corpus == "reddit" {
-		threads := transforms.Scatter(s, prepared, transforms.SpillConfig{Dir: cfg.WorkDir, Name: "threads", Key: transforms.ByGroup, Buckets: cfg.Buckets})
-		spills = transforms.Pair(s, threads, cfg.Pair, cfg.WorkDir, "dedupe", cfg.Buckets)
-	} else {
-		spills = transforms.Spill(s, prepared, dedupeSpill)
+		spills = transforms.Pair(s, beam.GroupByKey(s, spills), cfg.Pair, cfg.WorkDir, "dedupe", cfg.Buckets)
 	}
 	for i, dir := range cfg.DedupeAgainst {
 		s := s.Scope(fmt.Sprintf("against%d", i))

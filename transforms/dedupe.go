@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
@@ -23,7 +24,27 @@ func ExactKey(r *shards.Row, symmetric bool) string {
 // from the text, lowercased and split on white space, where a side has no
 // tokens).
 func NormalizedKey(r *shards.Row, symmetric bool) string {
-	return pairKey(normalizedText(r.A, r.TokensA), normalizedText(r.B, r.TokensB), symmetric)
+	return string(appendNormalizedKey(nil, r, symmetric))
+}
+
+// appendNormalizedKey appends NormalizedKey(r, symmetric) to dst, so that
+// the hot path can build the key in a buffer it reuses.
+func appendNormalizedKey(dst []byte, r *shards.Row, symmetric bool) []byte {
+	start := len(dst)
+	dst = appendNormalizedText(dst, r.A, r.TokensA)
+	mid := len(dst)
+	dst = append(dst, 0)
+	dst = appendNormalizedText(dst, r.B, r.TokensB)
+	if symmetric && string(dst[mid+1:]) < string(dst[start:mid]) {
+		// a \x00 b becomes b \x00 a, as pairKey orders them: reverse the
+		// whole key, then each side back.
+		key := dst[start:]
+		slices.Reverse(key)
+		nb := len(key) - (mid - start) - 1
+		slices.Reverse(key[:nb])
+		slices.Reverse(key[nb+1:])
+	}
+	return dst
 }
 
 func pairKey(a, b string, symmetric bool) string {
@@ -33,21 +54,30 @@ func pairKey(a, b string, symmetric bool) string {
 	return a + "\x00" + b
 }
 
-func normalizedText(text string, tokens []string) string {
-	if len(tokens) == 0 {
-		tokens = strings.Fields(text)
-	}
-	var sb strings.Builder
-	for _, t := range tokens {
+// appendNormalizedText appends the tokens (or the text's fields where there
+// are none) lowercased, without the sentence tags and the tokens made of
+// punctuation alone, separated by spaces.
+func appendNormalizedText(dst []byte, text string, tokens []string) []byte {
+	start := len(dst)
+	word := func(t string) {
 		if t == "<s>" || t == "</s>" || punctuationOnly(t) {
-			continue
+			return
 		}
-		if sb.Len() > 0 {
-			sb.WriteByte(' ')
+		if len(dst) > start {
+			dst = append(dst, ' ')
 		}
-		sb.WriteString(strings.ToLower(t))
+		dst = append(dst, strings.ToLower(t)...)
 	}
-	return sb.String()
+	if len(tokens) == 0 {
+		for t := range strings.FieldsSeq(text) {
+			word(t)
+		}
+		return dst
+	}
+	for _, t := range tokens {
+		word(t)
+	}
+	return dst
 }
 
 func punctuationOnly(t string) bool {
@@ -89,10 +119,79 @@ func (s DedupeStats) count(c *counters) {
 
 // dedupeGroup is the records of one normalised key.
 type dedupeGroup struct {
-	best     shards.Row
-	exact    map[string]int64 // exact key -> count
+	best shards.Row
+	// exact counts the records of each exact key (see exactPair): the
+	// first key inline, for most groups have one, the others in more.
+	exact    exactCount
+	more     []exactCount
 	n        int64
 	external bool
+}
+
+// exactCount is an exact key, as its two texts in key order, and its
+// records.
+type exactCount struct {
+	a, b string
+	n    int64
+}
+
+// exactPair is ExactKey's two texts in the key's order: the key is a,
+// "\x00", b.
+func exactPair(r *shards.Row, symmetric bool) (a, b string) {
+	if symmetric && r.B < r.A {
+		return r.B, r.A
+	}
+	return r.A, r.B
+}
+
+// count counts a record of the exact key (a, b).
+func (g *dedupeGroup) count(a, b string) {
+	if g.exact.n == 0 {
+		g.exact = exactCount{a: a, b: b, n: 1}
+		return
+	}
+	if g.exact.is(a, b) {
+		g.exact.n++
+		return
+	}
+	for i := range g.more {
+		if g.more[i].is(a, b) {
+			g.more[i].n++
+			return
+		}
+	}
+	g.more = append(g.more, exactCount{a: a, b: b, n: 1})
+}
+
+// records is the number of records of the exact key (a, b).
+func (g *dedupeGroup) records(a, b string) int64 {
+	if g.exact.is(a, b) {
+		return g.exact.n
+	}
+	for _, e := range g.more {
+		if e.is(a, b) {
+			return e.n
+		}
+	}
+	return 0
+}
+
+// is says whether e's key equals that of (a, b): whether e.a+"\x00"+e.b ==
+// a+"\x00"+b, without building either.
+func (e exactCount) is(a, b string) bool {
+	a1, b1, a2, b2 := e.a, e.b, a, b
+	if len(a1)+len(b1) != len(a2)+len(b2) {
+		return false
+	}
+	if len(a1) == len(a2) {
+		return a1 == a2 && b1 == b2
+	}
+	if len(a1) > len(a2) {
+		a1, b1, a2, b2 = a2, b2, a1, b1
+	}
+	// a1 is the shorter: a2 holds a1, the separator and the start of b1.
+	k, m := len(a1), len(a2)-len(a1)-1
+	return a2[:k] == a1 && a2[k] == 0 && b1[:m] == a2[k+1:] && b1[m] == 0 && b1[m+1:] == b2
 }
 
 // Deduper keeps one record of each normalised key: the one with the
@@ -100,31 +199,41 @@ type dedupeGroup struct {
 // records, then call Each.
 type Deduper struct {
 	symmetric bool
-	groups    map[string]*dedupeGroup
+	// index maps a normalised key to its group in groups: groups held by
+	// value, not a pointer a key, allocate nothing for a new key but the
+	// key itself.
+	index  map[string]int
+	groups []dedupeGroup
+	key    []byte // the key being looked up
 }
 
 // NewDeduper returns an empty Deduper.
 func NewDeduper(symmetric bool) *Deduper {
-	return &Deduper{symmetric: symmetric, groups: make(map[string]*dedupeGroup)}
+	return &Deduper{symmetric: symmetric, index: make(map[string]int)}
 }
 
 // Add adds a record. external marks a record of another extraction
 // (--dedupe-against): it blocks its key and is never kept itself.
-func (d *Deduper) Add(r shards.Row, external bool) {
-	key := NormalizedKey(&r, d.symmetric)
-	g := d.groups[key]
-	if g == nil {
-		g = &dedupeGroup{exact: make(map[string]int64, 1)}
-		d.groups[key] = g
+func (d *Deduper) Add(r shards.Row, external bool) { d.add(&r, external) }
+
+// add is Add of a record it copies only when it keeps it.
+func (d *Deduper) add(r *shards.Row, external bool) {
+	d.key = appendNormalizedKey(d.key[:0], r, d.symmetric)
+	i, ok := d.index[string(d.key)]
+	if !ok {
+		i = len(d.groups)
+		d.groups = append(d.groups, dedupeGroup{})
+		d.index[string(d.key)] = i
 	}
+	g := &d.groups[i]
 	if external {
 		g.external = true
 		return
 	}
 	g.n++
-	g.exact[ExactKey(&r, d.symmetric)]++
+	g.count(exactPair(r, d.symmetric))
 	if g.n == 1 || r.ID < g.best.ID {
-		g.best = r
+		g.best = *r
 	}
 }
 
@@ -135,7 +244,8 @@ func (d *Deduper) Len() int { return len(d.groups) }
 // the counts.
 func (d *Deduper) Each(fn func(shards.Row)) DedupeStats {
 	var st DedupeStats
-	for _, g := range d.groups {
+	for i := range d.groups {
+		g := &d.groups[i]
 		if g.n == 0 {
 			continue
 		}
@@ -144,7 +254,7 @@ func (d *Deduper) Each(fn func(shards.Row)) DedupeStats {
 			continue
 		}
 		st.Kept++
-		same := g.exact[ExactKey(&g.best, d.symmetric)] - 1
+		same := g.records(exactPair(&g.best, d.symmetric)) - 1
 		st.Exact += same
 		st.Normalized += g.n - 1 - same
 		fn(g.best)

@@ -2,12 +2,14 @@ package transforms
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/parastream/parastream/internal/beamfn"
 	"io"
 	"reflect"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
@@ -60,6 +62,30 @@ type ReadConfig struct {
 // .zst as plain bytes).
 func Read(s beam.Scope, cfg ReadConfig) (rows, rejects beam.PCollection) {
 	s = s.Scope("transforms.Read")
+	return beam.ParDo2(s, &readFn{Format: cfg.Format, Options: cfg.Options, SkipBadFiles: cfg.SkipBadFiles, Prepare: cfg.Prepare}, matchInputs(s, cfg))
+}
+
+// ReadAndSpill is Read followed by Spill, in one stage: the goroutines that
+// prepare the records (cfg.Prepare, which may be nil) also write them to
+// the spill files of their buckets, so that the records never cross Beam
+// one by one (Beam's per-element work would cost the read stage about a
+// fifth of its time, on one goroutine) and their encoding runs on every
+// core. It returns each bucket with one of its files as
+// PCollection<KV<int, string>>, as Spill does, and the malformed records as
+// PCollection<corpora.Reject>. The files hold the records Read followed by
+// Spill would write, in another order, which nothing downstream depends on
+// (the pairing sorts each thread, the writers sort each bucket).
+func ReadAndSpill(s beam.Scope, cfg ReadConfig, spill SpillConfig) (spills, rejects beam.PCollection) {
+	s = s.Scope("transforms.ReadAndSpill." + spill.Name)
+	return beam.ParDo2(s, &readSpillFn{
+		Format: cfg.Format, Options: cfg.Options, SkipBadFiles: cfg.SkipBadFiles, Prepare: cfg.Prepare,
+		Dir: shards.JoinPath(spill.Dir, spill.Name), Key: spill.Key, Buckets: spill.Buckets, Symmetric: spill.Symmetric,
+	}, matchInputs(s, cfg))
+}
+
+// matchInputs matches the input files of cfg and returns them as
+// PCollection<InputFiles>, reshuffled so that they are read in parallel.
+func matchInputs(s beam.Scope, cfg ReadConfig) beam.PCollection {
 	f, err := corpora.LookupFormat(cfg.Format)
 	if err != nil {
 		panic(fmt.Sprintf("transforms.Read: %v", err)) // Config.Validate catches this first
@@ -78,8 +104,7 @@ func Read(s beam.Scope, cfg ReadConfig) (rows, rejects beam.PCollection) {
 	}
 	// Reshuffle spreads the files over bundles, so that they are read in
 	// parallel.
-	inputs = beam.Reshuffle(s, inputs)
-	return beam.ParDo2(s, &readFn{Format: cfg.Format, Options: cfg.Options, SkipBadFiles: cfg.SkipBadFiles, Prepare: cfg.Prepare}, inputs)
+	return beam.Reshuffle(s, inputs)
 }
 
 func singleInput(f fileio.ReadableFile) InputFiles {
@@ -146,6 +171,18 @@ func (fn *readFn) StartBundle(_ context.Context, _ func(shards.Row), _ func(corp
 }
 
 func (fn *readFn) ProcessElement(ctx context.Context, in InputFiles, emit func(shards.Row), reject func(corpora.Reject)) error {
+	return fn.read(ctx, in, nil, func(b *readBatch) {
+		for i := range b.rows {
+			emit(b.rows[i])
+			b.rows[i] = shards.Row{}
+		}
+	}, reject)
+}
+
+// read reads one input to its end. The records go to sp (from the
+// preparing goroutines: see drain) when it is set, else to out, on this
+// goroutine with the batch's rejects.
+func (fn *readFn) read(ctx context.Context, in InputFiles, sp *spiller, out func(*readBatch), reject func(corpora.Reject)) error {
 	f, err := corpora.LookupFormat(fn.Format)
 	if err != nil {
 		return err
@@ -174,7 +211,7 @@ func (fn *readFn) ProcessElement(ctx context.Context, in InputFiles, emit func(s
 	}
 	inputs = nil // the reader closes them now
 	defer r.Close()
-	err = fn.drain(ctx, r, emit, reject)
+	err = fn.drain(ctx, r, sp, out, reject)
 	st := r.Stats()
 	fn.c.add("read", st.Records)
 	fn.c.add("parsed", st.Examples)
@@ -186,11 +223,20 @@ func (fn *readFn) ProcessElement(ctx context.Context, in InputFiles, emit func(s
 	}
 	fn.c.add("bytes_read", st.Bytes)
 	fn.c.add("files", int64(len(in.Paths)))
-	if err != nil {
+	var spillErr *spillError
+	if err != nil && !errors.As(err, &spillErr) {
 		return fn.badFile(in.Paths[0], err, reject)
 	}
-	return nil
+	return err
 }
+
+// spillError is a failure to write a spill file while reading: the run's
+// work directory, not the input, is at fault, so SkipBadFiles does not
+// skip it.
+type spillError struct{ err error }
+
+func (e *spillError) Error() string { return e.err.Error() }
+func (e *spillError) Unwrap() error { return e.err }
 
 // readBatch is a batch of what the reader goroutine read.
 type readBatch struct {
@@ -204,11 +250,15 @@ type readBatch struct {
 const readBatchSize = 512
 
 // drain reads r to its end in a goroutine of its own, decompressing and
-// parsing while this goroutine passes the records on downstream (Prepare
-// and Scatter are fused behind this DoFn), so that reading one large file
-// keeps two cores busy. Beam's emitters are called from this goroutine
-// only.
-func (fn *readFn) drain(ctx context.Context, r corpora.Reader, emit func(shards.Row), reject func(corpora.Reject)) error {
+// parsing while other goroutines, one per core, prepare the records (with
+// Prepare) and write them to sp's spill files (with sp), and this goroutine
+// hands the rest on: the records to out (without sp), the rejects to reject, the
+// counts to fn's counters. So reading one large file keeps every core busy.
+// Beam's emitters are called from this goroutine only. The spill files
+// are created under ctx, which outlives the call (they are closed when the
+// bundle finishes).
+func (fn *readFn) drain(ctx context.Context, r corpora.Reader, sp *spiller, out func(*readBatch), reject func(corpora.Reject)) error {
+	bundle := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan readBatch, 8)
@@ -258,14 +308,19 @@ func (fn *readFn) drain(ctx context.Context, r corpora.Reader, emit func(shards.
 		}
 		live()
 	}()
-	var out <-chan readBatch = batches
-	if fn.Prepare != nil {
-		out = fn.prepare(batches)
+	var prepared <-chan readBatch = batches
+	var workErr error
+	if fn.Prepare != nil || sp != nil {
+		prepared = fn.prepare(bundle, batches, sp, func(err error) {
+			if workErr == nil { // the first error; set before the channel closes
+				workErr = err
+			}
+			cancel()
+		})
 	}
-	for b := range out {
-		for i := range b.rows {
-			emit(b.rows[i])
-			b.rows[i] = shards.Row{}
+	for b := range prepared {
+		if out != nil {
+			out(&b)
 		}
 		for _, rj := range b.rejects {
 			reject(rj)
@@ -279,35 +334,65 @@ func (fn *readFn) drain(ctx context.Context, r corpora.Reader, emit func(shards.
 		default:
 		}
 	}
+	if workErr != nil {
+		return workErr
+	}
 	return readErr
 }
 
-// prepare applies the Prepare configuration to the batches on one goroutine
-// per core, keeping the records it does not drop. Batches may come out in
-// another order: nothing downstream depends on it (the writers sort).
-func (fn *readFn) prepare(in <-chan readBatch) <-chan readBatch {
+// prepare applies the Prepare configuration (if any) to the batches on
+// one goroutine per core, keeping the records it does not drop, and with
+// sp writes them to the spill file of their bucket, under ctx, and hands
+// on empty batches. Batches may
+// come out in another order: nothing downstream depends on it (the writers
+// sort). A spill error goes to fail (called under a lock, before the
+// channel returned closes); the goroutines then drop what is left.
+func (fn *readFn) prepare(ctx context.Context, in <-chan readBatch, sp *spiller, fail func(error)) <-chan readBatch {
 	out := make(chan readBatch, 8)
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failed atomic.Bool
 	for range poolWorkers() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var key []byte // the dedupe key, for sp
 			for b := range in {
 				if b.filtered == nil {
 					b.filtered = map[string]int64{}
 				}
 				clear(b.filtered)
-				kept := b.rows[:0]
-				for i := range b.rows {
-					if rule := fn.Prepare.Apply(&b.rows[i]); rule != "" {
-						b.filtered[rule]++
-						continue
-					}
-					kept = append(kept, b.rows[i])
+				if failed.Load() {
+					clear(b.rows)
+					b.rows = b.rows[:0]
 				}
-				clear(b.rows[len(kept):])
-				b.rows = kept
-				b.prepared = int64(len(kept))
+				if fn.Prepare != nil {
+					kept := b.rows[:0]
+					for i := range b.rows {
+						if rule := fn.Prepare.Apply(&b.rows[i]); rule != "" {
+							b.filtered[rule]++
+							continue
+						}
+						kept = append(kept, b.rows[i])
+					}
+					clear(b.rows[len(kept):])
+					b.rows = kept
+				}
+				b.prepared = int64(len(b.rows))
+				if sp != nil {
+					for j := range b.rows {
+						if err := sp.write(ctx, &b.rows[j], &key); err != nil {
+							mu.Lock()
+							if !failed.Swap(true) {
+								fail(&spillError{err})
+							}
+							mu.Unlock()
+							break
+						}
+					}
+					clear(b.rows)
+					b.rows = b.rows[:0]
+				}
 				out <- b
 			}
 		}()
@@ -331,6 +416,41 @@ func (fn *readFn) FinishBundle(ctx context.Context, _ func(shards.Row), _ func(c
 	fn.c.flush(ctx)
 }
 
+// readSpillFn is readFn writing its records to spill files (ReadAndSpill):
+// one spiller per preparing goroutine, for the bundle, whose files are
+// emitted when the bundle finishes.
+type readSpillFn struct {
+	Format       string
+	Options      corpora.Options
+	SkipBadFiles bool
+	Prepare      *PrepareConfig
+	// Dir, Key, Buckets and Symmetric are the spill's (see scatterFn).
+	Dir       string
+	Key       string
+	Buckets   int
+	Symmetric bool
+
+	read readFn
+	sp   *spiller // the preparing goroutines'
+}
+
+func (fn *readSpillFn) StartBundle(_ context.Context, _ func(int, string), _ func(corpora.Reject)) {
+	fn.read = readFn{Format: fn.Format, Options: fn.Options, SkipBadFiles: fn.SkipBadFiles, Prepare: fn.Prepare}
+	fn.read.c.reset()
+	fn.sp = newSpiller(fn.Dir, fn.Key, fn.Buckets, fn.Symmetric)
+}
+
+func (fn *readSpillFn) ProcessElement(ctx context.Context, in InputFiles, _ func(int, string), reject func(corpora.Reject)) error {
+	return fn.read.read(ctx, in, fn.sp, nil, reject)
+}
+
+func (fn *readSpillFn) FinishBundle(ctx context.Context, emit func(int, string), _ func(corpora.Reject)) error {
+	fn.read.c.flush(ctx)
+	err := fn.sp.close(emit)
+	fn.sp = nil
+	return err
+}
+
 // openPath opens a file through Beam's filesystems (local paths, and
 // gs:// and others where registered).
 func openPath(ctx context.Context, path string) (io.ReadCloser, error) {
@@ -352,6 +472,9 @@ func init() {
 	register.Function1x1(tagFirst)
 	register.Function1x1(tagSecond)
 	beamfn.DoFn3x1[int, func(*taggedPath) bool, func(InputFiles), error](&pairFilesFn{})
+	beamfn.DoFn4x1[context.Context, InputFiles, func(int, string), func(corpora.Reject), error](&readSpillFn{},
+		beamfn.Method3x0[context.Context, func(int, string), func(corpora.Reject)]("StartBundle"),
+		beamfn.Method3x1[context.Context, func(int, string), func(corpora.Reject), error]("FinishBundle"))
 	beamfn.DoFn4x1[context.Context, InputFiles, func(shards.Row), func(corpora.Reject), error](&readFn{},
 		beamfn.Method3x0[context.Context, func(shards.Row), func(corpora.Reject)]("StartBundle"),
 		beamfn.Method3x0[context.Context, func(shards.Row), func(corpora.Reject)]("FinishBundle"))

@@ -1,6 +1,8 @@
 package transforms
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 	"strings"
 
@@ -51,17 +53,66 @@ type PairStats struct {
 // reply_author, created_utc and score of the reply, and kind ("comment" or
 // "title").
 func PairThread(rows []shards.Row, opt PairOptions, emit func(shards.Row)) PairStats {
-	var st PairStats
-	byID := make(map[string]*shards.Row, len(rows))
-	var replies []*shards.Row
+	thread := make([]*shards.Row, len(rows))
 	for i := range rows {
-		r := &rows[i]
-		byID[r.ID] = r
+		thread[i] = &rows[i]
+	}
+	var p pairer
+	return p.pairThread(thread, opt, func(pair *shards.Row) {
+		out := *pair
+		out.Meta = maps.Clone(pair.Meta)
+		emit(out)
+	})
+}
+
+// pairer pairs threads one after the other (PairThread), with the buffers
+// of one thread reused for the next: the pipeline's pairing stage spills
+// each pair as soon as it is made, so it need not allocate a row and a
+// map for each.
+type pairer struct {
+	byID    map[string]*shards.Row
+	replies []*shards.Row
+	pair    shards.Row
+	meta    map[string]string
+}
+
+// pairerMapRows is the largest thread whose ID map the pairer keeps for
+// the next thread: clearing a map costs its capacity, and most threads are
+// small.
+const pairerMapRows = 256
+
+// pairThread is PairThread over pointers to the thread's rows; emit gets a
+// row, Meta included, that is valid until it returns.
+func (p *pairer) pairThread(rows []*shards.Row, opt PairOptions, emit func(*shards.Row)) PairStats {
+	var st PairStats
+	byID := p.byID
+	switch {
+	case len(rows) > pairerMapRows:
+		byID = make(map[string]*shards.Row, len(rows))
+	case byID == nil:
+		byID = make(map[string]*shards.Row, pairerMapRows)
+		p.byID = byID
+	default:
+		clear(byID)
+	}
+	replies := p.replies[:0]
+	for _, r := range rows {
+		// Of two records with one ID (a dump that repeats a comment), the
+		// later in the input is the one kept, whatever order the thread's
+		// rows come in.
+		if seen, ok := byID[r.ID]; !ok || bySource(seen, r) < 0 {
+			byID[r.ID] = r
+		}
 		if strings.HasPrefix(r.ID, "t1_") {
 			replies = append(replies, r)
 		}
 	}
-	slices.SortFunc(replies, func(a, b *shards.Row) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(replies, func(a, b *shards.Row) int {
+		return cmp.Or(strings.Compare(a.ID, b.ID), bySource(a, b))
+	})
+	if p.meta == nil {
+		p.meta = make(map[string]string, 6)
+	}
 	for _, reply := range replies {
 		parentID := reply.Meta["parent_id"]
 		kind := "comment"
@@ -82,7 +133,16 @@ func PairThread(rows []shards.Row, opt PairOptions, emit func(shards.Row)) PairS
 		case kind == "title":
 			st.Titles++
 		}
-		pair := shards.Row{
+		clear(p.meta)
+		p.meta["parent_id"] = parentID
+		p.meta["parent_author"] = parent.Meta["author"]
+		p.meta["reply_author"] = reply.Meta["author"]
+		p.meta["created_utc"] = reply.Meta["created_utc"]
+		p.meta["kind"] = kind
+		if score, ok := reply.Meta["score"]; ok {
+			p.meta["score"] = score
+		}
+		p.pair = shards.Row{
 			ID:           "reddit:" + reply.ID,
 			Corpus:       "reddit",
 			Dataset:      reply.Dataset,
@@ -97,21 +157,21 @@ func PairThread(rows []shards.Row, opt PairOptions, emit func(shards.Row)) PairS
 			TokensA:      parent.TokensA,
 			TokensB:      reply.TokensA,
 			Context:      ancestors(byID, parent, opt.Context),
-			Meta: map[string]string{
-				"parent_id":     parentID,
-				"parent_author": parent.Meta["author"],
-				"reply_author":  reply.Meta["author"],
-				"created_utc":   reply.Meta["created_utc"],
-				"kind":          kind,
-			},
-		}
-		if score, ok := reply.Meta["score"]; ok {
-			pair.Meta["score"] = score
+			Meta:         p.meta,
 		}
 		st.Pairs++
-		emit(pair)
+		emit(&p.pair)
 	}
+	clear(replies)
+	p.replies = replies[:0]
+	p.pair = shards.Row{}
 	return st
+}
+
+// bySource orders two records by where they were read: file, then
+// offset, then line.
+func bySource(a, b *shards.Row) int {
+	return cmp.Or(strings.Compare(a.SourceFile, b.SourceFile), cmp.Compare(a.SourceOffset, b.SourceOffset), cmp.Compare(a.SourceLine, b.SourceLine))
 }
 
 // ancestors returns up to n texts above r in its thread, oldest first.

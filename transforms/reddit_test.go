@@ -60,3 +60,25 @@ func TestPairThread(t *testing.T) {
 		t.Fatalf("without titles: %+v, first %+v", st, got[0])
 	}
 }
+
+// A comment the dump repeats pairs from its later record, whatever order
+// the thread's rows come in (the read stage's goroutines spill them in no
+// fixed order).
+func TestPairThreadRepeatedComment(t *testing.T) {
+	early, late := comment("t1_a", "t3_t", "early"), comment("t1_a", "t3_t", "late")
+	early.SourceOffset, late.SourceOffset = 10, 20
+	reply := comment("t1_b", "t1_a", "b")
+	var first []shards.Row
+	for _, rows := range [][]shards.Row{{early, late, reply}, {reply, late, early}, {late, reply, early}} {
+		var got []shards.Row
+		transforms.PairThread(rows, transforms.PairOptions{}, func(r shards.Row) { got = append(got, r) })
+		if len(got) != 1 || got[0].A != "late" {
+			t.Fatalf("pairs %+v, want one with parent text %q", got, "late")
+		}
+		if first == nil {
+			first = got
+		} else if !reflect.DeepEqual(got, first) {
+			t.Errorf("pairs depend on the rows' order: %+v, then %+v", first, got)
+		}
+	}
+}

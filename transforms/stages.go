@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/parastream/parastream/internal/beamfn"
 
@@ -59,7 +60,7 @@ type Bucketed struct {
 // SpillConfig configures Spill and Scatter.
 type SpillConfig struct {
 	// Dir is the work directory and Name the stage's directory in it: the
-	// spill files go under Dir/Name/b<bucket>/.
+	// spill files are Dir/Name/b<bucket>-<random>.spill.
 	Dir, Name string
 	// Key is what a record's bucket is hashed from: ByDedupeKey or ByGroup.
 	Key string
@@ -89,7 +90,8 @@ type scatterFn struct {
 	Buckets   int
 	Symmetric bool
 
-	sp *spiller
+	sp  *spiller
+	key []byte
 }
 
 func (fn *scatterFn) StartBundle(_ context.Context, _ func(int, string)) {
@@ -97,7 +99,7 @@ func (fn *scatterFn) StartBundle(_ context.Context, _ func(int, string)) {
 }
 
 func (fn *scatterFn) ProcessElement(ctx context.Context, r shards.Row, _ func(int, string)) error {
-	return fn.sp.write(ctx, &r)
+	return fn.sp.write(ctx, &r, &fn.key)
 }
 
 func (fn *scatterFn) FinishBundle(_ context.Context, emit func(int, string)) error {
@@ -105,56 +107,66 @@ func (fn *scatterFn) FinishBundle(_ context.Context, emit func(int, string)) err
 }
 
 // spiller writes records to the spill file of their bucket, one file per
-// bucket it has seen.
+// bucket it has seen, named dir/b<bucket>-<random>.spill. Several
+// goroutines may write at once (a lock a bucket): one spiller serves all of
+// a stage's goroutines, because every file costs (creating a file or a
+// directory took about a millisecond of the kernel's time on the 2-core
+// machine of docs/extract.md, a tenth of the pipeline's time at one
+// file a bucket and goroutine in a directory a bucket).
 type spiller struct {
 	dir       string
 	key       string
 	buckets   int
 	symmetric bool
-	writers   map[int]*bucketFile
+	files     []bucketFile // by bucket
 }
 
 type bucketFile struct {
+	mu   sync.Mutex
 	w    *spill.Writer
 	path string
 }
 
 func newSpiller(dir, key string, buckets int, symmetric bool) *spiller {
-	return &spiller{dir: dir, key: key, buckets: buckets, symmetric: symmetric, writers: make(map[int]*bucketFile)}
+	return &spiller{dir: dir, key: key, buckets: buckets, symmetric: symmetric, files: make([]bucketFile, buckets)}
 }
 
-func (sp *spiller) bucket(r *shards.Row) int {
-	var k string
-	switch sp.key {
-	case ByGroup:
-		k = r.GroupKey
-	default:
-		k = NormalizedKey(r, sp.symmetric)
+// bucket is r's bucket; key is the caller's buffer for the dedupe key.
+func (sp *spiller) bucket(r *shards.Row, key *[]byte) int {
+	if sp.key == ByGroup {
+		return int(text.Hash64(0, r.GroupKey) % uint64(sp.buckets))
 	}
-	return int(text.Hash64(0, k) % uint64(sp.buckets))
+	*key = appendNormalizedKey((*key)[:0], r, sp.symmetric)
+	return int(text.Hash64Bytes(0, *key) % uint64(sp.buckets))
 }
 
-func (sp *spiller) write(ctx context.Context, r *shards.Row) error {
-	b := sp.bucket(r)
-	f := sp.writers[b]
-	if f == nil {
-		path := shards.JoinPath(sp.dir, fmt.Sprintf("b%05d", b), randomName()+".spill")
+// write writes r to its bucket's file; key is a buffer of the calling
+// goroutine's own, for the dedupe key.
+func (sp *spiller) write(ctx context.Context, r *shards.Row, key *[]byte) error {
+	b := sp.bucket(r, key)
+	f := &sp.files[b]
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.w == nil {
+		path := shards.JoinPath(sp.dir, fmt.Sprintf("b%05d-%s.spill", b, randomName()))
 		w, err := spill.Create(ctx, path)
 		if err != nil {
 			return err
 		}
-		f = &bucketFile{w: w, path: path}
-		sp.writers[b] = f
+		f.w, f.path = w, path
 	}
 	return f.w.Write(r)
 }
 
 // close closes the files and emits each bucket with its file, in bucket
-// order.
+// order. No write may run meanwhile.
 func (sp *spiller) close(emit func(int, string)) error {
 	var first error
-	for _, b := range slices.Sorted(maps.Keys(sp.writers)) {
-		f := sp.writers[b]
+	for b := range sp.files {
+		f := &sp.files[b]
+		if f.w == nil {
+			continue
+		}
 		if err := f.w.Close(); err != nil && first == nil {
 			first = err
 		}
@@ -162,16 +174,18 @@ func (sp *spiller) close(emit func(int, string)) error {
 			emit(b, f.path)
 		}
 	}
-	sp.writers = nil
+	sp.files = nil
 	return first
 }
 
-// abort removes the files.
+// abort removes the files. No write may run meanwhile.
 func (sp *spiller) abort() {
-	for _, f := range sp.writers {
-		f.w.Abort()
+	for b := range sp.files {
+		if f := &sp.files[b]; f.w != nil {
+			f.w.Abort()
+		}
 	}
-	sp.writers = nil
+	sp.files = nil
 }
 
 func randomName() string {
@@ -195,46 +209,75 @@ type pairFn struct {
 	Buckets int
 
 	pool *bundlePool[*pairWorker]
+	sp   *spiller // the pool workers'
 }
 
-// pairWorker is a pool worker's state: its spill files and counts.
+// pairWorker is a pool worker's state: its counts, and the buffers it
+// reuses from one bucket to the next.
 type pairWorker struct {
-	sp      *spiller
+	key     []byte
 	st      PairStats
 	threads int64
+	rows    []shards.Row
+	order   []*shards.Row
+	pairer  pairer
 }
 
 func (fn *pairFn) StartBundle(ctx context.Context, _ func(int, string)) {
 	fn.pool = newBundlePool(ctx, func() *pairWorker {
-		return &pairWorker{sp: newSpiller(fn.Dir, ByDedupeKey, fn.Buckets, false)}
+		return &pairWorker{}
 	})
+	fn.sp = newSpiller(fn.Dir, ByDedupeKey, fn.Buckets, false)
 }
 
 func (fn *pairFn) ProcessElement(_ int, paths func(*string) bool, _ func(int, string)) error {
 	files := collect(paths)
 	return fn.pool.submit(func(ctx context.Context, w *pairWorker) error {
-		threads := make(map[string][]shards.Row)
-		err := spill.ReadFiles(ctx, files, func(r *shards.Row) error {
-			threads[r.GroupKey] = append(threads[r.GroupKey], *r)
+		// The bucket's rows, grouped into threads by sorting pointers to
+		// them by thread: one array for the bucket, not a slice a thread.
+		rows := w.rows[:0]
+		err := spill.CopyFiles(ctx, files, func(r *shards.Row) error {
+			rows = append(rows, *r)
 			return nil
 		})
+		defer func() { w.rows = reuseRows(rows) }()
 		if err != nil {
 			return err
 		}
+		order := w.order[:0]
+		for i := range rows {
+			order = append(order, &rows[i])
+		}
+		defer func() {
+			clear(order)
+			if cap(order) > maxReusedRows {
+				order = nil
+			}
+			w.order = order[:0]
+		}()
+		slices.SortStableFunc(order, func(a, b *shards.Row) int { return strings.Compare(a.GroupKey, b.GroupKey) })
 		var werr error
-		for _, rows := range threads {
-			t := PairThread(rows, fn.Options, func(p shards.Row) {
+		var paired, threads int64
+		for start := 0; start < len(order) && werr == nil; {
+			end := start + 1
+			for end < len(order) && order[end].GroupKey == order[start].GroupKey {
+				end++
+			}
+			t := w.pairer.pairThread(order[start:end], fn.Options, func(p *shards.Row) {
 				if werr == nil {
-					werr = w.sp.write(ctx, &p)
+					werr = fn.sp.write(ctx, p, &w.key)
 				}
 			})
 			w.st.Pairs += t.Pairs
 			w.st.Titles += t.Titles
 			w.st.Orphans += t.Orphans
 			w.st.NoTitle += t.NoTitle
-			progressFrom(ctx).add("paired", t.Pairs)
+			paired += t.Pairs
+			threads++
+			start = end
 		}
-		w.threads += int64(len(threads))
+		progressFrom(ctx).add("paired", paired)
+		w.threads += threads
 		return werr
 	})
 }
@@ -242,26 +285,38 @@ func (fn *pairFn) ProcessElement(_ int, paths func(*string) bool, _ func(int, st
 func (fn *pairFn) FinishBundle(ctx context.Context, emit func(int, string)) error {
 	defer fn.pool.release()
 	workers, err := fn.pool.wait()
+	if err != nil {
+		fn.sp.abort()
+		return err
+	}
+	if err := fn.sp.close(emit); err != nil {
+		return err
+	}
 	var c counters
 	for _, w := range workers {
-		if err != nil {
-			w.sp.abort()
-			continue
-		}
-		if cerr := w.sp.close(emit); cerr != nil {
-			err = cerr
-		}
 		c.add("threads", w.threads)
 		c.add("paired", w.st.Pairs)
 		c.add("paired_titles", w.st.Titles)
 		c.add("orphan_replies", w.st.Orphans)
 		c.add("no_title", w.st.NoTitle)
 	}
-	if err != nil {
-		return err
-	}
 	c.flush(ctx)
 	return nil
+}
+
+// maxReusedRows is the largest bucket whose row buffers a pool worker
+// keeps for its next bucket: a bucket with a huge thread should not pin
+// its rows' room for the rest of the stage.
+const maxReusedRows = 1 << 16
+
+// reuseRows empties rows for the next bucket, keeping its array unless it
+// is larger than maxReusedRows.
+func reuseRows(rows []shards.Row) []shards.Row {
+	clear(rows)
+	if cap(rows) > maxReusedRows {
+		return nil
+	}
+	return rows[:0]
 }
 
 // collect reads a GroupByKey's values, sorted, so that they can be used
@@ -443,7 +498,7 @@ func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates
 	}
 	var st DedupeStats
 	if keepDuplicates {
-		if err := spill.ReadFiles(ctx, files, func(r *shards.Row) error {
+		if err := spill.CopyFiles(ctx, files, func(r *shards.Row) error {
 			if r.Split != externalSplit {
 				keep(*r)
 				st.Kept++
@@ -454,8 +509,8 @@ func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates
 		}
 	} else {
 		d := NewDeduper(symmetric)
-		if err := spill.ReadFiles(ctx, files, func(r *shards.Row) error {
-			d.Add(*r, r.Split == externalSplit)
+		if err := spill.CopyFiles(ctx, files, func(r *shards.Row) error {
+			d.add(r, r.Split == externalSplit)
 			return nil
 		}); err != nil {
 			return nil, st, err
@@ -579,7 +634,7 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	}
 	var n, tokens int64
 	for _, run := range runs {
-		err := spill.ReadFiles(ctx, []string{run.Path}, func(row *shards.Row) error {
+		err := spill.CopyFiles(ctx, []string{run.Path}, func(row *shards.Row) error {
 			if fn.Budget.Tokens > 0 && uint64(fn.Budget.cell(row.ID)) >= cut {
 				w.dropped++
 				return nil

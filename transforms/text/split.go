@@ -49,10 +49,25 @@ func unitHash(seed uint64, key string) float64 {
 // thread ids) would get nearly the same high bits and land in the same
 // split. It keys the splits, the spill buckets and the token budget's
 // cells.
-func Hash64(seed uint64, key string) uint64 {
-	h := SeededFNV(seed)
-	h.Write([]byte(key))
-	return Mix64(h.Sum64())
+func Hash64(seed uint64, key string) uint64 { return hash64(seed, key) }
+
+// Hash64Bytes is Hash64 of a key held in bytes.
+func Hash64Bytes(seed uint64, key []byte) uint64 { return hash64(seed, key) }
+
+// hash64 is Hash64 written out: hash/fnv's New64a, behind an interface,
+// escapes to the heap and so costs an allocation per key on the hot path.
+func hash64[K string | []byte](seed uint64, key K) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := range 8 {
+		h ^= (seed >> (8 * i)) & 0xff
+		h *= prime
+	}
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= prime
+	}
+	return Mix64(h)
 }
 
 // SeededFNV is a 64-bit FNV-1a hash that has written the seed's

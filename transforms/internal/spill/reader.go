@@ -232,30 +232,47 @@ func (r *Reader) Close() error {
 // fn gets a fresh row each call, which it may keep. Loops that do not keep
 // rows save allocations with Reader.Next and a single reused row.
 func ReadFiles(ctx context.Context, paths []string, fn func(*shards.Row) error) error {
+	return readFiles(ctx, paths, false, fn)
+}
+
+// CopyFiles is ReadFiles for loops that keep copies of the rows, not the
+// pointers: fn gets the same *shards.Row each call, zeroed and decoded
+// afresh, so that a copy (*row) it keeps shares nothing with the next. It
+// saves the allocation of a row a call.
+func CopyFiles(ctx context.Context, paths []string, fn func(*shards.Row) error) error {
+	return readFiles(ctx, paths, true, fn)
+}
+
+func readFiles(ctx context.Context, paths []string, reuse bool, fn func(*shards.Row) error) error {
 	for _, path := range paths {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := spillReadFile(ctx, path, fn); err != nil {
+		if err := spillReadFile(ctx, path, reuse, fn); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func spillReadFile(ctx context.Context, path string, fn func(*shards.Row) error) error {
+func spillReadFile(ctx context.Context, path string, reuse bool, fn func(*shards.Row) error) error {
 	r, err := Open(ctx, path)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	row := new(shards.Row)
 	for i := 0; ; i++ {
 		if i%4096 == 4095 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		row := new(shards.Row)
+		if reuse {
+			*row = shards.Row{}
+		} else {
+			row = new(shards.Row)
+		}
 		if err := r.Next(row); err != nil {
 			if err == io.EOF {
 				return r.Close()

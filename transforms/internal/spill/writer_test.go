@@ -67,6 +67,23 @@ func TestSpillRoundTripLocal(t *testing.T) {
 			t.Fatalf("ReadFiles row %d: %s", i, d)
 		}
 	}
+
+	// CopyFiles hands out one row, whose copies may be kept.
+	var copies []shards.Row
+	if err := spill.CopyFiles(context.Background(), []string{path, path}, func(r *shards.Row) error {
+		copies = append(copies, *r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(copies) != 2*len(want) {
+		t.Fatalf("CopyFiles gave %d rows, want %d", len(copies), 2*len(want))
+	}
+	for i := range copies {
+		if d := spillDiffRows(&want[i%len(want)], &copies[i]); d != "" {
+			t.Fatalf("CopyFiles row %d: %s", i, d)
+		}
+	}
 }
 
 func TestSpillEmptyFile(t *testing.T) {

@@ -1,0 +1,107 @@
+package transforms
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/parastream/parastream/shards"
+)
+
+// referenceKey is NormalizedKey as it was first written, with a string per
+// side: appendNormalizedKey, which builds the key in a reused buffer, must
+// give the same bytes (the dedupe buckets and the kept pairs hang on them).
+func referenceKey(r *shards.Row, symmetric bool) string {
+	side := func(text string, tokens []string) string {
+		if len(tokens) == 0 {
+			tokens = strings.Fields(text)
+		}
+		var sb strings.Builder
+		for _, t := range tokens {
+			punct := true
+			for _, c := range t {
+				if !unicode.IsPunct(c) && !unicode.IsSymbol(c) {
+					punct = false
+				}
+			}
+			if t == "<s>" || t == "</s>" || punct {
+				continue
+			}
+			if sb.Len() > 0 {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(strings.ToLower(t))
+		}
+		return sb.String()
+	}
+	return pairKey(side(r.A, r.TokensA), side(r.B, r.TokensB), symmetric)
+}
+
+func randomText(rng *rand.Rand) (string, []string) {
+	words := []string{"Hello", "world", ",", "!", "<s>", "</s>", "ÉTÉ", "x", "", "a\x00b", "İ", "--", "b", "Zz"}
+	var toks []string
+	for range rng.IntN(5) {
+		toks = append(toks, words[rng.IntN(len(words))])
+	}
+	text := strings.Join(toks, " ")
+	if rng.IntN(3) == 0 {
+		toks = nil // the key falls back to the text's fields
+	}
+	return text, toks
+}
+
+func TestAppendNormalizedKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var buf []byte
+	for range 5000 {
+		var r shards.Row
+		r.A, r.TokensA = randomText(rng)
+		r.B, r.TokensB = randomText(rng)
+		for _, sym := range []bool{false, true} {
+			want := referenceKey(&r, sym)
+			if got := NormalizedKey(&r, sym); got != want {
+				t.Fatalf("NormalizedKey(%q / %q, %v) = %q, want %q", r.A, r.B, sym, got, want)
+			}
+			buf = appendNormalizedKey(append(buf[:0], "prefix"...), &r, sym)
+			if string(buf) != "prefix"+want {
+				t.Fatalf("appendNormalizedKey after a prefix = %q, want %q", buf, "prefix"+want)
+			}
+		}
+	}
+}
+
+// exactCount.is compares the exact keys a+"\x00"+b without building them,
+// texts holding the separator included.
+func TestExactCountIs(t *testing.T) {
+	parts := []string{"", "a", "\x00", "a\x00", "\x00b", "a\x00b", "ab", "b", "a\x00\x00"}
+	for _, a1 := range parts {
+		for _, b1 := range parts {
+			for _, a2 := range parts {
+				for _, b2 := range parts {
+					want := a1+"\x00"+b1 == a2+"\x00"+b2
+					if got := (exactCount{a: a1, b: b1}).is(a2, b2); got != want {
+						t.Errorf("(%q, %q).is(%q, %q) = %v, want %v", a1, b1, a2, b2, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// A record whose key the Deduper has seen allocates nothing; nor does
+// hashing a record to its dedupe bucket.
+func TestDeduperAllocations(t *testing.T) {
+	d := NewDeduper(true)
+	r := shards.Row{ID: "b", A: "Hello, world!", B: "Hi.", TokensA: []string{"hello", ",", "world", "!"}, TokensB: []string{"hi", "."}}
+	d.add(&r, false)
+	if n := testing.AllocsPerRun(100, func() { d.add(&r, false) }); n != 0 {
+		t.Errorf("Deduper.add of a seen key: %v allocations, want 0", n)
+	}
+	sp := newSpiller("", ByDedupeKey, 16, true)
+	var key []byte
+	sp.bucket(&r, &key)
+	if n := testing.AllocsPerRun(100, func() { sp.bucket(&r, &key) }); n != 0 {
+		t.Errorf("spiller.bucket: %v allocations, want 0", n)
+	}
+}
