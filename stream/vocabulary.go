@@ -21,7 +21,11 @@ var ErrNotFeaturized = errors.New("dataset not featurized")
 // model: the words of the ids (id = index) and the out-of-vocabulary
 // buckets after them.
 type DatasetVocab struct {
-	Words      []string
+	Words []string
+	// Counts are the words' occurrences in the featurized texts (the
+	// vocabulary file's counts; 0 for a special token the texts do not
+	// hold, such as <s> when they have no start tags).
+	Counts     []int64
 	OOVBuckets int
 	OOVHash    string
 	// Topics is the size of the topic vectors (featurize.json's topics; 0
@@ -58,8 +62,9 @@ func ManifestVocabulary(ctx context.Context, cc ClientConfig, prefix, dataset st
 		return DatasetVocab{}, err
 	}
 	var out DatasetVocab
-	if _, err := lexicon.ReadVocabFile(bytes.NewReader(data), func(_ int, tok string, _, _ int64) error {
+	if _, err := lexicon.ReadVocabFile(bytes.NewReader(data), func(_ int, tok string, count, _ int64) error {
 		out.Words = append(out.Words, tok)
+		out.Counts = append(out.Counts, count)
 		return nil
 	}); err != nil {
 		return DatasetVocab{}, fmt.Errorf("reading the vocabulary of %s: %w", dataset, err)

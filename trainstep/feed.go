@@ -7,8 +7,6 @@ import (
 	"hash/fnv"
 	"io"
 	"math/rand/v2"
-	"strings"
-	"unicode"
 
 	"github.com/parastream/parastream/stream"
 	"github.com/parastream/parastream/trainstep/compute"
@@ -52,24 +50,18 @@ type window struct {
 	// negatives the filtered rows indexed as hard negatives, withNeg the
 	// pairs given one.
 	skipped, filtered, negatives, withNeg int64
-	// tokenize is the tokenisation inferred from the rows up to the
-	// window's (RunConfig.Tokenize), tokenizeSeen how many rows told.
-	tokenize     Tokenize
-	tokenizeSeen int
 	// at is the consumers' state after the window's rows were read.
 	at *mixState
 }
 
 // feed makes windows of ready batches (see above).
 type feed struct {
-	c        *mixer
-	cfg      RunConfig // its Model is the trainer's
-	step     int64     // the step the next window starts at
-	epoch    int       // the run's epoch of the rows being read (0: none yet)
-	held     *item
-	tokenize Tokenize
-	seen     int       // rows looked at to infer tokenize (-1: none yet; MaxInt: known)
-	negs     *negIndex // the hard negatives read so far (RunConfig.HardNegatives), or nil
+	c     *mixer
+	cfg   RunConfig // its Model is the trainer's
+	step  int64     // the step the next window starts at
+	epoch int       // the run's epoch of the rows being read (0: none yet)
+	held  *item
+	negs  *negIndex // the hard negatives read so far (RunConfig.HardNegatives), or nil
 }
 
 // next reads, checks, buckets, shuffles and pairs the next window.
@@ -118,7 +110,6 @@ func (f *feed) next(ctx context.Context) *window {
 		pool = append(pool, rec)
 	}
 	w.at = f.c.state(f.cfg.Split)
-	w.tokenize, w.tokenizeSeen = f.tokenize, f.seen
 	if w.err != nil {
 		return w
 	}
@@ -238,28 +229,14 @@ func (f *feed) withNegatives(rows []item) (without, with []item) {
 	return without, with
 }
 
-// check refuses a row that has tokens but no ids, and infers the
-// tokenisation from the first rows.
+// check refuses a row with no token ids on either side: not featurized
+// (the consumer decodes the ids, not the tokens: the trainer reads no
+// more of a row than it trains on).
 func (f *feed) check(r stream.Record) error {
-	if (len(r.IDsA) == 0 && len(r.TokensA) > 0) || (len(r.IDsB) == 0 && len(r.TokensB) > 0) {
-		return fmt.Errorf("%w: row %s (%s row %d) has tokens but no token ids: run `parastream featurize --in SHARDS --out FEATURIZED` and publish FEATURIZED",
+	if len(r.IDsA) == 0 && len(r.IDsB) == 0 {
+		return fmt.Errorf("%w: row %s (%s row %d) has no token ids: run `parastream featurize --in SHARDS --out FEATURIZED` and publish FEATURIZED",
 			ErrNotFeaturized, r.ID, r.Shard, r.Index)
 	}
-	if f.seen >= 1000 {
-		return nil
-	}
-	if f.seen < 0 && len(r.TokensA) > 0 {
-		f.tokenize.StartEnd = r.TokensA[0] == "<s>"
-		f.seen = 0
-	}
-	for _, toks := range [][]string{r.TokensA, r.TokensB} {
-		for _, t := range toks {
-			if t != "<s>" && t != "</s>" && strings.ContainsFunc(t, unicode.IsUpper) {
-				f.tokenize.Lower = false
-			}
-		}
-	}
-	f.seen++
 	return nil
 }
 

@@ -22,9 +22,9 @@ type loop struct {
 	log   *slog.Logger
 	trace *os.File
 
-	// tokenizeSeen counts the rows looked at to infer cfg.Tokenize (-1:
-	// none yet; MaxInt: known from the resumed checkpoint).
-	tokenizeSeen int
+	// tokenizeKnown is set when cfg.Tokenize comes from the resumed
+	// checkpoint; else Run takes it from the vocabulary (tokenizeOf).
+	tokenizeKnown bool
 	// lastDir and lastStep are the last durable checkpoint (written, or
 	// resumed from; lastStep -1: none); ckStep the step of the last one
 	// begun, pending its write while it is in flight.
@@ -84,7 +84,7 @@ func (l *loop) train(ctx context.Context) error {
 		readCtx, cancel = context.WithTimeout(ctx, l.cfg.Duration)
 	}
 	defer cancel()
-	f := &feed{c: l.c, cfg: l.cfg, step: l.tr.Steps(), tokenize: l.cfg.Tokenize, seen: l.tokenizeSeen}
+	f := &feed{c: l.c, cfg: l.cfg, step: l.tr.Steps()}
 	if l.cfg.HardNegatives {
 		f.negs = newNegIndex()
 	}
@@ -108,7 +108,6 @@ func (l *loop) train(ctx context.Context) error {
 		l.filtered += w.filtered
 		l.negatives += w.negatives
 		l.withNeg += w.withNeg
-		l.cfg.Tokenize, l.tokenizeSeen = w.tokenize, w.tokenizeSeen
 		if w.err != nil {
 			return w.err
 		}

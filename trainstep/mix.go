@@ -164,8 +164,8 @@ func openMixer(ctx context.Context, cfg RunConfig, manifests []*shards.Manifest,
 	cc := stream.ConsumerConfig{Client: cfg.Client, Prefix: cfg.Prefix, Split: cfg.Split, Group: cfg.Run, Epochs: cfg.Epochs,
 		Seed: seed, ShuffleBuffer: cfg.ShuffleBuffer, Logger: cfg.Logger, Member: member,
 		// What the loop reads of a row: ids and label to train, id to
-		// trace, tokens to check for featurized rows and the tokenisation.
-		Columns: []string{"id", "label", "tokens_a", "tokens_b", "ids_a", "ids_b"}}
+		// trace (the tokenisation comes from the vocabulary: tokenizeOf).
+		Columns: []string{"id", "label", "ids_a", "ids_b"}}
 	if model.Context == compute.ContextTopics {
 		cc.Columns = append(cc.Columns, "topics_a", "topics_b")
 	}

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/stream"
@@ -113,6 +113,11 @@ type RunConfig struct {
 	// Model's OOVBuckets and OOVHash, and, for a model with a topic
 	// context, Model.Topics and Featurize).
 	Vocab []string `json:"-"`
+	// VocabCounts are the words' counts in the featurized texts
+	// (stream.DatasetVocab.Counts), from which a new run takes its
+	// Tokenize (tokenizeOf); nil: every word counts as seen. Set with
+	// Vocab; a run that reads its vocabulary from the manifest sets both.
+	VocabCounts []int64 `json:"-"`
 	// Vectors, when set, initialise the embeddings of a new run;
 	// VectorsFile, when set, is a GloVe or word2vec text file (.gz read)
 	// that Run loads into Vectors (LoadVectors).
@@ -287,12 +292,36 @@ func ReadRunConfig(dir string) (*RunConfig, error) {
 	return cfg, nil
 }
 
-// Tokenize is how the dataset's texts were tokenised, as seen in its rows:
-// lowercased (no token holds an upper-case letter), and with the <s> and
-// </s> tags around each text.
+// Tokenize is how the dataset's texts were tokenised, as its vocabulary
+// shows: lowercased (no word holds an upper-case letter), and with the <s>
+// and </s> tags around each text (<s> is a word).
 type Tokenize struct {
 	Lower    bool `json:"lower"`
 	StartEnd bool `json:"start_end"`
+}
+
+// tokenizeOf is the tokenisation a vocabulary shows (see Tokenize): of
+// its words those the featurized texts hold (counts[i] > 0; every word when
+// counts is nil). They are the rows' tokens, so they say what the rows
+// would, without the trainer decoding the tokens: a run reads only the
+// columns it trains on.
+func tokenizeOf(vocab []string, counts []int64) Tokenize {
+	t := Tokenize{Lower: true}
+	for i, w := range vocab {
+		if counts != nil && (i >= len(counts) || counts[i] <= 0) {
+			continue
+		}
+		switch w {
+		case "<s>":
+			t.StartEnd = true
+		case "</s>":
+		default:
+			if t.Lower && strings.ContainsFunc(w, unicode.IsUpper) {
+				t.Lower = false
+			}
+		}
+	}
+	return t
 }
 
 // RunSummary is what Run did.
@@ -344,7 +373,7 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 	}
 	cfg = cfg.withDefaults()
 	cfg.Version = shards.ProgramVersion(cfg.Version)
-	l := &loop{log: cfg.Logger, tokenizeSeen: -1}
+	l := &loop{log: cfg.Logger}
 	var (
 		start     *stream.Position
 		mixStart  *MixPosition
@@ -385,6 +414,9 @@ func Run(ctx context.Context, cfg RunConfig) (RunSummary, error) {
 	}
 	defer member.Close()
 	cfg.Model = l.tr.Config() // the one model configuration from here on: the trainer's
+	if !l.tokenizeKnown {
+		cfg.Tokenize = tokenizeOf(cfg.Vocab, cfg.VocabCounts)
+	}
 	if manifests == nil {
 		if manifests, err = cfg.manifests(ctx); err != nil {
 			return RunSummary{}, err
@@ -459,7 +491,7 @@ func (c RunConfig) withDefaults() RunConfig {
 			c.CheckpointDir = filepath.Join("checkpoints", c.Run)
 		}
 	}
-	c.Tokenize = Tokenize{Lower: true} // until the rows or the resumed checkpoint say
+	c.Tokenize = Tokenize{Lower: true} // until the vocabulary or the resumed checkpoint say
 	return c
 }
 
@@ -504,7 +536,7 @@ func (l *loop) resume(cfg *RunConfig) (*stream.Position, *MixPosition, error) {
 		return fail(fmt.Errorf("resuming %s: it trained on %s/%s, not %s/%s", dir, rp.Dataset, rp.Split, cfg.datasetName(), cfg.Split))
 	}
 	if was, err := ReadRunConfig(dir); err == nil && was != nil {
-		cfg.Tokenize, l.tokenizeSeen = was.Tokenize, math.MaxInt
+		cfg.Tokenize, l.tokenizeKnown = was.Tokenize, true
 	}
 	if cfg.Run == "" {
 		cfg.Run = rp.Run
@@ -540,7 +572,7 @@ func (l *loop) open(ctx context.Context, cfg *RunConfig) ([]*shards.Manifest, er
 		if err != nil {
 			return nil, err
 		}
-		cfg.Vocab, cfg.Model.OOVBuckets, cfg.Model.OOVHash = v.Words, v.OOVBuckets, v.OOVHash
+		cfg.Vocab, cfg.VocabCounts, cfg.Model.OOVBuckets, cfg.Model.OOVHash = v.Words, v.Counts, v.OOVBuckets, v.OOVHash
 		if context {
 			cfg.Model.Topics, cfg.Featurize = v.Topics, v.Files
 		}

@@ -111,7 +111,7 @@ func (cfg Config) trainModel(ctx context.Context, j trainJob) (string, error) {
 	m := j.demo.model
 	m.BatchSize, m.OOVBuckets, m.OOVHash = cmp.Or(m.BatchSize, 10), v.OOVBuckets, v.OOVHash
 	rc := trainstep.RunConfig{
-		Client: j.cc, Dataset: j.dataset, Run: "demo-" + m.Encoder + "-" + j.dataset, Vocab: v.Words, Model: m,
+		Client: j.cc, Dataset: j.dataset, Run: "demo-" + m.Encoder + "-" + j.dataset, Vocab: v.Words, VocabCounts: v.Counts, Model: m,
 		Epochs: 300, MaxSteps: j.steps, Duration: j.duration, CheckpointDir: j.out, CheckpointEvery: 200, ShuffleBuffer: 1000,
 		Progress: cfg.Stdout, ProgressEvery: time.Second,
 		Logger: slog.New(slog.NewTextHandler(cfg.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
