@@ -56,8 +56,8 @@ import (
 // starting the process. Each iteration uses fresh topics on the one broker.
 //
 // A run of a stage lasts tens of milliseconds (40 MB of values), so each
-// stage is repeated until its repetitions have taken half a second
-// (measure), each after a GC of the garbage of what ran before, outside
+// stage is repeated until its repetitions have taken half a second, and
+// at least three times unless they have taken two seconds (measure), each after a GC of the garbage of what ran before, outside
 // the timer, and its rate is that of the median repetition; the consumer
 // and its fetch path are warmed up first, outside the timer, as publish
 // is. Repeated publishes write to topics of their own, checked and then
@@ -287,20 +287,28 @@ func (s stage) median() time.Duration {
 	return t[len(t)/2]
 }
 
-// Each stage runs again until its repetitions have taken stageTime (at
-// most stageReps times): a single run of a fast stage lasts tens of
-// milliseconds, within reach of a GC cycle or another process's slice.
+// Each stage runs again until its repetitions have taken stageTime, and
+// at least stageMinReps times unless they have taken stageLong (at most
+// stageReps times): a single run of a fast stage lasts tens of
+// milliseconds, within reach of a GC cycle or another process's slice,
+// and the median of three is not one run's luck (kcat -C sometimes waits
+// half a second at the end of the topic).
 const (
-	stageTime = 500 * time.Millisecond
-	stageReps = 40
+	stageTime    = 500 * time.Millisecond
+	stageLong    = 2 * time.Second
+	stageMinReps = 3
+	stageReps    = 40
 )
 
-// measure runs rep 0, 1, ... of a stage until they have taken stageTime.
-// Each repetition times what it passes to timed, after a GC of what came
-// before, and counts its allocations.
+// measure runs rep 0, 1, ... of a stage as long as stageTime and its
+// companions say. Each repetition times what it passes to timed, after a
+// GC of what came before, and counts its allocations.
 func measure(b *testing.B, st *stage, rep func(rep int, timed func(func()))) {
 	var total time.Duration
-	for r := 0; r == 0 || total < stageTime && r < stageReps; r++ {
+	more := func(r int) bool {
+		return r < stageReps && total < stageLong && (total < stageTime || r < stageMinReps)
+	}
+	for r := 0; r == 0 || more(r); r++ {
 		rep(r, func(f func()) {
 			runtime.GC()
 			var before, after runtime.MemStats

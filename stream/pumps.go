@@ -28,6 +28,7 @@ type pumps struct {
 	chans   []chan fetched
 	shared  chan fetched
 	done    []bool
+	left    int // partitions not done
 	follow  bool
 	errs    chan error
 	wg      sync.WaitGroup
@@ -72,6 +73,7 @@ func startPumpsDecoding(cc ClientConfig, topic string, from, end []int64, decode
 		cancel: cancel,
 		chans:  make([]chan fetched, len(from)),
 		done:   make([]bool, len(from)),
+		left:   len(from),
 		errs:   make(chan error, len(from)),
 		retry:  cc,
 	}
@@ -84,6 +86,7 @@ func startPumpsDecoding(cc ClientConfig, topic string, from, end []int64, decode
 		ps.follow = end[p] < 0
 		if end[p] >= 0 && from[p] >= end[p] {
 			ps.done[p] = true
+			ps.left--
 			continue
 		}
 		ps.chans[p] = make(chan fetched, queue)
@@ -194,16 +197,10 @@ func (ps *pumps) send(ctx context.Context, m kafka.Message, decode decodeFunc, o
 }
 
 // allDone reports whether every partition has been read to its end.
+// Consumer.Next asks before every row: a count, not a loop over the
+// partitions.
 func (ps *pumps) allDone() bool {
-	if ps == nil || ps.follow {
-		return false
-	}
-	for _, d := range ps.done {
-		if !d {
-			return false
-		}
-	}
-	return true
+	return ps != nil && !ps.follow && ps.left == 0
 }
 
 // receive returns the next message: from the partition *rr names, or the
@@ -232,6 +229,7 @@ func (ps *pumps) receive(ctx context.Context, rr *int, wait time.Duration) (m fe
 		var closed bool
 		if m, ok, closed, err = ps.take(ctx, ps.chans[p], timeout); closed {
 			ps.done[p] = true
+			ps.left--
 			continue
 		}
 		if !ok {
