@@ -447,7 +447,9 @@ func (c *Consumer) Position() Position {
 		pos.Partitions[p] = PartitionPosition{Partition: p, Offset: off, Fetched: c.fetched[p], End: c.end[p]}
 	}
 	for shard, rs := range c.delivered {
-		pos.Delivered[shard] = rs.ranges()
+		if rs.count() > 0 {
+			pos.Delivered[shard] = rs.ranges()
+		}
 	}
 	return pos
 }
@@ -567,11 +569,15 @@ func (c *Consumer) accept(m fetched) {
 		c.log.Warn("skipping a bad message", "topic", c.topic, "partition", p, "offset", m.Offset, "err", err)
 		return
 	}
-	kept := 0
 	seen := c.delivered[b.Shard]
-	h := &heldBatch{rows: b.Rows, shard: b.Shard, first: b.First, epoch: c.epoch, partition: p, offset: m.Offset}
+	if seen == nil {
+		// Empty until a row is handed out: Position leaves it out.
+		seen = new(rowSet)
+		c.delivered[b.Shard] = seen
+	}
+	h := &heldBatch{rows: b.Rows, shard: b.Shard, first: b.First, epoch: c.epoch, partition: p, offset: m.Offset, delivered: seen}
 	for i := range b.Rows {
-		if seen != nil && seen.contains(b.First+int64(i)) {
+		if seen.contains(b.First + int64(i)) {
 			if m.Offset < c.replay[p] {
 				c.stats.Replayed++
 			} else {
@@ -580,10 +586,10 @@ func (c *Consumer) accept(m fetched) {
 			continue
 		}
 		c.buf = append(c.buf, slot{h, i})
-		kept++
+		h.left++
 	}
-	if kept > 0 {
-		c.pending[p].push(m.Offset, kept)
+	if h.left > 0 {
+		c.pending[p].push(h)
 	}
 }
 
@@ -605,22 +611,18 @@ func (c *Consumer) pop() (Record, bool) {
 		c.buf = c.buf[:last]
 	}
 	h, index := s.held, s.held.first+int64(s.row)
-	c.pending[h.partition].done(h.offset)
-	set := c.delivered[h.shard]
-	if set == nil {
-		set = new(rowSet)
-		c.delivered[h.shard] = set
-	}
-	if set.contains(index) {
+	c.pending[h.partition].done(h)
+	if !h.delivered.add(index) {
 		c.stats.Duplicates++
 		return Record{}, false
 	}
-	set.add(index)
 	c.stats.Rows++
 	return Record{Row: h.rows[s.row], Shard: h.shard, Index: index, Epoch: h.epoch, Partition: h.partition, Offset: h.offset}, true
 }
 
-// heldBatch is a message's rows while the buffer holds some of them.
+// heldBatch is a message's rows while the buffer holds some of them:
+// left of them, to be handed out into delivered, the set of its shard's
+// rows handed out in the epoch.
 type heldBatch struct {
 	rows      []shards.Row
 	shard     string
@@ -628,6 +630,8 @@ type heldBatch struct {
 	epoch     int
 	partition int
 	offset    int64
+	left      int
+	delivered *rowSet
 }
 
 // slot is a row in the buffer: row row of a held batch.
@@ -648,32 +652,26 @@ func (c *Consumer) Close() error {
 // pendingQueue tracks, for one partition, the messages whose rows are
 // still in the buffer, in offset order.
 type pendingQueue struct {
-	offsets []int64
-	left    map[int64]int
-	head    int
+	held []*heldBatch
+	head int
 }
 
-func (q *pendingQueue) push(offset int64, rows int) {
-	if q.left == nil {
-		q.left = map[int64]int{}
-	}
-	q.offsets = append(q.offsets, offset)
-	q.left[offset] = rows
-}
+func (q *pendingQueue) push(h *heldBatch) { q.held = append(q.held, h) }
 
-func (q *pendingQueue) done(offset int64) {
-	q.left[offset]--
-	for q.head < len(q.offsets) && q.left[q.offsets[q.head]] == 0 {
-		delete(q.left, q.offsets[q.head])
+// done counts a row of h out of the buffer.
+func (q *pendingQueue) done(h *heldBatch) {
+	h.left--
+	for q.head < len(q.held) && q.held[q.head].left == 0 {
+		q.held[q.head] = nil
 		q.head++
 	}
-	if q.head == len(q.offsets) {
-		q.offsets, q.head = q.offsets[:0], 0
+	if q.head == len(q.held) {
+		q.held, q.head = q.held[:0], 0
 	}
 }
 
-func (q *pendingQueue) len() int     { return len(q.offsets) - q.head }
-func (q *pendingQueue) front() int64 { return q.offsets[q.head] }
+func (q *pendingQueue) len() int     { return len(q.held) - q.head }
+func (q *pendingQueue) front() int64 { return q.held[q.head].offset }
 
 // republish says how to complete a dataset's topics.
 func republish(prefix, dataset string) string {

@@ -112,10 +112,14 @@ func (s *rowSet) contains(i int64) bool {
 	return s.folded.contains(i)
 }
 
-// add adds row i, which the set must not contain.
-func (s *rowSet) add(i int64) {
+// add adds row i; false when the set holds it already.
+func (s *rowSet) add(i int64) bool {
 	key := i / rowChunkRows
+	k := i % rowChunkRows
 	c := s.chunks[key]
+	if c != nil && c.words[k/64]&(1<<(k%64)) != 0 || s.folded.contains(i) {
+		return false
+	}
 	if c == nil {
 		if s.chunks == nil {
 			s.chunks = map[int64]*rowChunk{}
@@ -123,7 +127,6 @@ func (s *rowSet) add(i int64) {
 		c = new(rowChunk)
 		s.chunks[key] = c
 	}
-	k := i % rowChunkRows
 	c.words[k/64] |= 1 << (k % 64)
 	c.n++
 	s.bits++
@@ -132,6 +135,7 @@ func (s *rowSet) add(i int64) {
 		s.bits -= rowChunkRows
 		delete(s.chunks, key)
 	}
+	return true
 }
 
 // count is the number of rows in the set.

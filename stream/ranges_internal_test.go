@@ -74,10 +74,10 @@ func TestRowSet(t *testing.T) {
 			if s.contains(i) != want.contains(i) {
 				t.Fatalf("trial %d: contains(%d) = %v, want %v", trial, i, s.contains(i), want.contains(i))
 			}
-			if !s.contains(i) {
-				s.add(i)
-				want.add(i, i+1)
+			if added := s.add(i); added == want.contains(i) {
+				t.Fatalf("trial %d: add(%d) = %v with the row in the set %v", trial, i, added, want.contains(i))
 			}
+			want.add(i, i+1)
 		}
 		if got := s.ranges(); !slices.Equal(got, want) {
 			t.Fatalf("trial %d: ranges %v, want %v", trial, got, want)
