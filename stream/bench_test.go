@@ -20,6 +20,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/parastream/parastream/internal/sysmem"
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/stream"
 )
@@ -54,6 +55,17 @@ import (
 // Rates count the message values' bytes (MB = 10^6 bytes) and the rows
 // they carry; the ratios are ours over kcat's. kcat's times include
 // starting the process. Each iteration uses fresh topics on the one broker.
+//
+// A run of a stage lasts tens of milliseconds (40 MB of values), so each
+// stage is repeated until its repetitions have taken half a second, and
+// at least three times unless they have taken two seconds (measure), each after a GC of the garbage of what ran before, outside
+// the timer, and its rate is that of the median repetition; the consumer
+// and its fetch path are warmed up first, outside the timer, as publish
+// is. Repeated publishes write to topics of their own, checked and then
+// deleted. Each stage also reports its allocations a row
+// (<stage>-allocs/row: runtime.MemStats.Mallocs over its repetitions, over
+// their rows), the in-process broker's included: consume-wire's is what
+// the broker and the fetch path allocate.
 func BenchmarkStreamVsKcat(b *testing.B) {
 	kcat, err := exec.LookPath("kcat")
 	if err != nil {
@@ -80,63 +92,82 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 	br := startBroker(b, "")
 	ctx := context.Background()
 	cc := stream.ClientConfig{Brokers: []string{br.Addr()}}
+	// The columns a training run decodes (trainstep's mixer asks for
+	// these; a model with a topic context adds topics_a and topics_b).
+	trainColumns := []string{"id", "label", "ids_a", "ids_b"}
 
-	var pub, pubRe, pubWire, kprod, cons, consTrain, consWire, kcons, kconsNoWait time.Duration
+	var pub, pubRe, pubWire, kprod, cons, consTrain, consWire, kcons, kconsNoWait stage
 	var messages int
 	var valueBytes int64
-	timed := func(d *time.Duration, f func()) {
-		b.StartTimer()
-		start := time.Now()
-		f()
-		*d += time.Since(start)
-		b.StopTimer()
-	}
-	kcatConsume := func(topic string, extra ...string) {
-		out := runKcat(b, kcat, append([]string{"-C", "-b", br.Addr(), "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%S\n"}, extra...)...)
-		n, size, err := countSizes(out)
-		if err != nil {
-			b.Fatal(err)
+	kcatConsume := func(topic string, extra ...string) func() {
+		return func() {
+			out := runKcat(b, kcat, append([]string{"-C", "-b", br.Addr(), "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%S\n"}, extra...)...)
+			n, size, err := countSizes(out)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n != messages || size != valueBytes {
+				b.Fatalf("kcat consumed %d messages of %d bytes, want %d of %d", n, size, messages, valueBytes)
+			}
 		}
-		if n != messages || size != valueBytes {
-			b.Fatalf("kcat consumed %d messages of %d bytes, want %d of %d", n, size, messages, valueBytes)
+	}
+	publish := func(prefix string, batchRows int) func() {
+		return func() {
+			sums, err := stream.Publish(ctx, root, stream.PublishConfig{Client: cc, Prefix: prefix, BatchRows: batchRows, Logger: testLogger(b)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(sums) != 1 || sums[0].Published != rows {
+				b.Fatalf("published %+v, want %d rows in one topic", sums, rows)
+			}
+		}
+	}
+	consume := func(prefix, group string, columns []string) func() {
+		return func() {
+			got, err := consumeEpoch(ctx, stream.ConsumerConfig{
+				Client: cc, Prefix: prefix, Dataset: "bench", Group: group, Epochs: 1, Seed: 1, Logger: testLogger(b), Columns: columns,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if got != rows {
+				b.Fatalf("the consumer handed out %d rows, want %d", got, rows)
+			}
 		}
 	}
 	b.StopTimer()
 	// One untimed publish first, as a warm-up of the broker's and the
 	// client's connections and of the page cache (kcat starts cold each
 	// time, but a process start is part of what it is measured with).
-	if _, err := stream.Publish(ctx, root, stream.PublishConfig{Client: cc, Prefix: "warmup", Logger: testLogger(b)}); err != nil {
-		b.Fatal(err)
-	}
-	runtime.GC()
+	publish("warmup", 0)()
 	b.ResetTimer()
 	for i := range b.N {
 		prefix := fmt.Sprintf("bench%d", i)
 		topic := stream.RowTopic(prefix, "bench", "train")
-
-		var sums []stream.TopicSummary
-		timed(&pub, func() {
-			sums, err = stream.Publish(ctx, root, stream.PublishConfig{Client: cc, Prefix: prefix, Logger: testLogger(b)})
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(sums) != 1 || sums[0].Published != rows {
-			b.Fatalf("published %+v, want %d rows in one topic", sums, rows)
-		}
-		var resums []stream.TopicSummary
-		timed(&pubRe, func() {
-			resums, err = stream.Publish(ctx, root, stream.PublishConfig{Client: cc, Prefix: prefix + "re", BatchRows: 1000, Logger: testLogger(b)})
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(resums) != 1 || resums[0].Published != rows {
-			b.Fatalf("published %+v, want %d rows in one topic", resums, rows)
-		}
-		// A client for this iteration's topics, which Publish created
+		// A client for this iteration's topics, which Publish creates
 		// through its own (newClient).
 		client := newClient(b, br.Addr())
+		// The repetitions after the first publish under prefixes of their
+		// own, checked and deleted: the first one's topic is read below.
+		again := func(rep int, name string) string { return fmt.Sprintf("%s.%s%d", prefix, name, rep) }
+		drop := func(topics ...string) {
+			if err := deleteTopics(ctx, client, topics...); err != nil {
+				b.Fatal(err)
+			}
+		}
+
+		measure(b, &pub, func(rep int, timed func(func())) {
+			if rep == 0 {
+				timed(publish(prefix, 0))
+				return
+			}
+			timed(publish(again(rep, "pub"), 0))
+			drop(stream.RowTopic(again(rep, "pub"), "bench", "train"))
+		})
+		measure(b, &pubRe, func(rep int, timed func(func())) {
+			timed(publish(again(rep, "re"), 1000))
+			drop(stream.RowTopic(again(rep, "re"), "bench", "train"))
+		})
 		msgs, err := topicMessages(ctx, client, topic, stream.DefaultPartitions)
 		if err != nil {
 			b.Fatal(err)
@@ -145,76 +176,69 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 		for _, m := range msgs {
 			valueBytes += int64(len(m.Value))
 		}
-		if int64(len(msgs)) != sums[0].Messages || valueBytes != sums[0].Bytes {
-			b.Fatalf("the topic holds %d messages of %d bytes, Publish wrote %d of %d", len(msgs), valueBytes, sums[0].Messages, sums[0].Bytes)
-		}
-
-		wireTopic, kcatTopic := prefix+".wire", prefix+".kcat"
-		for _, t := range []string{wireTopic, kcatTopic} {
+		// The same messages to topics of their own, by the publisher's
+		// writer and by kcat; each topic checked to hold them.
+		to := func(name string, rep int, write func(topic string)) {
+			t := again(rep, name)
 			if err := createTopic(ctx, client, t, stream.DefaultPartitions); err != nil {
 				b.Fatal(err)
 			}
+			write(t)
+			if err := sameMessages(ctx, client, t, msgs); err != nil {
+				b.Fatal(err)
+			}
+			drop(t)
 		}
-		timed(&pubWire, func() { err = stream.WriteMessages(ctx, cc, wireTopic, msgs) })
-		if err != nil {
-			b.Fatal(err)
-		}
+		measure(b, &pubWire, func(rep int, timed func(func())) {
+			to("wire", rep, func(t string) {
+				timed(func() {
+					if err := stream.WriteMessages(ctx, cc, t, msgs); err != nil {
+						b.Fatal(err)
+					}
+				})
+			})
+		})
 		input := filepath.Join(b.TempDir(), "messages")
 		args, err := kcatProduceInput(input, msgs)
 		if err != nil {
 			b.Fatal(err)
 		}
-		timed(&kprod, func() {
-			runKcat(b, kcat, append([]string{"-P", "-b", br.Addr(), "-t", kcatTopic, "-l", input,
-				"-X", "acks=all", "-X", "partitioner=murmur2_random", "-z", "none"}, args...)...)
+		measure(b, &kprod, func(rep int, timed func(func())) {
+			to("kcat", rep, func(t string) {
+				timed(func() {
+					runKcat(b, kcat, append([]string{"-P", "-b", br.Addr(), "-t", t, "-l", input,
+						"-X", "acks=all", "-X", "partitioner=murmur2_random", "-z", "none"}, args...)...)
+				})
+			})
 		})
-		for _, t := range []string{wireTopic, kcatTopic} {
-			if err := sameMessages(ctx, client, t, msgs); err != nil {
-				b.Fatal(err)
+
+		readWire := func() {
+			n, size, err := stream.ReadMessages(ctx, cc, topic, stream.DefaultPartitions)
+			if err != nil || n != messages || size != valueBytes {
+				b.Fatalf("the consumer's pumps read %d messages of %d bytes (%v), want %d of %d", n, size, err, messages, valueBytes)
 			}
 		}
-
-		var got int
-		timed(&cons, func() {
-			got, err = consumeEpoch(ctx, stream.ConsumerConfig{
-				Client: cc, Prefix: prefix, Dataset: "bench", Group: prefix + "-run", Epochs: 1, Seed: 1, Logger: testLogger(b),
-			})
+		// Untimed warm-ups of the fetch path and of the decoder.
+		readWire()
+		consume(prefix, prefix+"-warmup", trainColumns)()
+		measure(b, &cons, func(rep int, timed func(func())) {
+			timed(consume(prefix, fmt.Sprintf("%s-run%d", prefix, rep), nil))
 		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if got != rows {
-			b.Fatalf("the consumer handed out %d rows, want %d", got, rows)
-		}
-		timed(&consTrain, func() {
-			got, err = consumeEpoch(ctx, stream.ConsumerConfig{
-				Client: cc, Prefix: prefix, Dataset: "bench", Group: prefix + "-train", Epochs: 1, Seed: 1, Logger: testLogger(b),
-				Columns: []string{"id", "label", "tokens_a", "tokens_b", "ids_a", "ids_b"},
-			})
+		measure(b, &consTrain, func(rep int, timed func(func())) {
+			timed(consume(prefix, fmt.Sprintf("%s-train%d", prefix, rep), trainColumns))
 		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if got != rows {
-			b.Fatalf("the consumer handed out %d rows, want %d", got, rows)
-		}
-		var n int
-		var size int64
-		timed(&consWire, func() { n, size, err = stream.ReadMessages(ctx, cc, topic, stream.DefaultPartitions) })
-		if err != nil || n != messages || size != valueBytes {
-			b.Fatalf("the consumer's pumps read %d messages of %d bytes (%v), want %d of %d", n, size, err, messages, valueBytes)
-		}
-		timed(&kcons, func() { kcatConsume(topic) })
-		timed(&kconsNoWait, func() { kcatConsume(topic, "-X", "fetch.wait.max.ms=10") })
+		measure(b, &consWire, func(_ int, timed func(func())) { timed(readWire) })
+		measure(b, &kcons, func(_ int, timed func(func())) { timed(kcatConsume(topic)) })
+		measure(b, &kconsNoWait, func(_ int, timed func(func())) { timed(kcatConsume(topic, "-X", "fetch.wait.max.ms=10")) })
 	}
 
-	rate := func(d time.Duration) (mbs, rowss float64) {
-		s := d.Seconds() / float64(b.N)
+	rate := func(st stage) (mbs, rowss float64) {
+		s := st.median().Seconds()
 		return float64(valueBytes) / 1e6 / s, rows / s
 	}
 	type line struct {
-		name     string
-		d, kcatD time.Duration
+		name       string
+		st, kcatSt stage
 	}
 	table := []line{
 		{"publish", pub, kprod},
@@ -228,19 +252,24 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 		{"consume-wire/nowait", consWire, kconsNoWait},
 	}
 	b.ReportMetric(0, "ns/op")
-	report := fmt.Sprintf("%d rows, %d messages, %.1f MB of values, %d iterations\n%-20s %9s %11s %10s %12s %7s\n",
-		rows, messages, float64(valueBytes)/1e6, b.N, "", "MB/s", "rows/s", "kcat MB/s", "kcat rows/s", "ratio")
+	report := fmt.Sprintf("%d rows, %d messages, %.1f MB of values, %d iterations; each figure from the median of a stage's repetitions\n%-20s %9s %11s %10s %12s %7s %10s %5s\n",
+		rows, messages, float64(valueBytes)/1e6, b.N, "", "MB/s", "rows/s", "kcat MB/s", "kcat rows/s", "ratio", "allocs/row", "reps")
 	for _, l := range table {
-		mbs, rs := rate(l.d)
-		kmbs, krs := rate(l.kcatD)
-		report += fmt.Sprintf("%-20s %9.1f %11.0f %10.1f %12.0f %7.2f\n", l.name, mbs, rs, kmbs, krs, mbs/kmbs)
+		mbs, rs := rate(l.st)
+		kmbs, krs := rate(l.kcatSt)
+		perRow := float64(l.st.mallocs) / float64(len(l.st.times)*rows)
+		report += fmt.Sprintf("%-20s %9.1f %11.0f %10.1f %12.0f %7.2f %10.2f %5d\n", l.name, mbs, rs, kmbs, krs, mbs/kmbs, perRow, len(l.st.times))
 		if !strings.Contains(l.name, "/") {
 			b.ReportMetric(mbs, l.name+"-MB/s")
+			b.ReportMetric(perRow, l.name+"-allocs/row")
+			if l.st.peakRSS > 0 {
+				b.ReportMetric(float64(l.st.peakRSS)/(1<<20), l.name+"-peak-RSS-MiB")
+			}
 		}
 		b.ReportMetric(mbs/kmbs, l.name+"/kcat")
 	}
-	for _, l := range []line{{"kcat-produce", kprod, 0}, {"kcat-consume", kcons, 0}, {"kcat-consume-nowait", kconsNoWait, 0}} {
-		mbs, _ := rate(l.d)
+	for _, l := range []line{{"kcat-produce", kprod, stage{}}, {"kcat-consume", kcons, stage{}}, {"kcat-consume-nowait", kconsNoWait, stage{}}} {
+		mbs, _ := rate(l.st)
 		b.ReportMetric(mbs, l.name+"-MB/s")
 	}
 	_, pubRows := rate(pub)
@@ -248,6 +277,66 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 	b.ReportMetric(pubRows, "publish-rows/s")
 	b.ReportMetric(consRows, "consume-rows/s")
 	b.Log(report)
+}
+
+// stage is what BenchmarkStreamVsKcat measured of one stage: the time of
+// each repetition and the allocations (runtime.MemStats.Mallocs, the
+// in-process broker's included) of all of them.
+type stage struct {
+	times   []time.Duration
+	mallocs uint64
+	// peakRSS is the most resident memory during a repetition (bytes; 0
+	// where it cannot be measured): the process's peak, reset before each.
+	peakRSS int64
+}
+
+// median is the median repetition's time.
+func (s stage) median() time.Duration {
+	t := slices.Sorted(slices.Values(s.times))
+	return t[len(t)/2]
+}
+
+// Each stage runs again until its repetitions have taken stageTime, and
+// at least stageMinReps times unless they have taken stageLong (at most
+// stageReps times): a single run of a fast stage lasts tens of
+// milliseconds, within reach of a GC cycle or another process's slice,
+// and the median of three is not one run's luck (kcat -C sometimes waits
+// half a second at the end of the topic).
+const (
+	stageTime    = 500 * time.Millisecond
+	stageLong    = 2 * time.Second
+	stageMinReps = 3
+	stageReps    = 40
+)
+
+// measure runs rep 0, 1, ... of a stage as long as stageTime and its
+// companions say. Each repetition times what it passes to timed, after a
+// GC of what came before, and counts its allocations.
+func measure(b *testing.B, st *stage, rep func(rep int, timed func(func()))) {
+	var total time.Duration
+	more := func(r int) bool {
+		return r < stageReps && total < stageLong && (total < stageTime || r < stageMinReps)
+	}
+	for r := 0; r == 0 || more(r); r++ {
+		rep(r, func(f func()) {
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			resetErr := sysmem.ResetPeakRSS()
+			b.StartTimer()
+			start := time.Now()
+			f()
+			d := time.Since(start)
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			if peak, ok := sysmem.PeakRSS(); ok && resetErr == nil {
+				st.peakRSS = max(st.peakRSS, peak)
+			}
+			st.times = append(st.times, d)
+			st.mallocs += after.Mallocs - before.Mallocs
+			total += d
+		})
+	}
 }
 
 // consumeEpoch reads one epoch and returns the rows handed out.
@@ -402,4 +491,17 @@ func countSizes(out []byte) (n int, size int64, err error) {
 		size += s
 	}
 	return n, size, nil
+}
+
+func deleteTopics(ctx context.Context, c *kafka.Client, topics ...string) error {
+	resp, err := c.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: topics})
+	if err != nil {
+		return err
+	}
+	for t, err := range resp.Errors {
+		if err != nil {
+			return fmt.Errorf("deleting %s: %w", t, err)
+		}
+	}
+	return nil
 }

@@ -40,7 +40,12 @@ func TestBrokerStats(t *testing.T) {
 	if err != nil || got != n {
 		t.Fatalf("read back %d messages (%v), want %d", got, err, n)
 	}
+	// The broker counts a response's bytes once its write returns, which
+	// may be after the client has read them: wait for the count a moment.
 	s := b.Stats()
+	for deadline := time.Now().Add(5 * time.Second); s.BytesOut < read && time.Now().Before(deadline); s = b.Stats() {
+		time.Sleep(time.Millisecond)
+	}
 	t.Log(s)
 	if s.MessagesProduced != n {
 		t.Errorf("messages produced %d, want %d", s.MessagesProduced, n)

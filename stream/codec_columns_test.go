@@ -284,3 +284,34 @@ func BenchmarkDecodeColumns(b *testing.B) {
 		})
 	}
 }
+
+// TestDecodeColumnsAllocsPerRow guards the decoder's hot path against an
+// allocation per row: a message of 2,080 rows (a shard's row group)
+// decoded with the trainer's columns allocates per message and per page,
+// never per row; with every column, the one map a row's meta needs is
+// all a row adds.
+func TestDecodeColumnsAllocsPerRow(t *testing.T) {
+	const rows = 2080
+	m, err := stream.Encode(stream.Batch{Shard: "bench/train/part-0.parquet", Rows: genRows("bench", "train", 1, rows)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		columns []string
+		ceiling float64 // allocations a row
+	}{
+		{"train", []string{"id", "label", "tokens_a", "tokens_b", "ids_a", "ids_b"}, 0.25},
+		{"all", stream.Columns(), 2.5},
+	} {
+		perRow := testing.AllocsPerRun(5, func() {
+			if _, err := stream.DecodeColumns(m, c.columns); err != nil {
+				t.Fatal(err)
+			}
+		}) / rows
+		t.Logf("%s columns: %.3f allocations a row", c.name, perRow)
+		if perRow > c.ceiling {
+			t.Errorf("DecodeColumns with the %s columns allocates %.3f times a row, more than %.2f: something allocates per row", c.name, perRow, c.ceiling)
+		}
+	}
+}

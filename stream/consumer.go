@@ -193,10 +193,12 @@ type Consumer struct {
 	fetched   []int64 // next offset to fetch
 	hwm       []int64 // latest high watermark seen
 	replay    []int64 // rows of messages below are replays, after a Start
-	delivered map[string]*ranges
+	delivered map[string]*rowSet
 	pending   []pendingQueue // per partition, messages with rows in buf
 
-	buf  []Record
+	// buf holds the rows to draw from: each a reference to a row of a
+	// message's batch, not the row, so that drawing moves 16 bytes.
+	buf  []slot
 	head int // in-order mode: next row of buf
 	rng  *rand.Rand
 
@@ -300,7 +302,7 @@ func (c *Consumer) beginEpoch(ctx context.Context, e int) error {
 	if c.cfg.Epochs == 0 {
 		end = slices.Repeat([]int64{-1}, c.nparts)
 	}
-	if err := c.resume(ctx, e, first, end, first, map[string]*ranges{}); err != nil {
+	if err := c.resume(ctx, e, first, end, first, map[string]*rowSet{}); err != nil {
 		return err
 	}
 	c.whole = true
@@ -318,7 +320,7 @@ func (c *Consumer) offsets(ctx context.Context) (first, end []int64, err error) 
 }
 
 // resume (re)starts the readers at the given offsets of epoch e.
-func (c *Consumer) resume(ctx context.Context, e int, from, end, replay []int64, delivered map[string]*ranges) error {
+func (c *Consumer) resume(ctx context.Context, e int, from, end, replay []int64, delivered map[string]*rowSet) error {
 	c.pumps.stop()
 	c.whole = false
 	c.epoch, c.end, c.fetched, c.replay, c.delivered = e, end, from, replay, delivered
@@ -357,13 +359,9 @@ func (c *Consumer) startAt(ctx context.Context, pos Position) error {
 		}
 		from[i], end[i], replay[i] = pp.Offset, pp.End, pp.Fetched
 	}
-	delivered := map[string]*ranges{}
+	delivered := map[string]*rowSet{}
 	for shard, rs := range pos.Delivered {
-		set := new(ranges)
-		for _, r := range rs {
-			set.add(r.First, r.End)
-		}
-		delivered[shard] = set
+		delivered[shard] = rowSetOf(rs)
 	}
 	if err := c.resume(ctx, pos.Epoch, from, end, replay, delivered); err != nil {
 		return err
@@ -435,7 +433,7 @@ func (c *Consumer) startFromGroup(ctx context.Context) error {
 		end = slices.Repeat([]int64{-1}, c.nparts)
 	}
 	c.log.Info("resuming from the group's committed offsets", "group", c.cfg.Group, "epoch", epoch, "offsets", from)
-	return c.resume(ctx, epoch, from, end, from, map[string]*ranges{})
+	return c.resume(ctx, epoch, from, end, from, map[string]*rowSet{})
 }
 
 // Position returns exactly where the consumer stands; see Position.
@@ -449,7 +447,9 @@ func (c *Consumer) Position() Position {
 		pos.Partitions[p] = PartitionPosition{Partition: p, Offset: off, Fetched: c.fetched[p], End: c.end[p]}
 	}
 	for shard, rs := range c.delivered {
-		pos.Delivered[shard] = slices.Clone(*rs)
+		if rs.count() > 0 {
+			pos.Delivered[shard] = rs.ranges()
+		}
 	}
 	return pos
 }
@@ -569,11 +569,15 @@ func (c *Consumer) accept(m fetched) {
 		c.log.Warn("skipping a bad message", "topic", c.topic, "partition", p, "offset", m.Offset, "err", err)
 		return
 	}
-	kept := 0
 	seen := c.delivered[b.Shard]
+	if seen == nil {
+		// Empty until a row is handed out: Position leaves it out.
+		seen = new(rowSet)
+		c.delivered[b.Shard] = seen
+	}
+	h := &heldBatch{rows: b.Rows, shard: b.Shard, first: b.First, epoch: c.epoch, partition: p, offset: m.Offset, delivered: seen}
 	for i := range b.Rows {
-		idx := b.First + int64(i)
-		if seen != nil && seen.contains(idx) {
+		if seen.contains(b.First + int64(i)) {
 			if m.Offset < c.replay[p] {
 				c.stats.Replayed++
 			} else {
@@ -581,20 +585,20 @@ func (c *Consumer) accept(m fetched) {
 			}
 			continue
 		}
-		c.buf = append(c.buf, Record{Row: b.Rows[i], Shard: b.Shard, Index: idx, Epoch: c.epoch, Partition: p, Offset: m.Offset})
-		kept++
+		c.buf = append(c.buf, slot{h, i})
+		h.left++
 	}
-	if kept > 0 {
-		c.pending[p].push(m.Offset, kept)
+	if h.left > 0 {
+		c.pending[p].push(h)
 	}
 }
 
 // pop takes a row from the buffer: at random, or the oldest when not
 // shuffling. ok is false when the row was a duplicate, dropped.
 func (c *Consumer) pop() (Record, bool) {
-	var r Record
+	var s slot
 	if c.cfg.ShuffleBuffer == 1 {
-		r, c.buf[c.head] = c.buf[c.head], Record{}
+		s, c.buf[c.head] = c.buf[c.head], slot{}
 		c.head++
 		if c.head == len(c.buf) {
 			c.buf, c.head = c.buf[:0], 0
@@ -602,23 +606,38 @@ func (c *Consumer) pop() (Record, bool) {
 	} else {
 		i := c.rng.IntN(len(c.buf))
 		last := len(c.buf) - 1
-		r, c.buf[i] = c.buf[i], c.buf[last]
-		c.buf[last] = Record{}
+		s, c.buf[i] = c.buf[i], c.buf[last]
+		c.buf[last] = slot{}
 		c.buf = c.buf[:last]
 	}
-	c.pending[r.Partition].done(r.Offset)
-	set := c.delivered[r.Shard]
-	if set == nil {
-		set = new(ranges)
-		c.delivered[r.Shard] = set
-	}
-	if set.contains(r.Index) {
+	h, index := s.held, s.held.first+int64(s.row)
+	c.pending[h.partition].done(h)
+	if !h.delivered.add(index) {
 		c.stats.Duplicates++
 		return Record{}, false
 	}
-	set.add(r.Index, r.Index+1)
 	c.stats.Rows++
-	return r, true
+	return Record{Row: h.rows[s.row], Shard: h.shard, Index: index, Epoch: h.epoch, Partition: h.partition, Offset: h.offset}, true
+}
+
+// heldBatch is a message's rows while the buffer holds some of them:
+// left of them, to be handed out into delivered, the set of its shard's
+// rows handed out in the epoch.
+type heldBatch struct {
+	rows      []shards.Row
+	shard     string
+	first     int64
+	epoch     int
+	partition int
+	offset    int64
+	left      int
+	delivered *rowSet
+}
+
+// slot is a row in the buffer: row row of a held batch.
+type slot struct {
+	held *heldBatch
+	row  int
 }
 
 // Close stops the readers. Close after Close is a no-op.
@@ -633,32 +652,26 @@ func (c *Consumer) Close() error {
 // pendingQueue tracks, for one partition, the messages whose rows are
 // still in the buffer, in offset order.
 type pendingQueue struct {
-	offsets []int64
-	left    map[int64]int
-	head    int
+	held []*heldBatch
+	head int
 }
 
-func (q *pendingQueue) push(offset int64, rows int) {
-	if q.left == nil {
-		q.left = map[int64]int{}
-	}
-	q.offsets = append(q.offsets, offset)
-	q.left[offset] = rows
-}
+func (q *pendingQueue) push(h *heldBatch) { q.held = append(q.held, h) }
 
-func (q *pendingQueue) done(offset int64) {
-	q.left[offset]--
-	for q.head < len(q.offsets) && q.left[q.offsets[q.head]] == 0 {
-		delete(q.left, q.offsets[q.head])
+// done counts a row of h out of the buffer.
+func (q *pendingQueue) done(h *heldBatch) {
+	h.left--
+	for q.head < len(q.held) && q.held[q.head].left == 0 {
+		q.held[q.head] = nil
 		q.head++
 	}
-	if q.head == len(q.offsets) {
-		q.offsets, q.head = q.offsets[:0], 0
+	if q.head == len(q.held) {
+		q.held, q.head = q.held[:0], 0
 	}
 }
 
-func (q *pendingQueue) len() int     { return len(q.offsets) - q.head }
-func (q *pendingQueue) front() int64 { return q.offsets[q.head] }
+func (q *pendingQueue) len() int     { return len(q.held) - q.head }
+func (q *pendingQueue) front() int64 { return q.held[q.head].offset }
 
 // republish says how to complete a dataset's topics.
 func republish(prefix, dataset string) string {

@@ -30,6 +30,15 @@ const (
 	DefaultReplication = 1
 )
 
+// A write call of the publisher carries the messages made so far, up to
+// flushBytes of values or flushMessages messages: enough that each
+// partition's batch fills (small messages) or that a call's requests
+// outweigh its wait for the last one (large messages).
+const (
+	flushBytes    = 4 << 20
+	flushMessages = 1024
+)
+
 // messageOverhead is what a message adds to its value in a record batch:
 // the batch header, the record's varints, the key and the header names. A
 // message's value stays under the topic's max.message.bytes minus this
@@ -205,7 +214,13 @@ func newWriter(cc ClientConfig, logger *slog.Logger) (*kafka.Writer, error) {
 		RequiredAcks: kafka.RequireAll,
 		MaxAttempts:  10,
 		BatchSize:    64,
-		BatchTimeout: 5 * time.Millisecond,
+		// A WriteMessages call puts its messages into each partition's
+		// batch under the partition's lock, so batches are as full as the
+		// call makes them; the timeout only holds back the last,
+		// incomplete batch of each partition, which the call then waits
+		// for: 5 ms a call (and a single message, such as the manifest,
+		// waited 5 ms). Publish hands the writer several MiB a call.
+		BatchTimeout: time.Millisecond,
 		Transport:    transport,
 		// Publish creates each dataset's topics as it comes to them, after
 		// the writer may have cached the cluster's metadata: with this set,
@@ -450,13 +465,13 @@ func (p *publisher) split(ctx context.Context, t topicInfo, infos []shards.Shard
 		}
 	}
 	var pending []kafka.Message
-	var pendingRows int64
+	var pendingRows, pendingBytes int64
 	flush := func() {
 		if len(pending) == 0 {
 			return
 		}
 		msgs, rows := pending, pendingRows
-		pending, pendingRows = nil, 0
+		pending, pendingRows, pendingBytes = nil, 0, 0
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem }()
@@ -500,8 +515,9 @@ func (p *publisher) split(ctx context.Context, t topicInfo, infos []shards.Shard
 			e.msg.Topic = t.name
 			pending = append(pending, e.msg)
 			pendingRows += e.rows
+			pendingBytes += int64(len(e.msg.Value))
 		}
-		if len(pending) >= 16 || len(order) == 0 {
+		if pendingBytes >= flushBytes || len(pending) >= flushMessages || len(order) == 0 {
 			flush()
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -14,8 +15,10 @@ import (
 // pumps read the partitions of a topic, each in its own goroutine, into
 // channels: one per partition when reading up to end offsets (so that the
 // consumer can take the partitions in a fixed rotation), one shared when
-// following new data. Row pumps also decode each message, so that decoding
-// runs on as many goroutines as there are partitions.
+// following new data. Row pumps hand each message to a pool of decoders,
+// one a core (GOMAXPROCS), and its future to the channel: decoding runs on
+// every core whatever the topic's partitions, while each pump fetches on,
+// and the consumer takes the messages in the order they were read.
 //
 // Up to end offsets a pump sends one fetch request after another and never
 // asks for what lies past the end: it stops at once, where a kafka.Reader
@@ -25,9 +28,12 @@ type pumps struct {
 	cancel  context.CancelFunc
 	client  *kafka.Client
 	readers []*kafka.Reader
-	chans   []chan fetched
-	shared  chan fetched
+	chans   []chan *future
+	shared  chan *future
+	work    chan *future // to the decoders; nil without decoding
+	workers sync.WaitGroup
 	done    []bool
+	left    int // partitions not done
 	follow  bool
 	errs    chan error
 	wg      sync.WaitGroup
@@ -40,6 +46,14 @@ type fetched struct {
 	kafka.Message
 	batch     Batch
 	decodeErr error
+}
+
+// future is a fetched message that may still be decoding: f is complete
+// once done is closed.
+type future struct {
+	f      fetched
+	decode decodeFunc
+	done   chan struct{}
 }
 
 // Backoff between retries of a failed fetch (a broker restarting).
@@ -70,8 +84,9 @@ func startPumpsDecoding(cc ClientConfig, topic string, from, end []int64, decode
 	ctx, cancel := context.WithCancel(context.Background())
 	ps := &pumps{
 		cancel: cancel,
-		chans:  make([]chan fetched, len(from)),
+		chans:  make([]chan *future, len(from)),
 		done:   make([]bool, len(from)),
+		left:   len(from),
 		errs:   make(chan error, len(from)),
 		retry:  cc,
 	}
@@ -79,18 +94,28 @@ func startPumpsDecoding(cc ClientConfig, topic string, from, end []int64, decode
 	queue := 16
 	if decode != nil {
 		queue = 4
+		ps.work = make(chan *future, runtime.GOMAXPROCS(0))
+		for range runtime.GOMAXPROCS(0) {
+			ps.workers.Go(func() {
+				for fu := range ps.work {
+					fu.f.batch, fu.f.decodeErr = fu.decode(fu.f.Message)
+					close(fu.done)
+				}
+			})
+		}
 	}
 	for p := range from {
 		ps.follow = end[p] < 0
 		if end[p] >= 0 && from[p] >= end[p] {
 			ps.done[p] = true
+			ps.left--
 			continue
 		}
-		ps.chans[p] = make(chan fetched, queue)
+		ps.chans[p] = make(chan *future, queue)
 		out := ps.chans[p]
 		if ps.follow {
 			if ps.shared == nil {
-				ps.shared = make(chan fetched, 64)
+				ps.shared = make(chan *future, 64)
 			}
 			out = ps.shared
 			r, err := newPartitionReader(cc, topic, p, from[p], logger)
@@ -116,7 +141,7 @@ func startPumpsDecoding(cc ClientConfig, topic string, from, end []int64, decode
 }
 
 // follow1 reads partition p with r for ever.
-func (ps *pumps) follow1(ctx context.Context, r *kafka.Reader, topic string, p int, decode decodeFunc, out chan fetched) {
+func (ps *pumps) follow1(ctx context.Context, r *kafka.Reader, topic string, p int, decode decodeFunc, out chan *future) {
 	for {
 		m, err := r.FetchMessage(ctx)
 		if err != nil {
@@ -136,7 +161,7 @@ func (ps *pumps) follow1(ctx context.Context, r *kafka.Reader, topic string, p i
 // message not yet sent, for at most the client's Retry without a message
 // (then the pump ends with ErrUnreachable); an error the broker gives as
 // not retriable ends the pump.
-func (ps *pumps) upTo(ctx context.Context, r offsetRange, decode decodeFunc, out chan fetched, logger *slog.Logger) {
+func (ps *pumps) upTo(ctx context.Context, r offsetRange, decode decodeFunc, out chan *future, logger *slog.Logger) {
 	at, backoff := r.from, fetchBackoffMin
 	var failing time.Time // since when fetching fails without a message
 	for {
@@ -179,14 +204,21 @@ func (ps *pumps) upTo(ctx context.Context, r offsetRange, decode decodeFunc, out
 	}
 }
 
-// send hands m, decoded when asked, to out; false when ctx ended first.
-func (ps *pumps) send(ctx context.Context, m kafka.Message, decode decodeFunc, out chan fetched) bool {
-	f := fetched{Message: m}
-	if decode != nil {
-		f.batch, f.decodeErr = decode(m)
+// send hands m to out, and to the decoders when asked; false when ctx
+// ended first.
+func (ps *pumps) send(ctx context.Context, m kafka.Message, decode decodeFunc, out chan *future) bool {
+	fu := &future{f: fetched{Message: m}, decode: decode, done: make(chan struct{})}
+	if decode == nil {
+		close(fu.done)
+	} else {
+		select {
+		case ps.work <- fu:
+		case <-ctx.Done():
+			return false
+		}
 	}
 	select {
-	case out <- f:
+	case out <- fu:
 		return true
 	case <-ctx.Done():
 		return false
@@ -194,16 +226,10 @@ func (ps *pumps) send(ctx context.Context, m kafka.Message, decode decodeFunc, o
 }
 
 // allDone reports whether every partition has been read to its end.
+// Consumer.Next asks before every row: a count, not a loop over the
+// partitions.
 func (ps *pumps) allDone() bool {
-	if ps == nil || ps.follow {
-		return false
-	}
-	for _, d := range ps.done {
-		if !d {
-			return false
-		}
-	}
-	return true
+	return ps != nil && !ps.follow && ps.left == 0
 }
 
 // receive returns the next message: from the partition *rr names, or the
@@ -232,6 +258,7 @@ func (ps *pumps) receive(ctx context.Context, rr *int, wait time.Duration) (m fe
 		var closed bool
 		if m, ok, closed, err = ps.take(ctx, ps.chans[p], timeout); closed {
 			ps.done[p] = true
+			ps.left--
 			continue
 		}
 		if !ok {
@@ -245,10 +272,18 @@ func (ps *pumps) receive(ctx context.Context, rr *int, wait time.Duration) (m fe
 // take receives from ch: ok when a message came, closed when ch is
 // closed; err when a reader failed or ctx is done; neither when the
 // timeout fired.
-func (ps *pumps) take(ctx context.Context, ch <-chan fetched, timeout <-chan time.Time) (m fetched, ok, closed bool, err error) {
+func (ps *pumps) take(ctx context.Context, ch <-chan *future, timeout <-chan time.Time) (m fetched, ok, closed bool, err error) {
 	select {
-	case m, ok = <-ch:
-		return m, ok, !ok, nil
+	case fu, ok := <-ch:
+		if !ok {
+			return m, false, true, nil
+		}
+		select {
+		case <-fu.done:
+			return fu.f, true, false, nil
+		case <-ctx.Done():
+			return m, false, false, ctx.Err()
+		}
 	case err = <-ps.errs:
 		return m, false, false, err
 	case <-ctx.Done():
@@ -271,6 +306,12 @@ func (ps *pumps) stop() error {
 	}
 	wg.Wait()
 	ps.wg.Wait()
+	if ps.work != nil {
+		// The pumps have ended: nothing sends work any more.
+		close(ps.work)
+		ps.workers.Wait()
+		ps.work = nil
+	}
 	ps.readers = nil
 	if ps.client != nil {
 		if t, ok := ps.client.Transport.(*kafka.Transport); ok {
