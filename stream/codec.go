@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
@@ -257,7 +258,7 @@ func Decode(m kafka.Message) (Batch, error) {
 	if err != nil {
 		return Batch{}, err
 	}
-	rows, err := decodeValue(m.Value, h, nil)
+	rows, err := decodeValue(m.Value, h, nil, nil)
 	if err != nil {
 		return Batch{}, fmt.Errorf("%w: rows %d-%d of %s: %w", ErrPayload, h.First, h.End, h.Shard, err)
 	}
@@ -281,16 +282,54 @@ func DecodeColumns(m kafka.Message, columns []string) (Batch, error) {
 	if err != nil {
 		return Batch{}, err
 	}
-	rows, err := decodeValue(m.Value, h, columns)
+	rows, err := decodeValue(m.Value, h, columns, nil)
 	if err != nil {
 		return Batch{}, fmt.Errorf("%w: rows %d-%d of %s: %w", ErrPayload, h.First, h.End, h.Shard, err)
 	}
 	return Batch{Shard: h.Shard, First: h.First, Rows: rows}, nil
 }
 
+// decodeColumnsInto is DecodeColumns decoding into reuse's array where it
+// has room (see rowArrays), for columns already checked.
+func decodeColumnsInto(m kafka.Message, columns []string, reuse []shards.Row) (Batch, error) {
+	h, err := DecodeHeader(m)
+	if err != nil {
+		return Batch{}, err
+	}
+	rows, err := decodeValue(m.Value, h, columns, reuse)
+	if err != nil {
+		return Batch{}, fmt.Errorf("%w: rows %d-%d of %s: %w", ErrPayload, h.First, h.End, h.Shard, err)
+	}
+	return Batch{Shard: h.Shard, First: h.First, Rows: rows}, nil
+}
+
+// rowArrays keeps the row arrays of messages whose rows have all been
+// handed out, for the decoders to fill again: a message of 2,080 rows
+// decodes into about 850 KB of Row structs, which the garbage collector
+// would otherwise sweep and the runtime zero and hand out again, message
+// after message. A record handed out holds a copy of its row (whose
+// slices and strings point into the message's own value arrays, never
+// into this array), so an array is put back only once its last row is
+// copied out.
+type rowArrays struct{ pool sync.Pool }
+
+func (a *rowArrays) get() []shards.Row {
+	if p, ok := a.pool.Get().(*[]shards.Row); ok {
+		return *p
+	}
+	return nil
+}
+
+func (a *rowArrays) put(rows []shards.Row) {
+	if cap(rows) > 0 {
+		a.pool.Put(&rows)
+	}
+}
+
 // decodeValue decodes the rows of a message value: every column, or only
-// those named (see DecodeColumns).
-func decodeValue(value []byte, h BatchHeader, columns []string) (rows []shards.Row, err error) {
+// those named (see DecodeColumns), into reuse when it has room for them
+// (zeroed first), else into a new array.
+func decodeValue(value []byte, h BatchHeader, columns []string, reuse []shards.Row) (rows []shards.Row, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			rows, err = nil, fmt.Errorf("malformed Parquet data: %v", p)
@@ -327,7 +366,12 @@ func decodeValue(value []byte, h BatchHeader, columns []string) (rows []shards.R
 	if declared > maxDecodedBytes {
 		return nil, fmt.Errorf("the columns declare %d bytes uncompressed, more than the %d a message may hold", declared, maxDecodedBytes)
 	}
-	rows = make([]shards.Row, h.Rows())
+	if n := int(h.Rows()); cap(reuse) >= n {
+		rows = reuse[:n]
+		clear(rows)
+	} else {
+		rows = make([]shards.Row, n)
+	}
 	if len(columns) > 0 {
 		// readColumns checks every string it makes (Row.Validate's check,
 		// done once, as the strings are made).

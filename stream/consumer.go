@@ -179,7 +179,9 @@ type Stats struct {
 //
 // A Consumer is not safe for concurrent use.
 type Consumer struct {
-	cfg      ConsumerConfig
+	cfg ConsumerConfig
+	// arrays are the row arrays of messages handed out, for the decoders.
+	arrays   rowArrays
 	client   *kafka.Client
 	topic    string
 	nparts   int
@@ -331,7 +333,7 @@ func (c *Consumer) resume(ctx context.Context, e int, from, end, replay []int64,
 	c.pending = make([]pendingQueue, c.nparts)
 	c.buf, c.head, c.rr = c.buf[:0], 0, 0
 	c.rng = rand.New(rand.NewPCG(c.cfg.Seed, uint64(e)))
-	p, err := startRowPumps(c.cfg.Client, c.topic, from, end, c.cfg.Columns, c.log)
+	p, err := startPumpsDecoding(c.cfg.Client, c.topic, from, end, rowDecoder(c.cfg.Columns, &c.arrays), c.log)
 	if err != nil {
 		return err
 	}
@@ -590,6 +592,8 @@ func (c *Consumer) accept(m fetched) {
 	}
 	if h.left > 0 {
 		c.pending[p].push(h)
+	} else {
+		c.arrays.put(b.Rows) // every row a duplicate: none is held
 	}
 }
 
@@ -611,13 +615,17 @@ func (c *Consumer) pop() (Record, bool) {
 		c.buf = c.buf[:last]
 	}
 	h, index := s.held, s.held.first+int64(s.row)
-	c.pending[h.partition].done(h)
+	rec := Record{Row: h.rows[s.row], Shard: h.shard, Index: index, Epoch: h.epoch, Partition: h.partition, Offset: h.offset}
+	if c.pending[h.partition].done(h) {
+		c.arrays.put(h.rows) // its last row is copied out
+		h.rows = nil
+	}
 	if !h.delivered.add(index) {
 		c.stats.Duplicates++
 		return Record{}, false
 	}
 	c.stats.Rows++
-	return Record{Row: h.rows[s.row], Shard: h.shard, Index: index, Epoch: h.epoch, Partition: h.partition, Offset: h.offset}, true
+	return rec, true
 }
 
 // heldBatch is a message's rows while the buffer holds some of them:
@@ -658,8 +666,9 @@ type pendingQueue struct {
 
 func (q *pendingQueue) push(h *heldBatch) { q.held = append(q.held, h) }
 
-// done counts a row of h out of the buffer.
-func (q *pendingQueue) done(h *heldBatch) {
+// done counts a row of h out of the buffer, and reports whether it was
+// h's last.
+func (q *pendingQueue) done(h *heldBatch) bool {
 	h.left--
 	for q.head < len(q.held) && q.held[q.head].left == 0 {
 		q.held[q.head] = nil
@@ -668,6 +677,7 @@ func (q *pendingQueue) done(h *heldBatch) {
 	if q.head == len(q.held) {
 		q.held, q.head = q.held[:0], 0
 	}
+	return h.left == 0
 }
 
 func (q *pendingQueue) len() int     { return len(q.held) - q.head }

@@ -68,13 +68,14 @@ func startPumps(cc ClientConfig, topic string, from, end []int64, logger *slog.L
 	return startPumpsDecoding(cc, topic, from, end, nil, logger)
 }
 
-// startRowPumps is startPumps for a row topic: messages come decoded, with
-// the given columns (nil: every column) by DecodeColumns.
-func startRowPumps(cc ClientConfig, topic string, from, end []int64, columns []string, logger *slog.Logger) (*pumps, error) {
+// rowDecoder is the decoding of a row topic's messages: the given
+// columns (nil: every column), by DecodeColumns, into the row arrays of
+// arrays where it has one.
+func rowDecoder(columns []string, arrays *rowArrays) decodeFunc {
 	if len(columns) == 0 {
 		columns = Columns()
 	}
-	return startPumpsDecoding(cc, topic, from, end, func(m kafka.Message) (Batch, error) { return DecodeColumns(m, columns) }, logger)
+	return func(m kafka.Message) (Batch, error) { return decodeColumnsInto(m, columns, arrays.get()) }
 }
 
 // decodeFunc decodes a row message; nil: messages are not decoded.
