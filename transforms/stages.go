@@ -627,11 +627,11 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 	if err != nil {
 		return err
 	}
-	var n, tokens int64
+	var n, tokens, dropped int64
 	for _, run := range runs {
 		err := spill.CopyFiles(ctx, []string{run.Path}, func(row *shards.Row) error {
 			if fn.Budget.Tokens > 0 && uint64(fn.Budget.cell(row.ID)) >= cut {
-				w.dropped++
+				dropped++
 				return nil
 			}
 			if fn.Budget.Tokens > 0 {
@@ -655,6 +655,10 @@ func (fn *writeShardsFn) write(ctx context.Context, split string, group int, run
 		return err
 	}
 	progressFrom(ctx).add("written", n%(1<<14))
+	// Counted in-process too: Prism may lose the FinishBundle counter (see
+	// the driver's reconcileLocal).
+	progressFrom(ctx).add("budget_dropped", dropped)
+	w.dropped += dropped
 	w.written[split] += n
 	w.infos = append(w.infos, infos...)
 	return writeReceipt(ctx, fn.Dir, Receipt{Corpus: fn.Corpus, Split: split, Group: group, Root: root, Shards: infos, Tokens: tokens})
