@@ -345,9 +345,14 @@ func TestExtractTokenBudget(t *testing.T) {
 	if tokens != sum.Counters["budget_tokens_kept"] || tokens > budget || tokens < budget-100 {
 		t.Fatalf("sample has %d tokens, reported %d, budget %d", tokens, sum.Counters["budget_tokens_kept"], budget)
 	}
-	b, _, _ := sample(17)
+	b, _, sumB := sample(17)
 	if len(a) != len(b) {
 		t.Fatalf("sample of %d pairs with 3 buckets, %d with 17", len(a), len(b))
+	}
+	// Prism was seen to lose a counter update made in FinishBundle: the
+	// count of the pairs the budget dropped must not depend on it.
+	if d, dB := sum.Counters["budget_dropped"], sumB.Counters["budget_dropped"]; d == 0 || d != dB {
+		t.Fatalf("budget dropped %d pairs with 3 buckets, %d with 17", d, dB)
 	}
 	for id := range a {
 		if !b[id] {

@@ -377,7 +377,9 @@ func RunExtract(ctx context.Context, cfg ExtractConfig, opts RunOptions) (*Summa
 	}
 	sum := &Summary{Corpus: cfg.outName(), Counters: committedCounters(res), Splits: map[string]int64{}}
 	if runner == "prism" {
-		reconcileLocal(sum.Counters, progress.Snapshot(), "dedupe_")
+		snap := progress.Snapshot()
+		reconcileLocal(sum.Counters, snap, "dedupe_")
+		reconcileLocal(sum.Counters, snap, "budget_dropped")
 	}
 	if opts.Failpoint != nil {
 		if err := opts.Failpoint("workers done"); err != nil {

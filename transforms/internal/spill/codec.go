@@ -184,15 +184,26 @@ func spillAppendMeta(dst []byte, m map[string]string) []byte {
 	if len(m) == 0 {
 		return dst
 	}
-	var buf [16]string
-	keys := buf[:0]
-	for k := range m {
-		keys = append(keys, k)
+	// The pairs are taken out of the map together and sorted by key: no
+	// look-up a key after the sort, and for the few keys a row has (six
+	// for a Reddit pair) an insertion sort, without slices.Sort's calls.
+	var buf [16][2]string
+	kv := buf[:0]
+	for k, v := range m {
+		kv = append(kv, [2]string{k, v})
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		dst = spillAppendString(dst, k)
-		dst = spillAppendString(dst, m[k])
+	if len(kv) <= len(buf) {
+		for i := 1; i < len(kv); i++ {
+			for j := i; j > 0 && kv[j][0] < kv[j-1][0]; j-- {
+				kv[j], kv[j-1] = kv[j-1], kv[j]
+			}
+		}
+	} else {
+		slices.SortFunc(kv, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+	}
+	for _, p := range kv {
+		dst = spillAppendString(dst, p[0])
+		dst = spillAppendString(dst, p[1])
 	}
 	return dst
 }

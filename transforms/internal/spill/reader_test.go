@@ -255,3 +255,51 @@ func BenchmarkReadSpillFiles(b *testing.B) {
 	}
 	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// TestAppendFiles reads files into one array twice over, the second time
+// into rows that held other rows (Meta, Label, lists where the new rows
+// have none, and the reverse): every row comes back as written, and the
+// rows already in the slice stay.
+func TestAppendFiles(t *testing.T) {
+	dir := t.TempDir()
+	varied := spillVariedRows()
+	reddit := spillRedditRows(200)
+	write := func(name string, rows []shards.Row) string {
+		p := filepath.Join(dir, name)
+		spillWriteFile(t, p, rows)
+		return p
+	}
+	pv := write("varied.spill", varied)
+	pr1 := write("reddit1.spill", reddit[:100])
+	pr2 := write("reddit2.spill", reddit[100:])
+	ctx := context.Background()
+
+	rows, err := spill.AppendFiles(ctx, []string{pv, pr1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spillCheckRows(t, append(slices.Clone(varied), reddit[:100]...), rows)
+
+	// Again into the same array, after one row kept in place.
+	rows, err = spill.AppendFiles(ctx, []string{pr2, pv}, rows[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	spillCheckRows(t, append(append(varied[:1:1], reddit[100:]...), varied...), rows)
+
+	if n := testing.AllocsPerRun(10, func() {
+		rows, err = spill.AppendFiles(ctx, []string{pr1}, rows[:0])
+	}); err != nil || n > 100+25 {
+		t.Errorf("reading 100 rows into a reused array: %v allocations, error %v; want one a row (the copy of its encoding) and a few for the file", n, err)
+	}
+	spillCheckRows(t, reddit[:100], rows)
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := spill.AppendFiles(cctx, []string{pv}, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled context: %v", err)
+	}
+	if _, err := spill.AppendFiles(ctx, []string{filepath.Join(dir, "missing.spill")}, nil); err == nil {
+		t.Error("a missing file read without an error")
+	}
+}
