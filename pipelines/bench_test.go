@@ -15,6 +15,7 @@ import (
 
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/corpora/synth"
+	"github.com/parastream/parastream/internal/sysmem"
 	"github.com/parastream/parastream/pipelines"
 	"github.com/parastream/parastream/shards"
 )
@@ -61,6 +62,7 @@ func BenchmarkExtractReddit(b *testing.B) {
 	cfg := pipelines.NewExtractConfig("reddit", input, "")
 	var loopSecs, pipeSecs float64
 	var loopAllocs, pipeAllocs uint64
+	var peak int64
 	for i := 0; i < b.N; i++ {
 		// The plain loop: read, normalise, filter and tokenise, in one
 		// goroutine, keeping nothing.
@@ -86,10 +88,18 @@ func BenchmarkExtractReddit(b *testing.B) {
 
 		c := cfg
 		c.Out = filepath.Join(dir, "out")
+		// The pipeline's peak resident memory, the loop's and the
+		// generator's left behind.
+		runtime.GC()
+		debug.FreeOSMemory()
+		resetErr := sysmem.ResetPeakRSS()
 		secs, allocs = timed(b, "pipeline", func() error {
 			_, err := pipelines.RunExtract(context.Background(), c, pipelines.RunOptions{})
 			return err
 		})
+		if p, ok := sysmem.PeakRSS(); ok && resetErr == nil {
+			peak = max(peak, p)
+		}
 		pipeSecs += secs
 		pipeAllocs += allocs
 		if kept == 0 {
@@ -106,6 +116,9 @@ func BenchmarkExtractReddit(b *testing.B) {
 	// (runtime.MemStats.Mallocs) while each part ran, Prism's included.
 	b.ReportMetric(float64(loopAllocs)/(float64(n)*runs), "loop-allocs/comment")
 	b.ReportMetric(float64(pipeAllocs)/(float64(n)*runs), "pipeline-allocs/comment")
+	if peak > 0 {
+		b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+	}
 }
 
 // timed runs fn under the profile label part=name and returns its wall time
