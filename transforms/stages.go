@@ -235,17 +235,12 @@ func (fn *pairFn) ProcessElement(_ int, paths func(*string) bool, _ func(int, st
 	return fn.pool.submit(func(ctx context.Context, w *pairWorker) error {
 		// The bucket's rows, grouped into threads by sorting pointers to
 		// them by thread: one array for the bucket, not a slice a thread.
-		// The array's rows are decoded into again for the next bucket,
-		// their slices and Meta maps reused: the pairs made of them are
-		// spilled before this bucket's work returns, and nothing else
-		// keeps them.
-		rows, err := spill.AppendFiles(ctx, files, w.rows[:0])
-		defer func() {
-			if cap(rows) > maxReusedRows {
-				rows = nil
-			}
-			w.rows = rows[:0]
-		}()
+		rows := w.rows[:0]
+		err := spill.CopyFiles(ctx, files, func(r *shards.Row) error {
+			rows = append(rows, *r)
+			return nil
+		})
+		defer func() { w.rows = reuseRows(rows) }()
 		if err != nil {
 			return err
 		}
@@ -313,6 +308,16 @@ func (fn *pairFn) FinishBundle(ctx context.Context, emit func(int, string)) erro
 // keeps for its next bucket: a bucket with a huge thread should not pin
 // its rows' room for the rest of the stage.
 const maxReusedRows = 1 << 16
+
+// reuseRows empties rows for the next bucket, keeping its array unless it
+// is larger than maxReusedRows.
+func reuseRows(rows []shards.Row) []shards.Row {
+	clear(rows)
+	if cap(rows) > maxReusedRows {
+		return nil
+	}
+	return rows[:0]
+}
 
 // collect reads a GroupByKey's values, sorted, so that they can be used
 // after ProcessElement returns.

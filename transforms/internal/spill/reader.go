@@ -243,54 +243,6 @@ func CopyFiles(ctx context.Context, paths []string, fn func(*shards.Row) error) 
 	return readFiles(ctx, paths, true, fn)
 }
 
-// AppendFiles appends the rows of the spill files at paths, file by file in
-// the order given, to rows and returns the extended slice. It stops at the
-// first error, a file's or ctx's (checked between files and every 4096
-// rows), and returns the rows read until then with it.
-//
-// The elements of rows between len(rows) and cap(rows) are decoded into in
-// place, their slices and maps reused as DecodeRow does, so that a loop
-// reading bucket after bucket into one array allocates little more than a
-// copy of each row's encoding. The rows appended share nothing with one
-// another; a caller that reuses the array must not keep a row, or its
-// slices or map, past the next call (or zero the array first).
-func AppendFiles(ctx context.Context, paths []string, rows []shards.Row) ([]shards.Row, error) {
-	for _, path := range paths {
-		if err := ctx.Err(); err != nil {
-			return rows, err
-		}
-		var err error
-		if rows, err = spillAppendFile(ctx, path, rows); err != nil {
-			return rows, err
-		}
-	}
-	return rows, nil
-}
-
-func spillAppendFile(ctx context.Context, path string, rows []shards.Row) ([]shards.Row, error) {
-	r, err := Open(ctx, path)
-	if err != nil {
-		return rows, err
-	}
-	defer r.Close()
-	for i := 0; ; i++ {
-		if i%4096 == 4095 {
-			if err := ctx.Err(); err != nil {
-				return rows, err
-			}
-		}
-		// slices.Grow zeroes the new array's elements past len.
-		rows = slices.Grow(rows, 1)[:len(rows)+1]
-		if err := r.Next(&rows[len(rows)-1]); err != nil {
-			rows = rows[:len(rows)-1]
-			if err == io.EOF {
-				return rows, r.Close()
-			}
-			return rows, err
-		}
-	}
-}
-
 func readFiles(ctx context.Context, paths []string, reuse bool, fn func(*shards.Row) error) error {
 	for _, path := range paths {
 		if err := ctx.Err(); err != nil {
