@@ -62,12 +62,14 @@ func NewOptimizer(cfg Config, specs []ParamSpec) *Optimizer {
 }
 
 // SparseRows are rows of a row-major table W of rows of Width values and
-// their gradients: G has W's shape, and only the listed Rows count. Rows
-// must be distinct.
+// their gradients: G has W's shape, and only the listed Rows count; or,
+// Compact, G holds only the listed rows' gradients, Rows[k]'s at row k.
+// Rows must be distinct.
 type SparseRows struct {
-	W, G  []float32
-	Rows  []int32
-	Width int
+	W, G    []float32
+	Rows    []int32
+	Width   int
+	Compact bool
 }
 
 // StepRows updates only the given rows of t.W from t.G, each row first
@@ -89,7 +91,11 @@ func (o *Optimizer) StepRows(name string, t SparseRows, step int64, lr float64) 
 		m, v = o.state["adam.m/"+name], o.state["adam.v/"+name]
 	}
 	k := o.ruleAt(step, lr)
-	for _, r := range rows {
+	for i, r := range rows {
+		gr := g[i*width : (i+1)*width]
+		if !t.Compact {
+			gr = sub(g, r)
+		}
 		var rm, rv []float32
 		if m != nil {
 			rm = sub(m, r)
@@ -97,7 +103,7 @@ func (o *Optimizer) StepRows(name string, t SparseRows, step int64, lr float64) 
 		if v != nil {
 			rv = sub(v, r)
 		}
-		o.stepWith(k, sub(w, r), sub(g, r), rm, rv)
+		o.stepWith(k, sub(w, r), gr, rm, rv)
 	}
 }
 

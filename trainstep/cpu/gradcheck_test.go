@@ -87,8 +87,8 @@ func gradCheck(t *testing.T, m *model[float64], b *compute.Batch) {
 		t.Fatalf("loss %g: the check needs active hinge terms", loss)
 	}
 	grads := map[string][]float64{}
-	for name, g := range m.grad {
-		grads[name] = append([]float64(nil), g...)
+	for _, s := range m.specs {
+		grads[s.Name] = append([]float64(nil), m.fullGrad(s)...)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	const h = 1e-6

@@ -123,7 +123,12 @@ func (m *model[T]) hostBytes() int64 {
 	}
 	var n int64
 	for _, s := range m.specs {
-		n += (2*size + 4*slots) * int64(compute.NumElems(s.Shape))
+		if s.Name == compute.ParamEmbeddings && m.compact {
+			// The gradient is the batch's rows, not a table.
+			n += (size+4*slots)*int64(compute.NumElems(s.Shape)) + size*int64(compactRows(m.cfg)*m.cfg.Dim)
+		} else {
+			n += (2*size + 4*slots) * int64(compute.NumElems(s.Shape))
+		}
 		if slots > 0 && compute.SparseParam(m.cfg, s.Name) {
 			n += 4 * int64(s.Shape[0]) // the rows' last update steps (compute.CatchUp)
 		}

@@ -221,12 +221,36 @@ type model[T float] struct {
 	rows     map[string][]int32
 	dirty    map[string][]int32
 	dirtyAll map[string]bool
+	// compact is compactGrads(cfg): compactEmb then holds the embeddings'
+	// gradient as rows of the batch's distinct rows (m.rows' order), and
+	// the table's grad is not allocated.
+	compact    bool
+	compactEmb []T
+}
+
+// compactGrads says whether the embeddings' gradient is kept as the
+// batch's rows alone (compactEmb) rather than as a table of the
+// vocabulary's: under the sparse update, with no λw pull (which reads and
+// writes rows of the table's gradient) and no EDD output layer (which
+// scatters into it by word). A sparse step then reads and writes the
+// gradients of a few thousand rows in a buffer that stays in the caches,
+// not a few thousand rows at random across a table of 480 MB at 400,000
+// words, and the table is not allocated.
+func compactGrads(cfg compute.Config) bool {
+	return compute.SparseParam(cfg, compute.ParamEmbeddings) && cfg.LambdaW == 0 && !cfg.IsEDD()
+}
+
+// compactRows is the room compactEmb is made with: the distinct words of a
+// batch of pairs at their longest, or the vocabulary if smaller (a batch
+// with more grows it).
+func compactRows(cfg compute.Config) int {
+	return min(cfg.Vocab, 2*cfg.BatchSize*cfg.MaxLen)
 }
 
 func newModel[T float](cfg compute.Config, enc encoderBuilder, params []compute.Tensor, dt tensor.Dtype) *model[T] {
 	m := &model[T]{cfg: cfg, enc: enc, dt: dt, specs: compute.Layout(cfg), w: map[string][]T{},
 		dense: map[string]*tensor.Dense{}, grad: map[string][]T{}, graphs: map[graphKey]*graph{},
-		rows: map[string][]int32{}, dirty: map[string][]int32{}, dirtyAll: map[string]bool{}}
+		rows: map[string][]int32{}, dirty: map[string][]int32{}, dirtyAll: map[string]bool{}, compact: compactGrads(cfg)}
 	byName := map[string]compute.Tensor{}
 	for _, p := range params {
 		byName[p.Name] = p
@@ -237,11 +261,16 @@ func newModel[T float](cfg compute.Config, enc encoderBuilder, params []compute.
 			w[i] = T(v)
 		}
 		m.w[s.Name] = w
-		m.grad[s.Name] = sysmem.MakeHuge[T](len(w))
+		if s.Name != compute.ParamEmbeddings || !m.compact {
+			m.grad[s.Name] = sysmem.MakeHuge[T](len(w))
+		}
 		m.dense[s.Name] = tensor.New(tensor.WithShape(s.Shape...), tensor.WithBacking(w))
 	}
 	if cfg.LambdaW > 0 {
 		m.init = append([]T(nil), m.w[compute.ParamEmbeddings]...)
+	}
+	if m.compact {
+		m.compactEmb = make([]T, 0, compactRows(cfg)*cfg.Dim)
 	}
 	m.opt = compute.NewOptimizer(cfg, m.specs)
 	return m
@@ -691,13 +720,27 @@ func (m *model[T]) ForwardBackward(b *compute.Batch) (float64, error) {
 	}
 	d := m.cfg.Dim
 	R := len(seqs)
-	ge := m.clearTable(compute.ParamEmbeddings, embRows)
+	var ge []T
+	at := func(id int32) int { return int(id) }
+	if m.compact {
+		m.rows[compute.ParamEmbeddings] = embRows
+		n := len(embRows) * d
+		if cap(m.compactEmb) < n {
+			m.compactEmb = make([]T, n)
+		}
+		ge = m.compactEmb[:n]
+		clear(ge)
+		at = func(id int32) int { k, _ := slices.BinarySearch(embRows, id); return k }
+	} else {
+		ge = m.clearTable(compute.ParamEmbeddings, embRows)
+	}
 	gx := wordGrads[T](gr, d)
 	for r, s := range seqs {
 		dr := drop(r)
 		for t, id := range s {
 			src := gx(t, r)
-			dst := ge[int(id)*d : int(id+1)*d]
+			k := at(id)
+			dst := ge[k*d : (k+1)*d]
 			for u := range dst {
 				g := src[u]
 				if dr != nil {
@@ -842,6 +885,10 @@ func (m *model[T]) Update(step int64, lr float64) error {
 			continue // outside the last step's graph: no gradient, no step, no moments
 		}
 		w, g := m.w[s.Name], m.grad[s.Name]
+		compact := s.Name == compute.ParamEmbeddings && m.compact
+		if compact {
+			g = m.compactEmb[:len(m.rows[s.Name])*m.cfg.Dim]
+		}
 		if lo, hi, ok := compute.HeldCellBias(m.cfg, s.Name, len(g)); ok {
 			clear(g[lo:hi]) // held at its initial value: no step, no moments
 		}
@@ -849,7 +896,7 @@ func (m *model[T]) Update(step int64, lr float64) error {
 		sparse = sparse && m.cfg.EmbeddingUpdate != compute.UpdateDense
 		update := func(w, g []float32) {
 			if sparse {
-				m.opt.StepRows(s.Name, compute.SparseRows{W: w, G: g, Rows: rows, Width: m.cfg.Dim}, step, lr)
+				m.opt.StepRows(s.Name, compute.SparseRows{W: w, G: g, Rows: rows, Width: m.cfg.Dim, Compact: compact}, step, lr)
 			} else {
 				m.opt.Step(s.Name, w, g, step, lr)
 			}
@@ -860,7 +907,10 @@ func (m *model[T]) Update(step int64, lr float64) error {
 		default:
 			w32, g32 := make([]float32, len(w)), make([]float32, len(g))
 			for i := range w {
-				w32[i], g32[i] = float32(w[i]), float32(g[i])
+				w32[i] = float32(w[i])
+			}
+			for i := range g { // compact embedding gradients are shorter
+				g32[i] = float32(g[i])
 			}
 			update(w32, g32)
 			for i := range w {
@@ -993,9 +1043,24 @@ func (m *model[T]) Params() []compute.Tensor {
 func (m *model[T]) Grads() []compute.Tensor {
 	out := make([]compute.Tensor, len(m.specs))
 	for i, s := range m.specs {
-		out[i] = toTensor(s.Name, s.Shape, m.grad[s.Name])
+		out[i] = toTensor(s.Name, s.Shape, m.fullGrad(s))
 	}
 	return out
+}
+
+// fullGrad is the gradient of parameter s in its shape: the table's, or,
+// for compact embedding gradients, one made of the batch's rows, zero
+// elsewhere.
+func (m *model[T]) fullGrad(s compute.ParamSpec) []T {
+	if s.Name != compute.ParamEmbeddings || !m.compact {
+		return m.grad[s.Name]
+	}
+	g := make([]T, compute.NumElems(s.Shape))
+	d := m.cfg.Dim
+	for k, r := range m.rows[s.Name] {
+		copy(g[int(r)*d:int(r+1)*d], m.compactEmb[k*d:(k+1)*d])
+	}
+	return g
 }
 
 // SetParams implements compute.Model.
