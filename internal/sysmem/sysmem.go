@@ -1,7 +1,10 @@
-// Package sysmem reads how much memory this process may use: the limit of
-// its memory cgroup (v2 memory.max, v1 memory.limit_in_bytes, the nearest
-// ancestors' included) and the machine's memory (/proc/meminfo MemTotal),
-// whichever is smaller. Linux only: elsewhere Limit returns an error.
+// Package sysmem is this process's memory as the system sees it: how much
+// it may use (Limit: the limit of its memory cgroup, v2 memory.max, v1
+// memory.limit_in_bytes, the nearest ancestors' included, and the
+// machine's memory, /proc/meminfo MemTotal, whichever is smaller), its peak
+// resident set (PeakRSS, ResetPeakRSS), and large tables on transparent
+// huge pages (MakeHuge). Linux only: elsewhere Limit returns an error,
+// PeakRSS reports none and MakeHuge is make.
 package sysmem
 
 import (
