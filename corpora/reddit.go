@@ -305,15 +305,57 @@ func (r *RedditReader) integer(k int) (s string, ok bool, err string) {
 	} else if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
 		return "", false, fmt.Sprintf("%s is %s, want a number", redditKeyName(k), jsonKind(v))
 	}
-	n, perr := strconv.ParseInt(string(num), 10, 64)
-	if perr != nil {
-		f, ferr := strconv.ParseFloat(string(num), 64)
-		if ferr != nil || math.Abs(f) >= 1<<63 {
-			return "", false, fmt.Sprintf("%s %s is out of range", redditKeyName(k), v)
+	n, plain := plainInteger(num)
+	if !plain {
+		var perr error
+		n, perr = strconv.ParseInt(string(num), 10, 64)
+		if perr != nil {
+			f, ferr := strconv.ParseFloat(string(num), 64)
+			if ferr != nil || math.Abs(f) >= 1<<63 {
+				return "", false, fmt.Sprintf("%s %s is out of range", redditKeyName(k), v)
+			}
+			n = int64(math.Floor(f))
 		}
-		n = int64(math.Floor(f))
 	}
 	return strconv.FormatInt(n, 10), true, ""
+}
+
+// plainInteger parses the common forms of a dump's integers: at most 18
+// digits, or at most 15 followed by a fraction of zeros (some dumps write
+// created_utc as 1706745655.0), with an optional minus sign. It gives what
+// strconv.ParseInt, or math.Floor of strconv.ParseFloat, gives for them
+// (15 digits are exact in a float64), without the error value a failed
+// ParseInt allocates each time; ok is false for anything else, which
+// integer parses with strconv.
+func plainInteger(num []byte) (n int64, ok bool) {
+	i := 0
+	neg := len(num) > 0 && num[0] == '-'
+	if neg {
+		i = 1
+	}
+	start := i
+	for i < len(num) && num[i] >= '0' && num[i] <= '9' {
+		n = n*10 + int64(num[i]-'0')
+		i++
+	}
+	digits := i - start
+	if digits == 0 || digits > 18 {
+		return 0, false
+	}
+	if i < len(num) {
+		if num[i] != '.' || digits > 15 || i+1 == len(num) {
+			return 0, false
+		}
+		for _, c := range num[i+1:] {
+			if c != '0' {
+				return 0, false
+			}
+		}
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // jsonKind names the type of a raw JSON value for messages.

@@ -1,6 +1,7 @@
 package shards_test
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 
@@ -103,6 +104,43 @@ func TestRowThroughShard(t *testing.T) {
 		}
 		if e := r.Example(); !reflect.DeepEqual(e, examples[i]) {
 			t.Errorf("row %d:\n got %#v\nwant %#v", i, e, examples[i])
+		}
+	}
+}
+
+// TestValidateTokens: the token lists' ASCII fast path accepts exactly what
+// a check of each token accepts; a rune split across two tokens is invalid.
+func TestValidateTokens(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		tokens []string
+		valid  bool
+	}{
+		{"none", nil, true},
+		{"ascii", []string{"hello", "", "world"}, true},
+		{"utf8", []string{"héllo", "世界", "x"}, true},
+		{"invalid byte", []string{"ok", "a\xffb"}, false},
+		{"split rune", []string{"\xe4\xb8", "\x96"}, false},
+		{"late invalid", []string{"ä", "ok", "\xc3"}, false},
+	} {
+		for _, col := range []string{"context", "tokens_a", "tokens_b"} {
+			r := shards.Row{ID: "x", A: "a", B: "b"}
+			switch col {
+			case "context":
+				r.Context = tt.tokens
+			case "tokens_a":
+				r.TokensA = tt.tokens
+			default:
+				r.TokensB = tt.tokens
+			}
+			err := r.Validate()
+			var rowErr *shards.RowError
+			switch {
+			case tt.valid && err != nil:
+				t.Errorf("%s in %s: Validate = %v, want nil", tt.name, col, err)
+			case !tt.valid && (!errors.As(err, &rowErr) || rowErr.Column != col || !errors.Is(err, shards.ErrInvalidUTF8)):
+				t.Errorf("%s in %s: Validate = %v, want ErrInvalidUTF8 in column %s", tt.name, col, err, col)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/parastream/parastream/shards"
 )
@@ -60,13 +61,38 @@ func pairKey(a, b string, symmetric bool) string {
 func appendNormalizedText(dst []byte, text string, tokens []string) []byte {
 	start := len(dst)
 	word := func(t string) {
-		if t == "<s>" || t == "</s>" || punctuationOnly(t) {
+		if t == "<s>" || t == "</s>" {
+			return
+		}
+		// Most tokens are ASCII: one pass over the bytes decides
+		// punctuationOnly, and lowercasing is done in place, without
+		// strings.ToLower's new string for a token with capitals.
+		ascii, punct := true, true
+		for i := 0; i < len(t); i++ {
+			c := t[i]
+			if c >= utf8.RuneSelf {
+				ascii = false
+				break
+			}
+			punct = punct && asciiPunctOrSymbol(c)
+		}
+		if ascii && punct || !ascii && punctuationOnly(t) {
 			return
 		}
 		if len(dst) > start {
 			dst = append(dst, ' ')
 		}
-		dst = append(dst, strings.ToLower(t)...)
+		if !ascii {
+			dst = append(dst, strings.ToLower(t)...)
+			return
+		}
+		n := len(dst)
+		dst = append(dst, t...)
+		for i := n; i < len(dst); i++ {
+			if 'A' <= dst[i] && dst[i] <= 'Z' {
+				dst[i] += 'a' - 'A'
+			}
+		}
 	}
 	if len(tokens) == 0 {
 		for t := range strings.FieldsSeq(text) {
@@ -78,6 +104,12 @@ func appendNormalizedText(dst []byte, text string, tokens []string) []byte {
 		word(t)
 	}
 	return dst
+}
+
+// asciiPunctOrSymbol is unicode.IsPunct(c) || unicode.IsSymbol(c) for an
+// ASCII byte: the printable characters other than letters, digits and space.
+func asciiPunctOrSymbol(c byte) bool {
+	return '!' <= c && c <= '/' || ':' <= c && c <= '@' || '[' <= c && c <= '`' || '{' <= c && c <= '~'
 }
 
 func punctuationOnly(t string) bool {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/parastream/parastream/shards"
 )
@@ -103,5 +104,29 @@ func TestDeduperAllocations(t *testing.T) {
 	sp.bucket(&r, &key)
 	if n := testing.AllocsPerRun(100, func() { sp.bucket(&r, &key) }); n != 0 {
 		t.Errorf("spiller.bucket: %v allocations, want 0", n)
+	}
+}
+
+// TestAppendNormalizedKeyASCII: the ASCII fast path of the key (punctuation
+// by byte, lowercasing in place) gives the reference's bytes for every ASCII
+// character alone and within words, and for tokens mixing ASCII and not.
+func TestAppendNormalizedKeyASCII(t *testing.T) {
+	for c := range byte(utf8.RuneSelf) {
+		if got, want := asciiPunctOrSymbol(c), unicode.IsPunct(rune(c)) || unicode.IsSymbol(rune(c)); got != want {
+			t.Errorf("asciiPunctOrSymbol(%q) = %v, want %v", c, got, want)
+		}
+	}
+	var toks []string
+	for c := range byte(utf8.RuneSelf) {
+		toks = append(toks, string([]byte{c}), "Ab"+string([]byte{c})+"Z", string([]byte{c, c}))
+	}
+	toks = append(toks, "ÀB", "!é", "«»", "Hello—", "-İ-", "$5", "A\xff", "\xff")
+	for i := range toks {
+		r := shards.Row{A: "text", TokensA: toks[i:], B: strings.Join(toks[:i], " ")}
+		for _, sym := range []bool{false, true} {
+			if got, want := NormalizedKey(&r, sym), referenceKey(&r, sym); got != want {
+				t.Fatalf("NormalizedKey(%q / %q, %v) = %q, want %q", r.TokensA, r.B, sym, got, want)
+			}
+		}
 	}
 }

@@ -147,6 +147,11 @@ func spillAppendTokens(dst []byte, toks []string, text string) []byte {
 				i = 0
 			case len(rest) > 0 && strings.HasPrefix(rest[1:], tok):
 				i = 1
+			case len(rest) >= len(tok) && strings.EqualFold(rest[:len(tok)], tok),
+				len(rest) > len(tok) && strings.EqualFold(rest[1:1+len(tok)], tok):
+				// The token is the text's next word lowercased (the
+				// tokens of --lower): written whole, as a search of the
+				// text would almost never find it further on.
 			default:
 				i = strings.Index(rest[:min(len(rest), len(tok)+spillTokenSearch)], tok)
 			}

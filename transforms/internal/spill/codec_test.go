@@ -62,6 +62,26 @@ func TestAppendRowTokensReferTheirText(t *testing.T) {
 	}
 }
 
+// TestAppendRowLowercasedTokens: tokens that are their text's words
+// lowercased (written whole) and tokens that are the text's own bytes mix
+// in one list and come back as they were.
+func TestAppendRowLowercasedTokens(t *testing.T) {
+	r := shards.Row{
+		ID:      "lower",
+		A:       "The Cat (Big) sat. ÉTÉ é İx Ab",
+		TokensA: []string{"the", "cat", "(", "big", ")", "sat", ".", "été", "é", "i̇x", "ab", "b", "AB", ""},
+		B:       "(The",
+		TokensB: []string{"(", "the", "the"},
+	}
+	var got shards.Row
+	if _, err := spill.DecodeRow(spill.AppendRow(nil, &r), &got); err != nil {
+		t.Fatal(err)
+	}
+	if d := spillDiffRows(&r, &got); d != "" {
+		t.Error(d)
+	}
+}
+
 func TestDecodeRowSequence(t *testing.T) {
 	rows := spillVariedRows()
 	var buf []byte

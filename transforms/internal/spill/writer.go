@@ -42,7 +42,7 @@ var (
 // finish, as it lacks its trailer.
 //
 // Memory: an open writer holds its block buffer, up to spillBlockSize plus
-// 4 KiB (about 134 KiB once a block has filled; nothing before the first
+// 4 KiB (about 36 KiB once a block has filled; nothing before the first
 // row), and whatever the filesystem's writer buffers: nothing for local
 // files, up to a chunk (16 MiB by default) for the GCS client. Compressors
 // are shared by all writers (about 0.8 MiB each, one per goroutine
