@@ -887,7 +887,11 @@ func (m *model[T]) Update(step int64, lr float64) error {
 		w, g := m.w[s.Name], m.grad[s.Name]
 		compact := s.Name == compute.ParamEmbeddings && m.compact
 		if compact {
-			g = m.compactEmb[:len(m.rows[s.Name])*m.cfg.Dim]
+			rows, ok := m.rows[s.Name]
+			if !ok {
+				continue // no batch yet: no gradient, no step
+			}
+			g = m.compactEmb[:len(rows)*m.cfg.Dim]
 		}
 		if lo, hi, ok := compute.HeldCellBias(m.cfg, s.Name, len(g)); ok {
 			clear(g[lo:hi]) // held at its initial value: no step, no moments
