@@ -64,3 +64,24 @@ func TestCompactGradsSameSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactUpdateBeforeBatch: an update before any batch moves nothing
+// and does not fail (a dense step from the empty compact buffer would
+// read past it).
+func TestCompactUpdateBeforeBatch(t *testing.T) {
+	cfg := compute.Config{Encoder: compute.EncAvg, Dim: 8, Vocab: 50, BatchSize: 4, Margin: 0.4}.Defaults()
+	params := compute.InitParams(cfg, rand.New(rand.NewPCG(1, 1)))
+	m, err := New().Build(cfg, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Update(1, 0.1); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range m.Params() {
+		if !slices.Equal(p.Data, params[i].Data) {
+			t.Errorf("%s moved in an update before any batch", p.Name)
+		}
+	}
+}
