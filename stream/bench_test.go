@@ -322,14 +322,14 @@ func measure(b *testing.B, st *stage, rep func(rep int, timed func(func()))) {
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			resetErr := sysmem.ResetPeakRSS()
+			peakRSS := sysmem.TrackPeakRSS()
 			b.StartTimer()
 			start := time.Now()
 			f()
 			d := time.Since(start)
 			b.StopTimer()
 			runtime.ReadMemStats(&after)
-			if peak, ok := sysmem.PeakRSS(); ok && resetErr == nil {
+			if peak, ok := peakRSS(); ok {
 				st.peakRSS = max(st.peakRSS, peak)
 			}
 			st.times = append(st.times, d)

@@ -253,17 +253,7 @@ func parseRange(s string) (first, end int64, err error) {
 // of the schema version the header names, holding exactly the rows of the
 // header's range. Errors wrap ErrHeader, ErrSchemaVersion, ErrChecksum or
 // ErrPayload and say what is wrong; no message makes Decode panic.
-func Decode(m kafka.Message) (Batch, error) {
-	h, err := DecodeHeader(m)
-	if err != nil {
-		return Batch{}, err
-	}
-	rows, err := decodeValue(m.Value, h, nil, nil)
-	if err != nil {
-		return Batch{}, fmt.Errorf("%w: rows %d-%d of %s: %w", ErrPayload, h.First, h.End, h.Shard, err)
-	}
-	return Batch{Shard: h.Shard, First: h.First, Rows: rows}, nil
-}
+func Decode(m kafka.Message) (Batch, error) { return decodeColumnsInto(m, nil, nil) }
 
 // DecodeColumns is Decode reading only the named columns of the value:
 // the Parquet names of shards.Row's fields (Columns lists them), such as
@@ -278,19 +268,11 @@ func DecodeColumns(m kafka.Message, columns []string) (Batch, error) {
 	if err := checkColumns(columns); err != nil {
 		return Batch{}, err
 	}
-	h, err := DecodeHeader(m)
-	if err != nil {
-		return Batch{}, err
-	}
-	rows, err := decodeValue(m.Value, h, columns, nil)
-	if err != nil {
-		return Batch{}, fmt.Errorf("%w: rows %d-%d of %s: %w", ErrPayload, h.First, h.End, h.Shard, err)
-	}
-	return Batch{Shard: h.Shard, First: h.First, Rows: rows}, nil
+	return decodeColumnsInto(m, columns, nil)
 }
 
-// decodeColumnsInto is DecodeColumns decoding into reuse's array where it
-// has room (see rowArrays), for columns already checked.
+// decodeColumnsInto is DecodeColumns, for columns already checked (nil:
+// Decode), decoding into reuse's array where it has room (see rowArrays).
 func decodeColumnsInto(m kafka.Message, columns []string, reuse []shards.Row) (Batch, error) {
 	h, err := DecodeHeader(m)
 	if err != nil {

@@ -27,6 +27,17 @@ func PeakRSS() (bytes int64, ok bool) {
 	return 0, false
 }
 
+// TrackPeakRSS resets the peak resident set (ResetPeakRSS) and returns
+// what reads the peak since: ok is false where either cannot be done, so
+// that a peak that could not be reset is never taken for the stage's.
+func TrackPeakRSS() (peak func() (bytes int64, ok bool)) {
+	resetErr := ResetPeakRSS()
+	return func() (int64, bool) {
+		b, ok := PeakRSS()
+		return b, ok && resetErr == nil
+	}
+}
+
 // ResetPeakRSS sets this process's peak resident set to its resident set
 // now (writing 5 to /proc/self/clear_refs, Linux 4.0 on), so that PeakRSS
 // then measures the peak of what follows: one stage of a benchmark among

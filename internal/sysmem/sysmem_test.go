@@ -128,6 +128,9 @@ func TestPeakRSS(t *testing.T) {
 		t.Skipf("cannot reset the peak here: %v", err)
 	}
 	after, _ := PeakRSS()
+	if tracked, ok := TrackPeakRSS()(); !ok || tracked >= peak {
+		t.Fatalf("TrackPeakRSS read %d (ok %v) with the %d bytes freed, the peak was %d", tracked, ok, size, peak)
+	}
 	if after >= peak {
 		t.Fatalf("peak RSS %d after a reset with the %d bytes freed, was %d", after, size, peak)
 	}

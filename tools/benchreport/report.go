@@ -85,18 +85,13 @@ func ratioCell(r Row) string {
 // spreadCell is the table's spread column: each figure's largest run over
 // its smallest.
 func spreadCell(r Row) string {
-	var parts []string
-	if s := r.Parastream.spread(); s > 0 && r.Parastream.N > 1 {
-		parts = append(parts, fmt.Sprintf("%.2fx", s))
-	} else {
-		parts = append(parts, "–")
+	one := func(s *Summary) string {
+		if x := s.spread(); x > 0 && s.N > 1 {
+			return fmt.Sprintf("%.2fx", x)
+		}
+		return "–"
 	}
-	if s := r.PeerFigure.spread(); s > 0 && r.PeerFigure.N > 1 {
-		parts = append(parts, fmt.Sprintf("%.2fx", s))
-	} else {
-		parts = append(parts, "–")
-	}
-	out := strings.Join(parts, " / ")
+	out := one(r.Parastream) + " / " + one(r.PeerFigure)
 	if r.Unsteady {
 		out += " (over 2x)"
 	}

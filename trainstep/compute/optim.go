@@ -78,33 +78,40 @@ type SparseRows struct {
 // as they are.
 func (o *Optimizer) StepRows(name string, t SparseRows, step int64, lr float64) {
 	w, g, rows, width := t.W, t.G, t.Rows, t.Width
-	sub := func(v []float32, r int32) []float32 { return v[int(r)*width : int(r+1)*width] }
 	if c := o.lazy[name]; c != nil {
 		d1, d2, s := c.Factors(rows, step, lr)
 		o.catchUp(name, w, width, rows, catchUpFactors{d1, d2, s})
 	}
-	var m, v []float32
-	switch o.kind {
-	case OptRMSProp:
-		v = o.state["rmsprop.v/"+name]
-	case OptAdam:
-		m, v = o.state["adam.m/"+name], o.state["adam.v/"+name]
-	}
+	m, v := o.moments(name)
 	k := o.ruleAt(step, lr)
 	for i, r := range rows {
-		gr := g[i*width : (i+1)*width]
+		gr := row(g, int32(i), width)
 		if !t.Compact {
-			gr = sub(g, r)
+			gr = row(g, r, width)
 		}
-		var rm, rv []float32
-		if m != nil {
-			rm = sub(m, r)
-		}
-		if v != nil {
-			rv = sub(v, r)
-		}
-		o.stepWith(k, sub(w, r), gr, rm, rv)
+		o.stepWith(k, row(w, r, width), gr, row(m, r, width), row(v, r, width))
 	}
+}
+
+// moments are the state tensors of parameter name that its rule keeps:
+// Adam's m and v, RMSProp's v (m nil), none for SGD.
+func (o *Optimizer) moments(name string) (m, v []float32) {
+	switch o.kind {
+	case OptRMSProp:
+		return nil, o.state["rmsprop.v/"+name]
+	case OptAdam:
+		return o.state["adam.m/"+name], o.state["adam.v/"+name]
+	}
+	return nil, nil
+}
+
+// row is row r of a row-major table t of rows of width values (nil for
+// a nil table).
+func row(t []float32, r int32, width int) []float32 {
+	if t == nil {
+		return nil
+	}
+	return t[int(r)*width : int(r+1)*width]
 }
 
 // Flush catches up every row of the row-sparse parameter name (a table of
@@ -136,11 +143,7 @@ type catchUpFactors struct {
 // the factors f.
 func (o *Optimizer) catchUp(name string, w []float32, width int, rows []int32, f catchUpFactors) {
 	d1, d2, s := f.d1, f.d2, f.s
-	sub := func(v []float32, r int32) []float32 { return v[int(r)*width : int(r+1)*width] }
-	m, v := o.state["adam.m/"+name], o.state["adam.v/"+name]
-	if o.kind == OptRMSProp {
-		v = o.state["rmsprop.v/"+name]
-	}
+	m, v := o.moments(name)
 	for k, r := range rows {
 		if d1[k] == 1 && d2[k] == 1 && s[k] == 0 {
 			// Owed nothing (prepared before this step's forward pass, or
@@ -150,36 +153,24 @@ func (o *Optimizer) catchUp(name string, w []float32, width int, rows []int32, f
 		}
 		switch o.kind {
 		case OptRMSProp:
-			rv := sub(v, r)
+			rv := row(v, r, width)
 			for i := range rv {
 				rv[i] *= d2[k]
 			}
 		case OptAdam:
-			CatchUpRow(sub(w, r), sub(m, r), sub(v, r), d1[k], d2[k], s[k])
+			CatchUpRow(row(w, r, width), row(m, r, width), row(v, r, width), d1[k], d2[k], s[k])
 		}
 	}
 }
 
 // Step updates w (parameter name) in place from g.
 func (o *Optimizer) Step(name string, w, g []float32, step int64, lr float64) {
-	switch o.kind {
-	case OptRMSProp:
-		o.step(w, g, nil, o.state["rmsprop.v/"+name], step, lr)
-	case OptAdam:
-		o.step(w, g, o.state["adam.m/"+name], o.state["adam.v/"+name], step, lr)
-	default:
-		o.step(w, g, nil, nil, step, lr)
-	}
-}
-
-// step applies the rule to w from g with the moments m and v (those the
-// rule has) of the same span.
-func (o *Optimizer) step(w, g, m, v []float32, step int64, lr float64) {
+	m, v := o.moments(name)
 	o.stepWith(o.ruleAt(step, lr), w, g, m, v)
 }
 
-// rule is the update rule's constants at one step: what step computes once
-// for all the rows of a sparse update.
+// rule is the update rule's constants at one step: computed once for all
+// the rows of a sparse update.
 type rule struct {
 	a, eps, b1, b2, rho, c1, c2 float32
 }
@@ -191,7 +182,8 @@ func (o *Optimizer) ruleAt(step int64, lr float64) rule {
 		c2: float32(1 / (1 - math.Pow(o.beta2, float64(step))))}
 }
 
-// stepWith is step with the rule's constants computed.
+// stepWith applies the rule k to w from g with the moments m and v (those
+// the rule has) of the same span.
 func (o *Optimizer) stepWith(k rule, w, g, m, v []float32) {
 	switch o.kind {
 	case OptSGD:
