@@ -82,6 +82,26 @@ func TestAppendRowLowercasedTokens(t *testing.T) {
 	}
 }
 
+// TestAppendRowWellKnownMetaKeys checks that the usual Meta keys take one
+// byte each and come back, beside literal ones, in key order.
+func TestAppendRowWellKnownMetaKeys(t *testing.T) {
+	size := func(m map[string]string) int { return len(spill.AppendRow(nil, &shards.Row{Meta: m})) }
+	for _, k := range []string{"author", "created_utc", "kind", "link_id", "parent_author", "parent_id", "reply_author", "score", "subreddit", "tier", "entailment", "align", "qid", "genre"} {
+		if got, want := size(map[string]string{k: "v"}), size(map[string]string{"": "v"}); got != want {
+			t.Errorf("a row with Meta key %q encodes to %d bytes, with the empty key %d: want the same", k, got, want)
+		}
+	}
+	row := shards.Row{ID: "r", Meta: map[string]string{"author": "a", "authors": "b", "aut": "c", "parent_id": "t1_x", "zz": "", "kind": "title", "score": "-3"}}
+	var got shards.Row
+	enc := spill.AppendRow(nil, &row)
+	if n, err := spill.DecodeRow(enc, &got); err != nil || n != len(enc) {
+		t.Fatalf("DecodeRow = %d, %v; want %d, nil", n, err, len(enc))
+	}
+	if !maps.Equal(got.Meta, row.Meta) {
+		t.Fatalf("Meta %v came back as %v", row.Meta, got.Meta)
+	}
+}
+
 func TestDecodeRowSequence(t *testing.T) {
 	rows := spillVariedRows()
 	var buf []byte
@@ -184,7 +204,8 @@ func TestDecodeRowCorrupt(t *testing.T) {
 		{"length beyond input", []byte{0xff, 0xff, 0xff, 0xff, 0x0f, 0}},
 		{"unknown flag", append([]byte{24, 0x02}, make([]byte, 23)...)},
 		{"huge list count", append(append([]byte{41, 0}, make([]byte, 6)...), append([]byte{0xff, 0xff, 0xff, 0xff, 0x0f}, make([]byte, 29)...)...)},
-		{"meta keys out of order", bytes.Replace(valid, []byte{1, 'a', 1, '1', 1, 'b'}, []byte{1, 'b', 1, '1', 1, 'a'}, 1)},
+		{"meta keys out of order", bytes.Replace(valid, []byte{2, 'a', 1, '1', 2, 'b'}, []byte{2, 'b', 1, '1', 2, 'a'}, 1)},
+		{"unknown well-known meta key", bytes.Replace(valid, []byte{2, 'a', 1, '1', 2, 'b'}, []byte{0x7f, 1, '1', 2, 'b'}, 1)},
 		{"id overflows int32", spillReplaceTail(valid, []byte{1, 2}, []byte{1, 0x80, 0x80, 0x80, 0x80, 0x20})},
 		{"bytes after the last field", spillGrowBody(valid)},
 		{"token outside its text", spillTokenPastText()},

@@ -13,14 +13,16 @@ package spill
 //	file    = magic block* trailer
 //	magic   = "PSPILL1\n"
 //	block   = kind rows:u32 rawLen:u32 compLen:u32 rawCRC:u32 frameCRC:u32 data[compLen]
-//	kind    = 'S' (data is an S2 block)
+//	kind    = 'S' (data is an S2 block) | 'R' (data is the rows as they are)
 //	trailer = 'E' rows:u64 blocks:u32 crc:u32
 //
 // A block holds rows whole encoded rows, rawLen bytes once decompressed (at
 // most spillBlockSize, 32 KiB, unless it is a single larger row),
-// compressed as one S2 block. The checksums are CRC-32C (Castagnoli): rawCRC of the rawLen
-// uncompressed bytes, frameCRC of the block's first 17 bytes (kind to
-// rawCRC) followed by the compressed bytes. A reader checks frameCRC before
+// compressed as one S2 block ('S', the blocks of a file on a remote
+// filesystem) or stored ('R', those of a local file: compLen equals rawLen
+// and data is the raw bytes). The checksums are CRC-32C (Castagnoli):
+// rawCRC of the rawLen uncompressed bytes, frameCRC of the block's first
+// 17 bytes (kind to rawCRC) followed by the compressed bytes. A reader checks frameCRC before
 // decompressing, so a damaged header or frame is reported as such, and
 // rawCRC after, end to end. The trailer's crc is the CRC-32C of
 // its first 13 bytes; rows and blocks are the file's totals, and nothing

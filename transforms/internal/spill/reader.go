@@ -123,7 +123,7 @@ func (r *Reader) nextBlock() error {
 			return r.readErr("reading the trailer", err)
 		}
 		return r.trailer(t)
-	case 'S':
+	case 'S', 'R':
 	default:
 		return r.corrupt("unknown frame kind %#x", h[0])
 	}
@@ -138,8 +138,10 @@ func (r *Reader) nextBlock() error {
 	switch {
 	case rawLen > spillMaxRaw:
 		return r.corrupt("%d bytes uncompressed, more than the limit of %d", rawLen, spillMaxRaw)
-	case int(compLen) > s2.MaxEncodedLen(int(rawLen)):
+	case h[0] == 'S' && int(compLen) > s2.MaxEncodedLen(int(rawLen)):
 		return r.corrupt("%d bytes compressed cannot hold %d bytes", compLen, rawLen)
+	case h[0] == 'R' && compLen != rawLen:
+		return r.corrupt("a stored block of %d bytes, header says %d", compLen, rawLen)
 	case rows == 0 || rows > rawLen:
 		return r.corrupt("%d rows cannot fit in %d bytes", rows, rawLen)
 	}
@@ -159,6 +161,18 @@ func (r *Reader) nextBlock() error {
 	got = crc32.Update(got, crcTable, r.comp)
 	if got != frameCRC {
 		return r.corrupt("CRC-32C mismatch in the block's header or compressed bytes: %#08x, header says %#08x", got, frameCRC)
+	}
+	if h[0] == 'R' {
+		// Stored: the rows are decoded into strings of their own
+		// (DecodeRow), so the bytes are read where they are and the buffer
+		// is reused for the next block. rawCRC is checked as for a
+		// compressed block, though the frame CRC has covered these bytes.
+		if got := crc32.Checksum(r.comp, crcTable); got != rawCRC {
+			return r.corrupt("CRC-32C mismatch in the stored block: %#08x, header says %#08x", got, rawCRC)
+		}
+		r.raw, r.pos, r.left = r.comp, 0, rows
+		r.blocks++
+		return nil
 	}
 	if need := int(rawLen) + spillDecodeSlack; cap(r.rawBuf) < need {
 		r.rawBuf = make([]byte, 0, max(need, min(spillBlockSize+spillDecodeSlack, 2*cap(r.rawBuf))))

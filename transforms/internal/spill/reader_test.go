@@ -52,23 +52,41 @@ func TestSpillTruncated(t *testing.T) {
 // spillFirstBlockEnd returns the offset just after the first block.
 func spillFirstBlockEnd(t *testing.T, data []byte) int {
 	t.Helper()
-	if len(data) < 8+21 || data[8] != 'S' {
+	if len(data) < 8+21 || data[8] != 'S' && data[8] != 'R' {
 		t.Fatal("file does not start with a block")
 	}
 	comp := int(data[17]) | int(data[18])<<8 | int(data[19])<<16 | int(data[20])<<24
 	return 8 + 21 + comp
 }
 
+// TestSpillCorruptByte changes every byte of a file of stored blocks (a
+// local file's) and of one of S2 blocks (a remote file's), in turn.
 func TestSpillCorruptByte(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "whole.spill")
 	rng := rand.New(rand.NewPCG(3, 4))
 	var rows []shards.Row
 	for i := range 40 { // two blocks of a few KiB: short enough to corrupt every byte
 		rows = append(rows, spillRedditRow(rng, i))
 	}
-	spillWriteFile(t, path, rows)
-	data, _ := os.ReadFile(path)
+	local := filepath.Join(dir, "whole.spill")
+	spillWriteFile(t, local, rows)
+	stored, _ := os.ReadFile(local)
+	remote := "spillplain://corrupt/whole.spill"
+	spillWriteFile(t, remote, rows)
+	compressed := spillPlainFS.get(remote)
+	spillPlainFS.remove(remote)
+	for _, c := range []struct {
+		kind byte
+		data []byte
+	}{{'R', stored}, {'S', compressed}} {
+		if c.data[8] != c.kind {
+			t.Fatalf("the file's first block is %q, want %q", c.data[8], c.kind)
+		}
+		t.Run(string(c.kind), func(t *testing.T) { spillCorruptEachByte(t, c.data) })
+	}
+}
+
+func spillCorruptEachByte(t *testing.T, data []byte) {
 	p := "spillplain://corrupt/bad.spill" // in memory: the loop reads thousands of files
 	for i := range data {
 		for _, mask := range []byte{0x01, 0x80, 0xff} {
@@ -94,14 +112,20 @@ func TestSpillCorruptByte(t *testing.T) {
 func FuzzOpenSpill(f *testing.F) {
 	dir := f.TempDir()
 	for i, n := range []int{0, 1, 30, 400} {
+		// Stored blocks (a local file) and S2 blocks (a remote one).
 		p := filepath.Join(dir, fmt.Sprintf("seed-%d.spill", i))
 		spillWriteFile(f, p, spillRedditRows(n))
 		data, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(data)
-		f.Add(data[:len(data)/2])
+		remote := fmt.Sprintf("spillplain://seed/%d.spill", i)
+		spillWriteFile(f, remote, spillRedditRows(n))
+		for _, data := range [][]byte{data, spillPlainFS.get(remote)} {
+			f.Add(data)
+			f.Add(data[:len(data)/2])
+		}
+		spillPlainFS.remove(remote)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := "spillplain://fuzz/input.spill"

@@ -41,6 +41,9 @@ var (
 // directly; a reader still refuses such a file if the writer did not
 // finish, as it lacks its trailer.
 //
+// Blocks of a local file are stored as they are; on any other filesystem
+// they are compressed with S2 (see Create).
+//
 // Memory: an open writer holds its block buffer, up to spillBlockSize plus
 // 4 KiB (about 36 KiB once a block has filled; nothing before the first
 // row), and whatever the filesystem's writer buffers: nothing for local
@@ -65,11 +68,21 @@ type Writer struct {
 	blocks uint32
 	err    error // sticky: the first failure
 	closed bool
+	// compress is set for a file on a filesystem other than the local one:
+	// its blocks are S2 blocks ('S'), the others stored ones ('R').
+	compress bool
 }
 
 // Create opens a spill file for writing at path. Call Close to finish
 // it, or Abort to discard it; until Close succeeds no file exists under
 // path (unless the filesystem cannot rename; see Writer).
+//
+// A plain path's blocks are stored uncompressed: a local spill is written
+// and read back from the page cache within the run, so its cost is CPU
+// time, and S2 was about 7% of an extraction's (0.5 s to compress and 0.2 s
+// to decompress of 10.7 s at 1,000,000 Reddit comments) for files 1.45
+// times smaller. A path of another filesystem (gs://, s3://, ...) gets S2
+// blocks: there the bytes cross a network.
 func Create(ctx context.Context, path string) (*Writer, error) {
 	tmp, err := spillTempName(path)
 	if err != nil {
@@ -93,7 +106,7 @@ func Create(ctx context.Context, path string) (*Writer, error) {
 		fs.Close()
 		return nil, fmt.Errorf("creating spill %s: %w", path, err)
 	}
-	sw := &Writer{ctx: ctx, fs: fs, w: w, path: path, tmp: tmp}
+	sw := &Writer{ctx: ctx, fs: fs, w: w, path: path, tmp: tmp, compress: strings.Contains(path, "://")}
 	if err := sw.write([]byte(spillMagic)); err != nil {
 		sw.Abort()
 		return nil, err
@@ -175,23 +188,32 @@ func (w *Writer) Write(r *shards.Row) error {
 	return nil
 }
 
-// flush compresses and writes a block of rows encoded rows.
+// flush writes a block of rows encoded rows, compressed or stored.
 func (w *Writer) flush(raw []byte, rows uint32) error {
 	if err := w.ctx.Err(); err != nil {
 		w.err = fmt.Errorf("writing spill %s: %w", w.path, err)
 		return w.err
 	}
-	// Blocks are written with S2, which compresses about three times as
-	// fast as zstd's fastest level, at 1.45:1 on Reddit rows instead of
-	// about 2.5:1: spill files are short-lived, and writing them is on the
-	// pipeline's hot path.
+	// Remote blocks are written with S2, which compresses about three
+	// times as fast as zstd's fastest level, at 1.45:1 on Reddit rows
+	// instead of about 2.5:1: spill files are short-lived, and writing
+	// them is on the pipeline's hot path. Local blocks are stored (see
+	// Create).
 	fp := spillFrames.Get().(*[]byte)
-	frame := slices.Grow((*fp)[:0], spillBlockHeader+s2.MaxEncodedLen(len(raw)))
-	comp := s2.Encode(frame[spillBlockHeader:cap(frame)], raw)
-	frame = frame[:spillBlockHeader+len(comp)]
+	var frame []byte
+	kind := byte('R')
+	if w.compress {
+		kind = 'S'
+		frame = slices.Grow((*fp)[:0], spillBlockHeader+s2.MaxEncodedLen(len(raw)))
+		comp := s2.Encode(frame[spillBlockHeader:cap(frame)], raw)
+		frame = frame[:spillBlockHeader+len(comp)]
+	} else {
+		frame = slices.Grow((*fp)[:0], spillBlockHeader+len(raw))
+		frame = append(frame[:spillBlockHeader], raw...)
+	}
 
 	h := frame[:spillBlockHeader]
-	h[0] = 'S'
+	h[0] = kind
 	binary.LittleEndian.PutUint32(h[1:], rows)
 	binary.LittleEndian.PutUint32(h[5:], uint32(len(raw)))
 	binary.LittleEndian.PutUint32(h[9:], uint32(len(frame)-spillBlockHeader))

@@ -3,6 +3,7 @@ package spill_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -172,6 +173,52 @@ func TestSpillMemFS(t *testing.T) {
 	spillCheckRows(t, want, got)
 }
 
+// TestSpillBlockKinds checks that a local file's blocks are stored and a
+// remote file's compressed, and that each reads back: the rows of a local
+// file take their raw size (plus headers), those of a remote one less.
+func TestSpillBlockKinds(t *testing.T) {
+	want := spillRedditRows(3000)
+	local := filepath.Join(t.TempDir(), "kinds.spill")
+	remote := "spillplain://kinds/kinds.spill"
+	defer spillPlainFS.remove(remote)
+	sizes := map[byte]int{}
+	for _, c := range []struct {
+		path string
+		kind byte
+		data func() []byte
+	}{
+		{local, 'R', func() []byte { b, _ := os.ReadFile(local); return b }},
+		{remote, 'S', func() []byte { return spillPlainFS.get(remote) }},
+	} {
+		spillWriteFile(t, c.path, want)
+		data := c.data()
+		blocks := 0
+		for at := 8; at < len(data) && data[at] != 'E'; blocks++ {
+			if data[at] != c.kind {
+				t.Fatalf("%s: block %d at %d is %q, want %q", c.path, blocks, at, data[at], c.kind)
+			}
+			raw := int(binary.LittleEndian.Uint32(data[at+5:]))
+			comp := int(binary.LittleEndian.Uint32(data[at+9:]))
+			if c.kind == 'R' && comp != raw {
+				t.Fatalf("%s: stored block %d holds %d bytes, header says %d raw", c.path, blocks, comp, raw)
+			}
+			at += 21 + comp
+		}
+		if blocks < 2 {
+			t.Fatalf("%s: %d blocks, want several", c.path, blocks)
+		}
+		sizes[c.kind] = len(data)
+		got, _, err := spillReadAll(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spillCheckRows(t, want, got)
+	}
+	if sizes['S'] >= sizes['R'] {
+		t.Errorf("compressed file of %d bytes, stored one of %d: want the compressed one smaller", sizes['S'], sizes['R'])
+	}
+}
+
 // spillMemFS is an in-memory filesystem with the bare filesystem.Interface:
 // it can neither rename nor remove. A file appears when its writer closes.
 // With failAfter > 0, a file's writes fail once it would pass that size.
@@ -204,6 +251,12 @@ func (f *spillMemFS) put(name string, data []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.files[name] = data
+}
+
+func (f *spillMemFS) get(name string) []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.files[name])
 }
 
 func (f *spillMemFS) remove(name string) {
