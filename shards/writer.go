@@ -317,15 +317,27 @@ func (w *Writer) startShard() error {
 		return fmt.Errorf("creating shard: %w", err)
 	}
 	s := &shardFile{index: index, tmp: tmp, file: f, hash: sha256.New()}
-	s.pw = parquet.NewGenericWriter[Row](s,
+	s.pw = parquet.NewGenericWriter[Row](s, append(unboundedColumns(),
 		parquet.Compression(shardCodec),
 		parquet.MaxRowsPerRowGroup(w.opts.RowGroupRows),
 		parquet.KeyValueMetadata(MetadataSchemaVersion, strconv.Itoa(SchemaVersion)),
 		parquet.KeyValueMetadata(MetadataCorpus, w.corpus),
 		parquet.KeyValueMetadata(MetadataSplit, w.split),
-	)
+	)...)
 	w.cur = s
 	return nil
+}
+
+// unboundedColumns are the columns of free text and its tokens: no filter
+// is served by the least and greatest sentence of a page, so their pages
+// get no bounds (the min and max of the column index and of the chunk's
+// and page's statistics), whose search compared every value.
+func unboundedColumns() []parquet.WriterOption {
+	var opts []parquet.WriterOption
+	for _, path := range [][]string{{"a"}, {"b"}, {"context", "list", "element"}, {"tokens_a", "list", "element"}, {"tokens_b", "list", "element"}, {"meta", "key_value", "value"}} {
+		opts = append(opts, parquet.SkipPageBounds(path...), parquet.SkipPageStatistics(path...))
+	}
+	return opts
 }
 
 // finishShard writes the current shard's footer, syncs and closes its file.
