@@ -237,7 +237,7 @@ func (c *Commit) ReplaceShard(p string, f StagedShard) error {
 	}
 	info := old
 	info.Path = versionedName(LogicalPath(p), f.Info.SHA256)
-	info.Bytes, info.SHA256 = f.Info.Bytes, f.Info.SHA256
+	info.Bytes, info.SHA256, info.BLAKE3 = f.Info.Bytes, f.Info.SHA256, f.Info.BLAKE3
 	if err := c.stageFile(f.Path, info.Path, info.SHA256, false); err != nil {
 		return err
 	}

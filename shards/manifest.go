@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/zeebo/blake3"
 
 	"github.com/parastream/parastream/internal/atomicfile"
 )
@@ -330,22 +334,134 @@ func (m *Manifest) VerifyArtifacts(root string) error {
 }
 
 // VerifyShard checks one shard of a manifest under root: its size, its
-// sha256 (reading it whole) and its row count (from its footer), as Verify
-// does for each.
+// BLAKE3 where the manifest has one and else its sha256 (reading it whole),
+// and its row count (from its footer), as Verify does for each.
 func VerifyShard(root string, f ShardInfo) error {
 	name, _ := localPath(root, f.Path)
+	if f.BLAKE3 != "" {
+		return verifyShardBLAKE3(name, f)
+	}
 	if err := checkFile(name, f.Bytes, f.SHA256); err != nil {
 		return err
 	}
-	r, err := OpenFile(name)
+	rows, err := footerRows(name)
 	if err != nil {
-		return fmt.Errorf("verifying %w", err)
+		return fmt.Errorf("verifying shard %s: %w", name, err)
 	}
-	defer r.Close()
-	if r.NumRows() != f.Rows {
-		return fmt.Errorf("verifying shard %s: %w: %d rows, the manifest says %d", name, ErrRowCount, r.NumRows(), f.Rows)
+	return checkRows(name, rows, f.Rows)
+}
+
+func checkRows(name string, rows, want int64) error {
+	if rows != want {
+		return fmt.Errorf("verifying shard %s: %w: %d rows, the manifest says %d", name, ErrRowCount, rows, want)
 	}
 	return nil
+}
+
+// verifyShardBLAKE3 is VerifyShard of a shard with a BLAKE3 sum: the file
+// is read in 64 KiB pieces into a buffer on the stack and hashed as it
+// comes (the hash runs at about 4 GB/s here, twice sha256's; mapping the
+// file instead was slower), and its row count read from its footer.
+func verifyShardBLAKE3(name string, f ShardInfo) error {
+	file, err := os.Open(name)
+	if err != nil {
+		return fmt.Errorf("verifying %s: %w", name, err)
+	}
+	defer file.Close()
+	h := blake3.New()
+	var buf [64 << 10]byte
+	var size int64
+	for {
+		n, err := file.Read(buf[:])
+		h.Write(buf[:n])
+		size += int64(n)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("verifying %s: %w", name, err)
+		}
+	}
+	if size != f.Bytes {
+		return fmt.Errorf("verifying %s: %w: %d bytes, the manifest says %d", name, ErrChecksum, size, f.Bytes)
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); sum != f.BLAKE3 {
+		return fmt.Errorf("verifying %s: %w: BLAKE3 %s, the manifest says %s", name, ErrChecksum, sum, f.BLAKE3)
+	}
+	rows, err := footerRowsAt(file, size)
+	if err != nil {
+		return fmt.Errorf("verifying shard %s: %w", name, err)
+	}
+	return checkRows(name, rows, f.Rows)
+}
+
+// footerLen is the footer length that a Parquet file of size bytes
+// declares in its last 8 bytes, tail.
+func footerLen(tail []byte, size int64) (int64, error) {
+	n := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if string(tail[4:8]) != "PAR1" || n > size-12 {
+		return 0, fmt.Errorf("malformed Parquet file: no footer (a footer of %d bytes, magic %q)", n, tail[4:8])
+	}
+	return n, nil
+}
+
+// footerRows reads a Parquet file's row count from its footer: the
+// FileMetaData's num_rows field alone is decoded (the schema and the row
+// groups are skipped over), which costs a small fraction of opening the
+// file with parquet-go.
+func footerRows(name string) (int64, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return footerRowsAt(f, st.Size())
+}
+
+// footerRowsAt is footerRows of a file of size bytes read through r.
+func footerRowsAt(r io.ReaderAt, size int64) (int64, error) {
+	if size < 12 {
+		return 0, fmt.Errorf("malformed Parquet file: %d bytes", size)
+	}
+	var tail [8]byte
+	if _, err := r.ReadAt(tail[:], size-8); err != nil {
+		return 0, err
+	}
+	n, err := footerLen(tail[:], size)
+	if err != nil {
+		return 0, err
+	}
+	footer := make([]byte, n)
+	if _, err := r.ReadAt(footer, size-8-n); err != nil {
+		return 0, err
+	}
+	return parseFooterRows(footer)
+}
+
+// parseFooterRows decodes the num_rows field of a thrift-encoded
+// FileMetaData.
+func parseFooterRows(footer []byte) (rows int64, err error) {
+	// The thrift decoder may panic on malformed input: a bad file is an
+	// error here.
+	defer func() {
+		if p := recover(); p != nil {
+			rows, err = 0, fmt.Errorf("malformed Parquet footer: %v", p)
+		}
+	}()
+	var md struct {
+		NumRows int64 `thrift:"3,required"`
+	}
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), footer, &md); err != nil {
+		return 0, fmt.Errorf("malformed Parquet footer: %w", err)
+	}
+	if md.NumRows < 0 {
+		return 0, fmt.Errorf("malformed Parquet footer: %d rows", md.NumRows)
+	}
+	return md.NumRows, nil
 }
 
 // checkFile compares a file's size and sha256 with the expected ones.

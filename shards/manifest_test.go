@@ -2,6 +2,8 @@ package shards_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -12,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/zeebo/blake3"
 
 	"github.com/parastream/parastream/shards"
 )
@@ -160,6 +164,25 @@ func TestManifestVerifyFindsMismatches(t *testing.T) {
 			data[len(data)/2] ^= 1
 			os.WriteFile(p, data, 0o644)
 		}, shards.ErrChecksum, "part-00001-of-00003.parquet"},
+		{"flipped byte, a manifest without BLAKE3 sums", func(t *testing.T, root string, m *shards.Manifest) {
+			// An older manifest: the sha256 is checked.
+			for i := range m.Files {
+				m.Files[i].BLAKE3 = ""
+			}
+			p := filepath.Join(root, "sts/train/part-00001-of-00003.parquet")
+			data := readBytes(t, p)
+			data[len(data)/2] ^= 1
+			os.WriteFile(p, data, 0o644)
+		}, shards.ErrChecksum, "part-00001-of-00003.parquet"},
+		{"BLAKE3 of other bytes", func(t *testing.T, root string, m *shards.Manifest) {
+			// The file matches its sha256, not its BLAKE3: the BLAKE3 is
+			// the one checked where the manifest has it.
+			for i := range m.Files {
+				if m.Files[i].Split == "dev" {
+					m.Files[i].BLAKE3 = strings.Repeat("0", 64)
+				}
+			}
+		}, shards.ErrChecksum, "part-00000-of-00001.parquet"},
 		{"truncated", func(t *testing.T, root string, m *shards.Manifest) {
 			p := filepath.Join(root, "sts/dev/part-00000-of-00001.parquet")
 			data := readBytes(t, p)
@@ -196,6 +219,29 @@ func TestManifestVerifyFindsMismatches(t *testing.T) {
 				t.Errorf("error %q does not name %s", err, tt.file)
 			}
 		})
+	}
+}
+
+// TestWriterSums checks each shard's sha256 and BLAKE3 against the file's
+// bytes, hashed here on their own.
+func TestWriterSums(t *testing.T) {
+	root := t.TempDir()
+	m := buildRun(t, root)
+	if len(m.Files) < 3 {
+		t.Fatalf("%d shards, want several", len(m.Files))
+	}
+	for _, f := range m.Files {
+		data := readBytes(t, filepath.Join(root, filepath.FromSlash(f.Path)))
+		sha, b3 := sha256.Sum256(data), blake3.Sum256(data)
+		if got, want := f.SHA256, hex.EncodeToString(sha[:]); got != want {
+			t.Errorf("%s: sha256 %s, the file's is %s", f.Path, got, want)
+		}
+		if got, want := f.BLAKE3, hex.EncodeToString(b3[:]); got != want {
+			t.Errorf("%s: BLAKE3 %s, the file's is %s", f.Path, got, want)
+		}
+	}
+	if err := m.Verify(root); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -305,5 +351,35 @@ func TestBuildInfo(t *testing.T) {
 		if strings.Contains(mod, "klauspost") {
 			t.Errorf("BuildInfo lists %s, which is not a key module", mod)
 		}
+	}
+}
+
+// BenchmarkVerifyShard verifies the shards of a split by their BLAKE3 and,
+// as a manifest without BLAKE3 sums has them checked, by their sha256
+// (b.SetBytes: MB/s of shard bytes on one goroutine).
+func BenchmarkVerifyShard(b *testing.B) {
+	root := b.TempDir()
+	infos := writeSplit(b, root, "c", "train", shards.WriterOptions{MaxRows: 20_000}, testRows(7, 60_000))
+	var size int64
+	for _, f := range infos {
+		size += f.Bytes
+	}
+	for _, c := range []struct {
+		name  string
+		blake bool
+	}{{"blake3", true}, {"sha256", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(size)
+			for b.Loop() {
+				for _, f := range infos {
+					if !c.blake {
+						f.BLAKE3 = ""
+					}
+					if err := shards.VerifyShard(root, f); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }
