@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"crypto/sha256"
 	"slices"
 	"strings"
 	"unicode"
@@ -231,17 +232,29 @@ func (e exactCount) is(a, b string) bool {
 // records, then call Each.
 type Deduper struct {
 	symmetric bool
-	// index maps a normalised key to its group in groups: groups held by
-	// value, not a pointer a key, allocate nothing for a new key but the
-	// key itself.
-	index  map[string]int
+	// index maps a normalised key, by its keyHash, to its group in
+	// groups: groups held by value, not a pointer a key, allocate nothing
+	// for a new key.
+	index  map[keyHash]int
 	groups []dedupeGroup
-	key    []byte // the key being looked up
+	key    []byte // the key being hashed
+}
+
+// keyHash stands for a normalised key: the first 128 bits of its sha256.
+// Two keys are taken for one when their hashes are equal; among 10^9
+// distinct keys, the chance that any two are is about 10^-21. The stage
+// that scatters records by key computes it and spills it with the record
+// (spill.Key), so that the dedupe stage does not build the key again.
+type keyHash [16]byte
+
+func hashKey(key []byte) keyHash {
+	sum := sha256.Sum256(key)
+	return keyHash(sum[:16])
 }
 
 // NewDeduper returns an empty Deduper.
 func NewDeduper(symmetric bool) *Deduper {
-	return &Deduper{symmetric: symmetric, index: make(map[string]int)}
+	return &Deduper{symmetric: symmetric, index: make(map[keyHash]int)}
 }
 
 // Add adds a record. external marks a record of another extraction
@@ -251,11 +264,16 @@ func (d *Deduper) Add(r shards.Row, external bool) { d.add(&r, external) }
 // add is Add of a record it copies only when it keeps it.
 func (d *Deduper) add(r *shards.Row, external bool) {
 	d.key = appendNormalizedKey(d.key[:0], r, d.symmetric)
-	i, ok := d.index[string(d.key)]
+	d.addHashed(r, external, hashKey(d.key))
+}
+
+// addHashed is add of a record whose key's hash is h.
+func (d *Deduper) addHashed(r *shards.Row, external bool, h keyHash) {
+	i, ok := d.index[h]
 	if !ok {
 		i = len(d.groups)
 		d.groups = append(d.groups, dedupeGroup{})
-		d.index[string(d.key)] = i
+		d.index[h] = i
 	}
 	g := &d.groups[i]
 	if external {

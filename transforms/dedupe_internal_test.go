@@ -1,13 +1,18 @@
 package transforms
 
 import (
+	"context"
 	"math/rand/v2"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/transforms/internal/spill"
+	"github.com/parastream/parastream/transforms/text"
 )
 
 // referenceKey is NormalizedKey as it was first written, with a string per
@@ -128,5 +133,59 @@ func TestAppendNormalizedKeyASCII(t *testing.T) {
 				t.Fatalf("NormalizedKey(%q / %q, %v) = %q, want %q", r.TokensA, r.B, sym, got, want)
 			}
 		}
+	}
+}
+
+// TestDedupeBucketUsesSpilledKeys checks that the dedupe stage groups
+// records by the key hash spilled with them (the scattering stage's) and
+// falls back to building the key for records spilled without one: two
+// texts that differ but carry one hash are one group; equal texts that
+// carry different hashes are two.
+func TestDedupeBucketUsesSpilledKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b00000-x.spill")
+	w, err := spill.Create(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(id, a string) *shards.Row {
+		return &shards.Row{ID: id, Corpus: "c", A: a, B: "reply", GroupKey: id}
+	}
+	same := spill.Key{1}
+	for _, r := range []struct {
+		row *shards.Row
+		key *spill.Key
+	}{
+		{row("1", "one text"), &same},
+		{row("2", "another text"), &same}, // one group with 1, by the spilled hash
+		{row("3", "third"), &spill.Key{3}},
+		{row("4", "third"), &spill.Key{4}}, // equal texts, hashes apart: kept
+		{row("5", "fifth"), nil},
+		{row("6", "Fifth !"), nil}, // no hash: the key is built, and is 5's
+	} {
+		if r.key == nil {
+			err = w.Write(r.row)
+		} else {
+			err = w.WriteKeyed(r.row, *r.key)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bySplit, st, err := dedupeBucket(context.Background(), []string{path}, false, false, SplitConfig{Ratios: text.SplitRatios{Train: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, rows := range bySplit {
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+		}
+	}
+	slices.Sort(ids)
+	if want := []string{"1", "3", "4", "5"}; !slices.Equal(ids, want) || st.Kept != 4 {
+		t.Fatalf("kept %v (%+v), want %v", ids, st, want)
 	}
 }

@@ -141,7 +141,9 @@ func (sp *spiller) bucket(r *shards.Row, key *[]byte) int {
 }
 
 // write writes r to its bucket's file; key is a buffer of the calling
-// goroutine's own, for the dedupe key.
+// goroutine's own, for the dedupe key. Scattered by the dedupe key, r is
+// written with the key's hash (spill.Key), which the dedupe stage reads
+// instead of building the key again.
 func (sp *spiller) write(ctx context.Context, r *shards.Row, key *[]byte) error {
 	b := sp.bucket(r, key)
 	f := &sp.files[b]
@@ -155,7 +157,10 @@ func (sp *spiller) write(ctx context.Context, r *shards.Row, key *[]byte) error 
 		}
 		f.w, f.path = w, path
 	}
-	return f.w.Write(r)
+	if sp.key == ByGroup {
+		return f.w.Write(r)
+	}
+	return f.w.WriteKeyed(r, spill.Key(hashKey(*key)))
 }
 
 // close closes the files and emits each bucket with its file, in bucket
@@ -509,8 +514,12 @@ func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates
 		}
 	} else {
 		d := NewDeduper(symmetric)
-		if err := spill.CopyFiles(ctx, files, func(r *shards.Row) error {
-			d.add(r, r.Split == externalSplit)
+		if err := spill.CopyFilesKeyed(ctx, files, func(r *shards.Row, key *spill.Key) error {
+			if key == nil {
+				d.add(r, r.Split == externalSplit)
+			} else {
+				d.addHashed(r, r.Split == externalSplit, keyHash(*key))
+			}
 			return nil
 		}); err != nil {
 			return nil, st, err

@@ -6,7 +6,8 @@ package spill
 // back bit for bit.
 //
 //	row     = uvarint(len(body)) body
-//	body    = flags                      1 byte: bit 0 set when Label != nil; other bits 0
+//	body    = flags                      1 byte: bit 0 set when Label != nil, bit 1 when a key follows; other bits 0
+//	          [key]                      16 bytes, only when flags bit 1 is set (AppendRowKeyed)
 //	          str(ID) str(Corpus) str(Dataset) str(Split) str(A) str(B)
 //	          strs(Context) str(LangA) str(LangB)
 //	          [float64(*Label)]          only when flags bit 0 is set
@@ -60,7 +61,18 @@ var ErrCorrupt = errors.New("corrupt spill data")
 // buffer. The encoding is self-delimiting (DecodeRow reports its length) and
 // deterministic: equal rows give equal bytes whatever the iteration order of
 // r.Meta. See the top of codec.go for the layout.
-func AppendRow(dst []byte, r *shards.Row) []byte {
+func AppendRow(dst []byte, r *shards.Row) []byte { return appendRow(dst, r, nil) }
+
+// A Key is 16 bytes that a stage computes of a row and the next stage
+// needs (the dedupe stage's hash of the normalised key): written with the
+// row (AppendRowKeyed, Writer.WriteKeyed) and read back with it
+// (DecodeRowKeyed, CopyFilesKeyed), it is not computed twice.
+type Key [16]byte
+
+// AppendRowKeyed is AppendRow of r with key: DecodeRowKeyed returns it.
+func AppendRowKeyed(dst []byte, r *shards.Row, key Key) []byte { return appendRow(dst, r, &key) }
+
+func appendRow(dst []byte, r *shards.Row, key *Key) []byte {
 	// The body's length goes first. Reserve two bytes for it, enough for
 	// bodies of 128 B to 16 KiB, the common case, and move the body when the
 	// guess was wrong.
@@ -73,7 +85,13 @@ func AppendRow(dst []byte, r *shards.Row) []byte {
 	if r.Label != nil {
 		flags |= 1
 	}
+	if key != nil {
+		flags |= 2
+	}
 	dst = append(dst, flags)
+	if key != nil {
+		dst = append(dst, key[:]...)
+	}
 	dst = spillAppendString(dst, r.ID)
 	dst = spillAppendString(dst, r.Corpus)
 	dst = spillAppendString(dst, r.Dataset)
@@ -318,29 +336,36 @@ func spillMetaKey(i int) string {
 // (*r = shards.Row{}). A shallow copy of the struct is not enough. On error
 // r holds an unspecified mix of old and new values.
 func DecodeRow(b []byte, r *shards.Row) (n int, err error) {
+	n, _, _, err = DecodeRowKeyed(b, r)
+	return n, err
+}
+
+// DecodeRowKeyed is DecodeRow that also returns the row's key, with ok
+// false for a row written without one.
+func DecodeRowKeyed(b []byte, r *shards.Row) (n int, key Key, ok bool, err error) {
 	size, k := binary.Uvarint(b)
 	if k <= 0 {
 		if k == 0 {
-			return 0, fmt.Errorf("%w: row length: truncated varint", ErrCorrupt)
+			return 0, key, false, fmt.Errorf("%w: row length: truncated varint", ErrCorrupt)
 		}
-		return 0, fmt.Errorf("%w: row length: varint overflows 64 bits", ErrCorrupt)
+		return 0, key, false, fmt.Errorf("%w: row length: varint overflows 64 bits", ErrCorrupt)
 	}
 	if size > uint64(len(b)-k) {
-		return 0, fmt.Errorf("%w: row of %d bytes, only %d left", ErrCorrupt, size, len(b)-k)
+		return 0, key, false, fmt.Errorf("%w: row of %d bytes, only %d left", ErrCorrupt, size, len(b)-k)
 	}
 	if size == 0 {
-		return 0, fmt.Errorf("%w: empty row", ErrCorrupt)
+		return 0, key, false, fmt.Errorf("%w: empty row", ErrCorrupt)
 	}
 	body := b[k : k+int(size)]
 	d := spillDecoder{b: body, s: string(body)}
 	d.decode(r)
 	if d.err != nil {
-		return 0, d.err
+		return 0, key, false, d.err
 	}
 	if d.i != len(body) {
-		return 0, fmt.Errorf("%w: %d bytes left over after the row's last field", ErrCorrupt, len(body)-d.i)
+		return 0, key, false, fmt.Errorf("%w: %d bytes left over after the row's last field", ErrCorrupt, len(body)-d.i)
 	}
-	return k + int(size), nil
+	return k + int(size), d.rowKey, d.hasKey, nil
 }
 
 // spillDecoder reads one row body. b and s hold the same bytes: numbers are
@@ -349,11 +374,13 @@ func DecodeRow(b []byte, r *shards.Row) (n int, err error) {
 // sticks: counts read after an error are 0, so nothing is allocated for
 // them, and decode stops at the next field.
 type spillDecoder struct {
-	b     []byte
-	s     string
-	i     int
-	field string
-	err   error
+	b      []byte
+	s      string
+	i      int
+	field  string
+	err    error
+	rowKey Key
+	hasKey bool
 }
 
 func (d *spillDecoder) fail(format string, args ...any) {
@@ -618,9 +645,17 @@ func (d *spillDecoder) decode(r *shards.Row) {
 	if flags == nil {
 		return
 	}
-	if flags[0]&^1 != 0 {
+	if flags[0]&^3 != 0 {
 		d.fail("unknown flags %#x", flags[0])
 		return
+	}
+	if d.hasKey = flags[0]&2 != 0; d.hasKey {
+		d.field = "key"
+		k := d.fixed(len(d.rowKey))
+		if k == nil {
+			return
+		}
+		copy(d.rowKey[:], k)
 	}
 	d.field = "strings"
 	r.ID = d.str()

@@ -82,6 +82,32 @@ func TestAppendRowLowercasedTokens(t *testing.T) {
 	}
 }
 
+// TestAppendRowKeyed checks that a row's key comes back with it, that a
+// row without one reports none, and that DecodeRow reads either.
+func TestAppendRowKeyed(t *testing.T) {
+	row := shards.Row{ID: "r1", A: "a b", TokensA: []string{"a", "b"}, Meta: map[string]string{"author": "x"}}
+	key := spill.Key{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	enc := spill.AppendRowKeyed(nil, &row, key)
+	enc = spill.AppendRow(enc, &row)
+	var got shards.Row
+	n, k, ok, err := spill.DecodeRowKeyed(enc, &got)
+	if err != nil || !ok || k != key {
+		t.Fatalf("DecodeRowKeyed = %d, %v, %v, %v; want the key %v", n, k, ok, err, key)
+	}
+	if d := spillDiffRows(&row, &got); d != "" {
+		t.Fatalf("keyed row: %s", d)
+	}
+	if m, err := spill.DecodeRow(enc, &got); err != nil || m != n {
+		t.Fatalf("DecodeRow of a keyed row = %d, %v; want %d, nil", m, err, n)
+	}
+	if _, k, ok, err := spill.DecodeRowKeyed(enc[n:], &got); err != nil || ok || k != (spill.Key{}) {
+		t.Fatalf("DecodeRowKeyed of a row without a key = %v, %v, %v; want no key", k, ok, err)
+	}
+	if len(enc)-n != len(enc[:n])-16 {
+		t.Errorf("a keyed row takes %d bytes, the same row without a key %d: want 16 more", n, len(enc)-n)
+	}
+}
+
 // TestAppendRowWellKnownMetaKeys checks that the usual Meta keys take one
 // byte each and come back, beside literal ones, in key order.
 func TestAppendRowWellKnownMetaKeys(t *testing.T) {
@@ -202,7 +228,8 @@ func TestDecodeRowCorrupt(t *testing.T) {
 		{"zero length", []byte{0}},
 		{"varint overflow", bytes.Repeat([]byte{0xff}, 11)},
 		{"length beyond input", []byte{0xff, 0xff, 0xff, 0xff, 0x0f, 0}},
-		{"unknown flag", append([]byte{24, 0x02}, make([]byte, 23)...)},
+		{"unknown flag", append([]byte{24, 0x04}, make([]byte, 23)...)},
+		{"key cut short", []byte{9, 0x02, 1, 2, 3, 4, 5, 6, 7, 8}},
 		{"huge list count", append(append([]byte{41, 0}, make([]byte, 6)...), append([]byte{0xff, 0xff, 0xff, 0xff, 0x0f}, make([]byte, 29)...)...)},
 		{"meta keys out of order", bytes.Replace(valid, []byte{2, 'a', 1, '1', 2, 'b'}, []byte{2, 'b', 1, '1', 2, 'a'}, 1)},
 		{"unknown well-known meta key", bytes.Replace(valid, []byte{2, 'a', 1, '1', 2, 'b'}, []byte{0x7f, 1, '1', 2, 'b'}, 1)},
@@ -261,6 +288,7 @@ func FuzzDecodeRow(f *testing.F) {
 			continue
 		}
 		f.Add(spill.AppendRow(nil, &r))
+		f.Add(spill.AppendRowKeyed(nil, &r, spill.Key{1, 2, 3}))
 	}
 	f.Add([]byte{})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f})
@@ -293,7 +321,15 @@ func FuzzDecodeRow(f *testing.F) {
 			if n <= 0 || n > len(data) {
 				t.Fatalf("DecodeRow consumed %d of %d bytes", n, len(data))
 			}
+			// A keyed row re-encodes with its key.
+			_, key, keyed, _ := spill.DecodeRowKeyed(data, &shards.Row{})
 			enc := spill.AppendRow(nil, &r)
+			if keyed {
+				enc = spill.AppendRowKeyed(nil, &r, key)
+				if _, k2, ok, err := spill.DecodeRowKeyed(enc, &shards.Row{}); err != nil || !ok || k2 != key {
+					t.Fatalf("re-encoded keyed row: key %v, %v, %v; want %v", k2, ok, err, key)
+				}
+			}
 			var r2 shards.Row
 			if n2, err := spill.DecodeRow(enc, &r2); err != nil || n2 != len(enc) {
 				t.Fatalf("re-encoded row: DecodeRow = %d, %v; want %d, nil", n2, err, len(enc))

@@ -33,6 +33,8 @@ type Reader struct {
 	blocks uint32 // blocks read
 	err    error  // sticky; io.EOF once the trailer is read
 	closed bool
+	key    Key  // the key of the row Next returned last
+	hasKey bool // whether it had one
 }
 
 // Open opens the spill file at path and checks its magic. Plain paths
@@ -91,12 +93,13 @@ func (r *Reader) Next(row *shards.Row) error {
 			return err
 		}
 	}
-	n, err := DecodeRow(r.raw[r.pos:], row)
+	n, key, hasKey, err := DecodeRowKeyed(r.raw[r.pos:], row)
 	if err != nil {
 		r.err = fmt.Errorf("reading spill %s: block %d, row %d: %w", r.path, r.blocks-1, r.rows, err)
 		return r.err
 	}
 	r.pos += n
+	r.key, r.hasKey = key, hasKey
 	r.left--
 	r.rows++
 	if r.left == 0 && r.pos != len(r.raw) {
@@ -246,18 +249,28 @@ func (r *Reader) Close() error {
 // fn gets a fresh row each call, which it may keep. Loops that do not keep
 // rows save allocations with Reader.Next and a single reused row.
 func ReadFiles(ctx context.Context, paths []string, fn func(*shards.Row) error) error {
-	return readFiles(ctx, paths, false, fn)
+	return readFiles(ctx, paths, false, func(r *shards.Row, _ *Key) error { return fn(r) })
 }
+
+// Key returns the key of the row Next returned last, with ok false for a
+// row written without one (Writer.Write).
+func (r *Reader) Key() (key Key, ok bool) { return r.key, r.hasKey }
 
 // CopyFiles is ReadFiles for loops that keep copies of the rows, not the
 // pointers: fn gets the same *shards.Row each call, zeroed and decoded
 // afresh, so that a copy (*row) it keeps shares nothing with the next. It
 // saves the allocation of a row a call.
 func CopyFiles(ctx context.Context, paths []string, fn func(*shards.Row) error) error {
+	return readFiles(ctx, paths, true, func(r *shards.Row, _ *Key) error { return fn(r) })
+}
+
+// CopyFilesKeyed is CopyFiles that also hands fn each row's key (written
+// by Writer.WriteKeyed), nil for a row written without one.
+func CopyFilesKeyed(ctx context.Context, paths []string, fn func(*shards.Row, *Key) error) error {
 	return readFiles(ctx, paths, true, fn)
 }
 
-func readFiles(ctx context.Context, paths []string, reuse bool, fn func(*shards.Row) error) error {
+func readFiles(ctx context.Context, paths []string, reuse bool, fn func(*shards.Row, *Key) error) error {
 	for _, path := range paths {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -269,7 +282,7 @@ func readFiles(ctx context.Context, paths []string, reuse bool, fn func(*shards.
 	return nil
 }
 
-func spillReadFile(ctx context.Context, path string, reuse bool, fn func(*shards.Row) error) error {
+func spillReadFile(ctx context.Context, path string, reuse bool, fn func(*shards.Row, *Key) error) error {
 	r, err := Open(ctx, path)
 	if err != nil {
 		return err
@@ -293,7 +306,11 @@ func spillReadFile(ctx context.Context, path string, reuse bool, fn func(*shards
 			}
 			return err
 		}
-		if err := fn(row); err != nil {
+		var key *Key
+		if k, ok := r.Key(); ok {
+			key = &k
+		}
+		if err := fn(row, key); err != nil {
 			return fmt.Errorf("reading spill %s: row %d: %w", path, r.Rows()-1, err)
 		}
 	}

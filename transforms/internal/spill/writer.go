@@ -138,7 +138,13 @@ func spillTempName(path string) (string, error) {
 // with an error, and the writer stays usable. Any other error (the
 // filesystem's, or the context's) is final: later calls return it, and Close
 // discards the file.
-func (w *Writer) Write(r *shards.Row) error {
+func (w *Writer) Write(r *shards.Row) error { return w.write1(r, nil) }
+
+// WriteKeyed is Write of r with its key (AppendRowKeyed): the readers'
+// keyed calls (Reader.Key, CopyFilesKeyed) return it.
+func (w *Writer) WriteKeyed(r *shards.Row, key Key) error { return w.write1(r, &key) }
+
+func (w *Writer) write1(r *shards.Row, key *Key) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -151,7 +157,7 @@ func (w *Writer) Write(r *shards.Row) error {
 		w.buf = slices.Grow(w.buf, min(max(2*c, 8<<10), spillBlockSize+spillRowReserve)-len(w.buf))
 	}
 	before := len(w.buf)
-	w.buf = AppendRow(w.buf, r)
+	w.buf = appendRow(w.buf, r, key)
 	if size := len(w.buf) - before; size > spillMaxRow {
 		w.buf = w.buf[:before]
 		if cap(w.buf) > 2*spillBlockSize { // do not keep the refused row's room

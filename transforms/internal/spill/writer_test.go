@@ -173,6 +173,46 @@ func TestSpillMemFS(t *testing.T) {
 	spillCheckRows(t, want, got)
 }
 
+// TestSpillKeyedRows writes rows with and without keys to one file and
+// reads the keys back with CopyFilesKeyed.
+func TestSpillKeyedRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keyed.spill")
+	w, err := spill.Create(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := spillRedditRows(2000)
+	for i := range want {
+		if i%3 == 0 {
+			err = w.Write(&want[i])
+		} else {
+			err = w.WriteKeyed(&want[i], spill.Key{byte(i), byte(i >> 8), 7})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []shards.Row
+	err = spill.CopyFilesKeyed(context.Background(), []string{path}, func(r *shards.Row, key *spill.Key) error {
+		i := len(got)
+		switch {
+		case i%3 == 0 && key != nil:
+			return fmt.Errorf("row %d was written without a key, read with %v", i, *key)
+		case i%3 != 0 && (key == nil || *key != spill.Key{byte(i), byte(i >> 8), 7}):
+			return fmt.Errorf("row %d: key %v", i, key)
+		}
+		got = append(got, *r)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spillCheckRows(t, want, got)
+}
+
 // TestSpillBlockKinds checks that a local file's blocks are stored and a
 // remote file's compressed, and that each reads back: the rows of a local
 // file take their raw size (plus headers), those of a remote one less.
