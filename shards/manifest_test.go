@@ -159,20 +159,14 @@ func TestManifestVerifyFindsMismatches(t *testing.T) {
 		file   string // the error names it
 	}{
 		{"flipped byte", func(t *testing.T, root string, m *shards.Manifest) {
-			p := filepath.Join(root, "sts/train/part-00001-of-00003.parquet")
-			data := readBytes(t, p)
-			data[len(data)/2] ^= 1
-			os.WriteFile(p, data, 0o644)
+			flipByte(t, filepath.Join(root, "sts/train/part-00001-of-00003.parquet"))
 		}, shards.ErrChecksum, "part-00001-of-00003.parquet"},
 		{"flipped byte, a manifest without BLAKE3 sums", func(t *testing.T, root string, m *shards.Manifest) {
 			// An older manifest: the sha256 is checked.
 			for i := range m.Files {
 				m.Files[i].BLAKE3 = ""
 			}
-			p := filepath.Join(root, "sts/train/part-00001-of-00003.parquet")
-			data := readBytes(t, p)
-			data[len(data)/2] ^= 1
-			os.WriteFile(p, data, 0o644)
+			flipByte(t, filepath.Join(root, "sts/train/part-00001-of-00003.parquet"))
 		}, shards.ErrChecksum, "part-00001-of-00003.parquet"},
 		{"BLAKE3 of other bytes", func(t *testing.T, root string, m *shards.Manifest) {
 			// The file matches its sha256, not its BLAKE3: the BLAKE3 is
@@ -219,6 +213,15 @@ func TestManifestVerifyFindsMismatches(t *testing.T) {
 				t.Errorf("error %q does not name %s", err, tt.file)
 			}
 		})
+	}
+}
+
+// flipByte changes a bit of the middle byte of the file p.
+func flipByte(t *testing.T, p string) {
+	data := readBytes(t, p)
+	data[len(data)/2] ^= 1
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -447,7 +447,11 @@ func (d *spillDecoder) str() string {
 			return d.s[i : i+n]
 		}
 	}
-	n := d.uvarint()
+	return d.take(d.uvarint())
+}
+
+// take reads a string of the next n bytes.
+func (d *spillDecoder) take(n uint64) string {
 	if n > uint64(len(d.b)-d.i) {
 		d.strFail(n)
 		return ""
@@ -468,14 +472,7 @@ func (d *spillDecoder) key() string {
 		}
 		return spillMetaKey(int(i))
 	}
-	n := tag >> 1
-	if n > uint64(len(d.b)-d.i) {
-		d.strFail(n)
-		return ""
-	}
-	s := d.s[d.i : d.i+int(n)]
-	d.i += int(n)
-	return s
+	return d.take(tag >> 1)
 }
 
 func (d *spillDecoder) strFail(n uint64) {
