@@ -65,7 +65,11 @@ import (
 // deleted. Each stage also reports its allocations a row
 // (<stage>-allocs/row: runtime.MemStats.Mallocs over its repetitions, over
 // their rows), the in-process broker's included: consume-wire's is what
-// the broker and the fetch path allocate.
+// the broker and the fetch path allocate; and its CPU time a repetition
+// (<stage>-cpu-ms/rep, this process's, the broker's included; for kcat's
+// stages the broker's and kcat's own, -broker-cpu-ms/rep and
+// -kcat-cpu-ms/rep), which says where the time went on a box whose cores
+// are all busy.
 func BenchmarkStreamVsKcat(b *testing.B) {
 	kcat, err := exec.LookPath("kcat")
 	if err != nil {
@@ -252,25 +256,30 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 		{"consume-wire/nowait", consWire, kconsNoWait},
 	}
 	b.ReportMetric(0, "ns/op")
-	report := fmt.Sprintf("%d rows, %d messages, %.1f MB of values, %d iterations; each figure from the median of a stage's repetitions\n%-20s %9s %11s %10s %12s %7s %10s %5s\n",
-		rows, messages, float64(valueBytes)/1e6, b.N, "", "MB/s", "rows/s", "kcat MB/s", "kcat rows/s", "ratio", "allocs/row", "reps")
+	report := fmt.Sprintf("%d rows, %d messages, %.1f MB of values, %d iterations; each figure from the median of a stage's repetitions; CPU: ms a repetition, this process's (the broker's included)\n%-20s %9s %11s %10s %12s %7s %10s %5s %6s\n",
+		rows, messages, float64(valueBytes)/1e6, b.N, "", "MB/s", "rows/s", "kcat MB/s", "kcat rows/s", "ratio", "allocs/row", "reps", "CPU")
 	for _, l := range table {
 		mbs, rs := rate(l.st)
 		kmbs, krs := rate(l.kcatSt)
 		perRow := float64(l.st.mallocs) / float64(len(l.st.times)*rows)
-		report += fmt.Sprintf("%-20s %9.1f %11.0f %10.1f %12.0f %7.2f %10.2f %5d\n", l.name, mbs, rs, kmbs, krs, mbs/kmbs, perRow, len(l.st.times))
+		report += fmt.Sprintf("%-20s %9.1f %11.0f %10.1f %12.0f %7.2f %10.2f %5d %6.1f\n", l.name, mbs, rs, kmbs, krs, mbs/kmbs, perRow, len(l.st.times), l.st.cpuMs())
 		if !strings.Contains(l.name, "/") {
 			b.ReportMetric(mbs, l.name+"-MB/s")
 			b.ReportMetric(perRow, l.name+"-allocs/row")
 			if l.st.peakRSS > 0 {
 				b.ReportMetric(float64(l.st.peakRSS)/(1<<20), l.name+"-peak-RSS-MiB")
 			}
+			b.ReportMetric(l.st.cpuMs(), l.name+"-cpu-ms/rep")
 		}
 		b.ReportMetric(mbs/kmbs, l.name+"/kcat")
 	}
 	for _, l := range []line{{"kcat-produce", kprod, stage{}}, {"kcat-consume", kcons, stage{}}, {"kcat-consume-nowait", kconsNoWait, stage{}}} {
 		mbs, _ := rate(l.st)
 		b.ReportMetric(mbs, l.name+"-MB/s")
+		// The broker's CPU time (this process's) and kcat's own.
+		b.ReportMetric(l.st.cpuMs(), l.name+"-broker-cpu-ms/rep")
+		b.ReportMetric(float64(l.st.child.Microseconds())/1e3/float64(len(l.st.times)), l.name+"-kcat-cpu-ms/rep")
+		report += fmt.Sprintf("%-20s %9.1f MB/s; CPU ms a repetition: the broker %.1f, kcat %.1f\n", l.name, mbs, l.st.cpuMs(), float64(l.st.child.Microseconds())/1e3/float64(len(l.st.times)))
 	}
 	_, pubRows := rate(pub)
 	_, consRows := rate(cons)
@@ -285,9 +294,17 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 type stage struct {
 	times   []time.Duration
 	mallocs uint64
+	// cpu is this process's CPU time (the in-process broker's included)
+	// over the repetitions, child that of the processes it ran (kcat).
+	cpu, child time.Duration
 	// peakRSS is the most resident memory during a repetition (bytes; 0
 	// where it cannot be measured): the process's peak, reset before each.
 	peakRSS int64
+}
+
+// cpuMs is this process's CPU time a repetition, in milliseconds.
+func (s stage) cpuMs() float64 {
+	return float64(s.cpu.Microseconds()) / 1e3 / float64(len(s.times))
 }
 
 // median is the median repetition's time.
@@ -323,11 +340,15 @@ func measure(b *testing.B, st *stage, rep func(rep int, timed func(func()))) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			peakRSS := sysmem.TrackPeakRSS()
+			cpu0, child0, _ := sysmem.CPUTime()
 			b.StartTimer()
 			start := time.Now()
 			f()
 			d := time.Since(start)
 			b.StopTimer()
+			cpu1, child1, _ := sysmem.CPUTime()
+			st.cpu += cpu1 - cpu0
+			st.child += child1 - child0
 			runtime.ReadMemStats(&after)
 			if peak, ok := peakRSS(); ok {
 				st.peakRSS = max(st.peakRSS, peak)

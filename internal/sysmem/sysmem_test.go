@@ -1,7 +1,9 @@
 package sysmem
 
 import (
+	"crypto/sha256"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -194,5 +196,34 @@ func TestMakeHugeHugePages(t *testing.T) {
 	runtime.KeepAlive(s)
 	if huge < 2<<20 {
 		t.Fatalf("a 16 MiB table from MakeHuge has %d bytes of huge pages, want at least 2 MiB", huge)
+	}
+}
+
+// TestCPUTime checks that work shows in the process's CPU time, and that
+// a child's time shows once it has been waited for.
+func TestCPUTime(t *testing.T) {
+	self0, child0, ok := CPUTime()
+	if !ok {
+		t.Skip("no CPU time on this system")
+	}
+	// About 50 ms of work on one core (sha256 of 100 MB at 2 GB/s).
+	buf := make([]byte, 1<<20)
+	var sum [32]byte
+	for range 100 {
+		sum = sha256.Sum256(append(buf[:0:0], buf...))
+		buf[0] = sum[0]
+	}
+	if self1, _, _ := CPUTime(); self1 <= self0 {
+		t.Errorf("hashing 100 MB added no CPU time (%v then %v)", self0, self1)
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	if err := exec.Command(sh, "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done").Run(); err != nil {
+		t.Fatal(err)
+	}
+	if _, child1, _ := CPUTime(); child1 <= child0 {
+		t.Errorf("a child's loop added no CPU time to the children's (%v then %v)", child0, child1)
 	}
 }
