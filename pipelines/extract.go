@@ -76,6 +76,11 @@ type ExtractConfig struct {
 	// holds about 1/Buckets of the records. 0: from the input size, one
 	// bucket per 4 MiB of (estimated) decompressed input.
 	Buckets int
+	// SpillCompression is how the spill files' blocks are written: "auto"
+	// (or ""): as they are on a local work directory, S2 on an object
+	// store; "s2": S2 wherever (about 1.45 times less temporary disk for
+	// about 7% more CPU time); "none": never (transforms.SpillConfig).
+	SpillCompression string
 	// KeepDuplicates turns deduplication off. Evaluation sets (those with
 	// official splits) are never deduplicated: they keep their official
 	// pairs.
@@ -181,6 +186,9 @@ func (c *ExtractConfig) Validate() error {
 	if c.Input == "" {
 		errs = append(errs, errors.New("--input is required: a glob of the input files"))
 	}
+	if c.SpillCompression != "" && !slices.Contains(transforms.SpillCompressions(), c.SpillCompression) {
+		errs = append(errs, fmt.Errorf("--spill-compression %q: use one of %s", c.SpillCompression, strings.Join(transforms.SpillCompressions(), ", ")))
+	}
 	if c.Submissions != "" && c.Corpus != "reddit" {
 		errs = append(errs, errors.New("--submissions is for --corpus reddit"))
 	}
@@ -221,10 +229,10 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 	// and written to the spill files of their buckets (by thread for
 	// Reddit, by dedupe key otherwise) in the same stage: no record
 	// crosses Beam on its own.
-	dedupeSpill := transforms.SpillConfig{Dir: cfg.WorkDir, Name: "dedupe", Key: transforms.ByDedupeKey, Buckets: cfg.Buckets, Symmetric: cfg.symmetric()}
+	dedupeSpill := transforms.SpillConfig{Dir: cfg.WorkDir, Name: "dedupe", Key: transforms.ByDedupeKey, Buckets: cfg.Buckets, Symmetric: cfg.symmetric(), Compression: cfg.SpillCompression}
 	firstSpill := dedupeSpill
 	if cfg.Corpus == "reddit" {
-		firstSpill = transforms.SpillConfig{Dir: cfg.WorkDir, Name: "threads", Key: transforms.ByGroup, Buckets: cfg.Buckets}
+		firstSpill = transforms.SpillConfig{Dir: cfg.WorkDir, Name: "threads", Key: transforms.ByGroup, Buckets: cfg.Buckets, Compression: cfg.SpillCompression}
 	}
 	spills, rejects := transforms.ReadAndSpill(s, transforms.ReadConfig{
 		Format: cfg.formatOf(), Input: cfg.Input, InputB: cfg.InputB, Options: cfg.Reader, SkipBadFiles: cfg.SkipBadFiles, Prepare: &prep,
@@ -238,7 +246,7 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 		spills = beam.Flatten(s, spills, subs)
 	}
 	if cfg.Corpus == "reddit" {
-		spills = transforms.Pair(s, beam.GroupByKey(s, spills), cfg.Pair, cfg.WorkDir, "dedupe", cfg.Buckets)
+		spills = transforms.Pair(s, beam.GroupByKey(s, spills), cfg.Pair, dedupeSpill)
 	}
 	for i, dir := range cfg.DedupeAgainst {
 		s := s.Scope(fmt.Sprintf("against%d", i))
@@ -249,7 +257,7 @@ func Extract(s beam.Scope, cfg ExtractConfig) {
 		Corpus: cfg.outName(), Dir: cfg.WorkDir, Out: cfg.Stage, Buckets: cfg.Buckets, Groups: cfg.writerGroups(),
 		Symmetric: cfg.symmetric(), KeepDuplicates: cfg.official() || cfg.KeepDuplicates,
 		Split:  transforms.SplitConfig{Ratios: cfg.Split, Seed: cfg.Seed, Official: cfg.official()},
-		Shards: cfg.Shards, Budget: cfg.Budget,
+		Shards: cfg.Shards, Budget: cfg.Budget, SpillCompression: cfg.SpillCompression,
 	}
 	if cfg.Budget.Tokens == 0 {
 		transforms.DedupeAndWrite(s, spills, dedupe)

@@ -17,6 +17,7 @@ import (
 	"github.com/parastream/parastream/internal/testenv"
 	"github.com/parastream/parastream/pipelines"
 	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/transforms"
 )
 
 func TestMain(m *testing.M) { ptest.Main(m) }
@@ -70,7 +71,9 @@ func cfg(corpus, input, inputB string) pipelines.ExtractConfig {
 // Without a token budget the dedupe stage writes the shards itself
 // (transforms.DedupeAndWrite); a budget larger than the corpus takes the
 // two-stage path (DedupeAndSplit, then WriteShards) and keeps every pair.
-// Both must give the same shards, byte for byte.
+// Both must give the same shards, byte for byte, and so must spill files
+// of S2 blocks (--spill-compression s2) and of stored ones (the default
+// on a local disk).
 func TestDedupeAndWriteMatchesTwoStages(t *testing.T) {
 	input := filepath.Join(t.TempDir(), "RC.jsonl")
 	f, err := os.Create(input)
@@ -81,9 +84,9 @@ func TestDedupeAndWriteMatchesTwoStages(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	files := func(budget int64) ([]shards.ShardInfo, *pipelines.Summary) {
+	files := func(budget int64, compression string) ([]shards.ShardInfo, *pipelines.Summary) {
 		c := cfg("reddit", input, "")
-		c.Out, c.Buckets, c.Budget.Tokens = t.TempDir(), 7, budget
+		c.Out, c.Buckets, c.Budget.Tokens, c.SpillCompression = t.TempDir(), 7, budget, compression
 		c.Shards.MaxRows = 1000
 		sum := extract(t, c)
 		m, err := shards.ReadManifest(c.Out)
@@ -92,10 +95,13 @@ func TestDedupeAndWriteMatchesTwoStages(t *testing.T) {
 		}
 		return m.Files, sum
 	}
-	fused, fs := files(0)
-	twoStage, ts := files(1 << 40)
+	fused, fs := files(0, "")
+	twoStage, ts := files(1<<40, "")
 	if len(fused) < 4 || !slices.Equal(fused, twoStage) {
 		t.Fatalf("fused shards %v\ntwo-stage shards %v", fused, twoStage)
+	}
+	if s2, _ := files(1<<40, transforms.SpillS2); !slices.Equal(fused, s2) {
+		t.Fatalf("shards with stored spill blocks %v\nwith S2 blocks %v", fused, s2)
 	}
 	for _, k := range []string{"dedupe_exact", "dedupe_normalized", "written_train", "written_dev", "written_test"} {
 		if fs.Counters[k] != ts.Counters[k] {
@@ -104,6 +110,21 @@ func TestDedupeAndWriteMatchesTwoStages(t *testing.T) {
 	}
 	if fs.Counters["dedupe_exact"]+fs.Counters["dedupe_normalized"] == 0 {
 		t.Error("nothing was deduplicated: the test does not exercise dedupe")
+	}
+}
+
+func TestExtractConfigSpillCompression(t *testing.T) {
+	c := cfg("quora", fixture("quora/mini.tsv"), "")
+	c.Out = t.TempDir()
+	for _, v := range append(transforms.SpillCompressions(), "") {
+		c.SpillCompression = v
+		if err := c.Validate(); err != nil {
+			t.Errorf("--spill-compression %q: %v", v, err)
+		}
+	}
+	c.SpillCompression = "zstd"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--spill-compression") {
+		t.Errorf("--spill-compression zstd: %v, want an error naming the flag", err)
 	}
 }
 

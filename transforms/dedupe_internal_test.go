@@ -2,7 +2,9 @@ package transforms
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -104,7 +106,7 @@ func TestDeduperAllocations(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { d.add(&r, false) }); n != 0 {
 		t.Errorf("Deduper.add of a seen key: %v allocations, want 0", n)
 	}
-	sp := newSpiller("", ByDedupeKey, 16, true)
+	sp := newSpiller(SpillConfig{Key: ByDedupeKey, Buckets: 16, Symmetric: true})
 	var key []byte
 	sp.bucket(&r, &key)
 	if n := testing.AllocsPerRun(100, func() { sp.bucket(&r, &key) }); n != 0 {
@@ -187,5 +189,49 @@ func TestDedupeBucketUsesSpilledKeys(t *testing.T) {
 	slices.Sort(ids)
 	if want := []string{"1", "3", "4", "5"}; !slices.Equal(ids, want) || st.Kept != 4 {
 		t.Fatalf("kept %v (%+v), want %v", ids, st, want)
+	}
+}
+
+// TestSpillCompression checks which spill files get S2 blocks: under
+// "auto" those on an object store and not local ones, under "s2" all, under
+// "none" none; and that a spiller writes its files so.
+func TestSpillCompression(t *testing.T) {
+	for _, c := range []struct {
+		compression, path string
+		want              bool
+	}{
+		{"", "/tmp/w/b00001.spill", false},
+		{SpillAuto, "/tmp/w/b00001.spill", false},
+		{SpillAuto, "s3://bucket/w/b00001.spill", true},
+		{SpillS2, "/tmp/w/b00001.spill", true},
+		{SpillNone, "gs://bucket/w/b00001.spill", false},
+	} {
+		if got := spillCompressed(c.compression, c.path); got != c.want {
+			t.Errorf("spillCompressed(%q, %q) = %v, want %v", c.compression, c.path, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		compression string
+		kind        byte
+	}{{SpillAuto, 'R'}, {SpillS2, 'S'}, {SpillNone, 'R'}} {
+		sp := newSpiller(SpillConfig{Dir: t.TempDir(), Key: ByGroup, Buckets: 1, Compression: c.compression})
+		var key []byte
+		for i := range 50 {
+			r := shards.Row{ID: fmt.Sprint(i), A: strings.Repeat("words and more words ", 20), GroupKey: "t3_x"}
+			if err := sp.write(context.Background(), &r, &key); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var paths []string
+		if err := sp.close(func(_ int, p string) { paths = append(paths, p) }); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(paths[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if data[8] != c.kind {
+			t.Errorf("--spill-compression %s: the first block is %q, want %q", c.compression, data[8], c.kind)
+		}
 	}
 }

@@ -79,7 +79,7 @@ func ReadAndSpill(s beam.Scope, cfg ReadConfig, spill SpillConfig) (spills, reje
 	s = s.Scope("transforms.ReadAndSpill." + spill.Name)
 	return beam.ParDo2(s, &readSpillFn{
 		Format: cfg.Format, Options: cfg.Options, SkipBadFiles: cfg.SkipBadFiles, Prepare: cfg.Prepare,
-		Dir: shards.JoinPath(spill.Dir, spill.Name), Key: spill.Key, Buckets: spill.Buckets, Symmetric: spill.Symmetric,
+		Dir: shards.JoinPath(spill.Dir, spill.Name), Key: spill.Key, Buckets: spill.Buckets, Symmetric: spill.Symmetric, Compression: spill.Compression,
 	}, matchInputs(s, cfg))
 }
 
@@ -424,11 +424,13 @@ type readSpillFn struct {
 	Options      corpora.Options
 	SkipBadFiles bool
 	Prepare      *PrepareConfig
-	// Dir, Key, Buckets and Symmetric are the spill's (see scatterFn).
-	Dir       string
-	Key       string
-	Buckets   int
-	Symmetric bool
+	// Dir, Key, Buckets, Symmetric and Compression are the spill's (see
+	// scatterFn).
+	Dir         string
+	Key         string
+	Buckets     int
+	Symmetric   bool
+	Compression string
 
 	read readFn
 	sp   *spiller // the preparing goroutines'
@@ -437,7 +439,7 @@ type readSpillFn struct {
 func (fn *readSpillFn) StartBundle(_ context.Context, _ func(int, string), _ func(corpora.Reject)) {
 	fn.read = readFn{Format: fn.Format, Options: fn.Options, SkipBadFiles: fn.SkipBadFiles, Prepare: fn.Prepare}
 	fn.read.c.reset()
-	fn.sp = newSpiller(fn.Dir, fn.Key, fn.Buckets, fn.Symmetric)
+	fn.sp = newSpiller(SpillConfig{Dir: fn.Dir, Key: fn.Key, Buckets: fn.Buckets, Symmetric: fn.Symmetric, Compression: fn.Compression})
 }
 
 func (fn *readSpillFn) ProcessElement(ctx context.Context, in InputFiles, _ func(int, string), reject func(corpora.Reject)) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/parastream/parastream/cmd/parastream/internal/report"
 	"github.com/parastream/parastream/corpora"
 	"github.com/parastream/parastream/pipelines"
+	"github.com/parastream/parastream/transforms"
 	"github.com/parastream/parastream/transforms/text"
 )
 
@@ -28,6 +29,7 @@ func runExtract(ctx context.Context, e *env, args []string) (err error) {
 	split := fs.String("split", "0.9,0.05,0.05", "train,dev,test ratios of the hashed split (evaluation sets keep their official splits)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the split hash")
 	fs.IntVar(&cfg.Buckets, "buckets", 0, "spill buckets; each holds about 1/buckets of the data in memory (0: one per 4 MiB of input)")
+	fs.StringVar(&cfg.SpillCompression, "spill-compression", transforms.SpillAuto, "spill files' blocks: auto (stored on a local --work-dir, S2 on a bucket), s2 (about 1.45 times less temporary disk, about 7% more CPU time) or none")
 	fs.IntVar(&cfg.Pair.Context, "context", 0, "reddit: earlier turns kept with each pair")
 	fs.BoolVar(&cfg.Pair.Titles, "titles", false, "reddit: also pair submission titles with top-level comments (needs --submissions)")
 	fs.BoolVar(&cfg.Prepare.Tokenize.Lower, "lower", cfg.Prepare.Tokenize.Lower, "lowercase the tokens")
@@ -61,7 +63,7 @@ func runExtract(ctx context.Context, e *env, args []string) (err error) {
 		cli.FlagGroup{Title: "pairs and filters", Names: []string{"lower", "start-end", "min-tokens", "max-tokens", "reddit-rules", "max-chars", "min-alpha", "context", "titles",
 			"moses-min-prob", "ppdb-max-tier", "ppdb-tiers", "ppdb-min-score", "keep-duplicates", "dedupe-against", "token-budget", "budget-seed"}},
 		cli.FlagGroup{Title: "output", Names: []string{"out", "split", "seed", "shard-rows", "shard-bytes"}},
-		cli.FlagGroup{Title: "run", Names: []string{"work-dir", "buckets", "gc-percent", "quiet", "verbose", "cpuprofile", "help-beam"}})
+		cli.FlagGroup{Title: "run", Names: []string{"work-dir", "buckets", "spill-compression", "gc-percent", "quiet", "verbose", "cpuprofile", "help-beam"}})
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
