@@ -342,6 +342,9 @@ func decodeValue(value []byte, h BatchHeader, columns []string, reuse []shards.R
 			if c.MetaData.TotalUncompressedSize < 0 {
 				return nil, fmt.Errorf("column %s declares a negative size", strings.Join(c.MetaData.PathInSchema, "."))
 			}
+			if err := checkChunkBounds(&c.MetaData, int64(len(value))); err != nil {
+				return nil, fmt.Errorf("column %s: %w", strings.Join(c.MetaData.PathInSchema, "."), err)
+			}
 			declared += c.MetaData.TotalUncompressedSize
 		}
 	}
@@ -381,6 +384,27 @@ func decodeValue(value []byte, h BatchHeader, columns []string, reuse []shards.R
 		}
 	}
 	return rows, nil
+}
+
+// checkChunkBounds refuses a column chunk whose pages do not lie within
+// it: a data page (or a dictionary page) that its offset puts outside the
+// bytes its start and compressed size span, or past the end of the file
+// of size bytes. parquet-go's row reader and DecodeColumns' pages would
+// each read such a chunk their own way (the first fuzzed value that
+// showed it: a dictionary at 1,830, 92 bytes long, and its data page said
+// to be at 3,015, inside another column).
+func checkChunkBounds(md *format.ColumnMetaData, size int64) error {
+	start := chunkStart(md)
+	end := start + md.TotalCompressedSize
+	switch {
+	case start < 4 || md.TotalCompressedSize <= 0 || end > size-8 || end < start:
+		return fmt.Errorf("its pages span bytes %d to %d of a %d-byte value", start, end, size)
+	case md.DataPageOffset < start || md.DataPageOffset >= end:
+		return fmt.Errorf("its first data page is at byte %d, outside its bytes %d to %d", md.DataPageOffset, start, end)
+	case md.DictionaryPageOffset > 0 && md.DictionaryPageOffset >= md.DataPageOffset && md.DictionaryPageOffset != start:
+		return fmt.Errorf("its dictionary page is at byte %d, after its first data page at %d", md.DictionaryPageOffset, md.DataPageOffset)
+	}
+	return nil
 }
 
 // Columns are the columns of a row message, by their Parquet names, in

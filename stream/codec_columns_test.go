@@ -3,15 +3,19 @@ package stream_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/stream"
@@ -313,5 +317,47 @@ func TestDecodeColumnsAllocsPerRow(t *testing.T) {
 		if perRow > c.ceiling {
 			t.Errorf("DecodeColumns with the %s columns allocates %.3f times a row, more than %.2f: something allocates per row", c.name, perRow, c.ceiling)
 		}
+	}
+}
+
+// TestDecodeRefusesPagesOutsideTheirChunk: a value whose footer puts a
+// column chunk's first data page outside the chunk's bytes (as a fuzzed
+// value did: a dictionary page at 1,830, the chunk 92 bytes long, its data
+// page said to be at 3,015, inside another column) is refused by Decode
+// and DecodeColumns alike, naming the column, where each had read it its
+// own way.
+func TestDecodeRefusesPagesOutsideTheirChunk(t *testing.T) {
+	m, err := stream.Encode(stream.Batch{Shard: "sts/train/p.parquet", First: 0, Rows: columnRows()[:7]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Value
+	n := int(binary.LittleEndian.Uint32(v[len(v)-8:]))
+	var md format.FileMetaData
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), v[len(v)-8-n:len(v)-8], &md); err != nil {
+		t.Fatal(err)
+	}
+	const col = 15 // meta.key_value.key
+	c := &md.RowGroups[0].Columns[col].MetaData
+	c.DataPageOffset = md.RowGroups[0].Columns[col+2].MetaData.DataPageOffset // tokens_a's
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append(slices.Clone(v[:len(v)-8-n]), footer...)
+	bad = binary.LittleEndian.AppendUint32(bad, uint32(len(footer)))
+	bad = append(bad, "PAR1"...)
+	bm := stream.Message("sts/train/p.parquet", header(m, stream.HeaderRows), bad)
+	for name, decode := range map[string]func() error{
+		"Decode":        func() error { _, err := stream.Decode(bm); return err },
+		"DecodeColumns": func() error { _, err := stream.DecodeColumns(bm, stream.Columns()); return err },
+	} {
+		err := decode()
+		if !errors.Is(err, stream.ErrPayload) || !strings.Contains(err.Error(), "meta.key_value.key") {
+			t.Errorf("%s of a chunk whose data page lies in another column: %v, want ErrPayload naming the column", name, err)
+		}
+	}
+	if _, err := stream.Decode(m); err != nil {
+		t.Fatalf("the value before the change: %v", err)
 	}
 }
