@@ -265,7 +265,8 @@ func CopyFiles(ctx context.Context, paths []string, fn func(*shards.Row) error) 
 }
 
 // CopyFilesKeyed is CopyFiles that also hands fn each row's key (written
-// by Writer.WriteKeyed), nil for a row written without one.
+// by Writer.WriteKeyed), nil for a row written without one. The key, like
+// the row, is valid during the call: copy it to keep it.
 func CopyFilesKeyed(ctx context.Context, paths []string, fn func(*shards.Row, *Key) error) error {
 	return readFiles(ctx, paths, true, fn)
 }
@@ -289,6 +290,10 @@ func spillReadFile(ctx context.Context, path string, reuse bool, fn func(*shards
 	}
 	defer r.Close()
 	row := new(shards.Row)
+	// One Key for the file's rows: fn gets its address, valid during the
+	// call, and a new one a row would be an allocation a row.
+	var held Key
+	var key *Key
 	for i := 0; ; i++ {
 		if i%4096 == 4095 {
 			if err := ctx.Err(); err != nil {
@@ -306,9 +311,10 @@ func spillReadFile(ctx context.Context, path string, reuse bool, fn func(*shards
 			}
 			return err
 		}
-		var key *Key
+		key = nil
 		if k, ok := r.Key(); ok {
-			key = &k
+			held = k
+			key = &held
 		}
 		if err := fn(row, key); err != nil {
 			return fmt.Errorf("reading spill %s: row %d: %w", path, r.Rows()-1, err)
