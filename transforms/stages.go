@@ -179,6 +179,11 @@ func (sp *spiller) bucket(r *shards.Row, key *[]byte) int {
 // instead of building the key again.
 func (sp *spiller) write(ctx context.Context, r *shards.Row, key *[]byte) error {
 	b := sp.bucket(r, key)
+	keyed := sp.key != ByGroup
+	var h spill.Key
+	if keyed {
+		h = spill.Key(hashKey(*key)) // outside the bucket's lock
+	}
 	f := &sp.files[b]
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -190,10 +195,10 @@ func (sp *spiller) write(ctx context.Context, r *shards.Row, key *[]byte) error 
 		}
 		f.w, f.path = w, path
 	}
-	if sp.key == ByGroup {
+	if !keyed {
 		return f.w.Write(r)
 	}
-	return f.w.WriteKeyed(r, spill.Key(hashKey(*key)))
+	return f.w.WriteKeyed(r, h)
 }
 
 // close closes the files and emits each bucket with its file, in bucket
@@ -234,7 +239,7 @@ func randomName() string {
 
 // Pair reads the thread buckets of Reddit records (the output of Scatter
 // ByGroup), pairs each thread's comments with PairThread, and spills the
-// pairs by their dedupe key (whatever spill.Key says) under
+// pairs by their dedupe key (spill.Key is not read) under
 // spill.Dir/spill.Name into spill.Buckets buckets. It returns
 // PCollection<KV<int, string>>, as Spill does.
 func Pair(s beam.Scope, threads beam.PCollection, opt PairOptions, spill SpillConfig) beam.PCollection {

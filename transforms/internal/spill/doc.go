@@ -1,5 +1,6 @@
 // Package spill is the spill file format of the extraction: a compact,
-// checksummed, block-compressed sequence of shards.Row that the bucket
+// checksummed sequence of blocks of shards.Row (stored, or S2-compressed:
+// CreateCompressed) that the bucket
 // stages of package transforms write and read back one bucket at a time,
 // the bounded-memory stand-in for a GroupByKey. AppendRow and DecodeRow
 // are the row codec; Create and Writer write a file (under a temporary
