@@ -78,7 +78,7 @@ type ExtractConfig struct {
 	Buckets int
 	// SpillCompression is how the spill files' blocks are written: "auto"
 	// (or ""): as they are on a local work directory, S2 on an object
-	// store; "s2": S2 wherever (about 1.45 times less temporary disk for
+	// store; "s2": S2 wherever (about 1.5 times less temporary disk for
 	// about 7% more CPU time); "none": never (transforms.SpillConfig).
 	SpillCompression string
 	// KeepDuplicates turns deduplication off. Evaluation sets (those with

@@ -10,7 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// TestFooterRows compares footerRows with parquet-go's own count, and
+// TestFooterRows compares footerRowsAt with parquet-go's own count, and
 // checks that a file with no footer is refused.
 func TestFooterRows(t *testing.T) {
 	root := t.TempDir()
@@ -30,9 +30,9 @@ func TestFooterRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := filepath.Join(root, filepath.FromSlash(infos[0].Path))
-	got, err := footerRows(name)
+	got, err := fileFooterRows(name)
 	if err != nil || got != 30 {
-		t.Fatalf("footerRows = %d, %v; want 30", got, err)
+		t.Fatalf("footerRowsAt = %d, %v; want 30", got, err)
 	}
 	data, err := os.ReadFile(name)
 	if err != nil {
@@ -43,10 +43,19 @@ func TestFooterRows(t *testing.T) {
 		if err := os.WriteFile(p, bad, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := footerRows(p); err == nil {
-			t.Errorf("a file of %d bytes cut or changed at its end: footerRows = %d, nil; want an error", len(bad), n)
+		if n, err := fileFooterRows(p); err == nil {
+			t.Errorf("a file of %d bytes cut or changed at its end: footerRowsAt = %d, nil; want an error", len(bad), n)
 		}
 	}
+}
+
+// fileFooterRows is footerRowsAt of the file name.
+func fileFooterRows(name string) (int64, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return 0, err
+	}
+	return footerRowsAt(bytes.NewReader(data), int64(len(data)))
 }
 
 // FuzzParseFooterRows decodes arbitrary bytes as a footer: no panic, and

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"maps"
 	"os"
@@ -335,64 +336,31 @@ func (m *Manifest) VerifyArtifacts(root string) error {
 
 // VerifyShard checks one shard of a manifest under root: its size, its
 // BLAKE3 where the manifest has one and else its sha256 (reading it whole),
-// and its row count (from its footer), as Verify does for each.
+// and its row count (from its footer), as Verify does for each. The BLAKE3
+// is checked at about 1.7 times sha256's speed here (BenchmarkVerifyShard),
+// with the same 128-bit collision resistance.
 func VerifyShard(root string, f ShardInfo) error {
 	name, _ := localPath(root, f.Path)
-	if f.BLAKE3 != "" {
-		return verifyShardBLAKE3(name, f)
-	}
-	if err := checkFile(name, f.Bytes, f.SHA256); err != nil {
-		return err
-	}
-	rows, err := footerRows(name)
-	if err != nil {
-		return fmt.Errorf("verifying shard %s: %w", name, err)
-	}
-	return checkRows(name, rows, f.Rows)
-}
-
-func checkRows(name string, rows, want int64) error {
-	if rows != want {
-		return fmt.Errorf("verifying shard %s: %w: %d rows, the manifest says %d", name, ErrRowCount, rows, want)
-	}
-	return nil
-}
-
-// verifyShardBLAKE3 is VerifyShard of a shard with a BLAKE3 sum: the file
-// is read in 64 KiB pieces into a buffer on the stack and hashed as it
-// comes (the hash runs at about 4 GB/s here, twice sha256's; mapping the
-// file instead was slower), and its row count read from its footer.
-func verifyShardBLAKE3(name string, f ShardInfo) error {
 	file, err := os.Open(name)
 	if err != nil {
 		return fmt.Errorf("verifying %s: %w", name, err)
 	}
 	defer file.Close()
-	h := blake3.New()
-	var buf [64 << 10]byte
-	var size int64
-	for {
-		n, err := file.Read(buf[:])
-		h.Write(buf[:n])
-		size += int64(n)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("verifying %s: %w", name, err)
-		}
+	algo, want, h := "sha256", f.SHA256, hash.Hash(sha256.New())
+	if f.BLAKE3 != "" {
+		algo, want, h = "BLAKE3", f.BLAKE3, blake3.New()
 	}
-	if size != f.Bytes {
-		return fmt.Errorf("verifying %s: %w: %d bytes, the manifest says %d", name, ErrChecksum, size, f.Bytes)
+	if err := checkSum(file, h, algo, f.Bytes, want); err != nil {
+		return err
 	}
-	if sum := hex.EncodeToString(h.Sum(nil)); sum != f.BLAKE3 {
-		return fmt.Errorf("verifying %s: %w: BLAKE3 %s, the manifest says %s", name, ErrChecksum, sum, f.BLAKE3)
-	}
-	rows, err := footerRowsAt(file, size)
+	rows, err := footerRowsAt(file, f.Bytes)
 	if err != nil {
 		return fmt.Errorf("verifying shard %s: %w", name, err)
 	}
-	return checkRows(name, rows, f.Rows)
+	if rows != f.Rows {
+		return fmt.Errorf("verifying shard %s: %w: %d rows, the manifest says %d", name, ErrRowCount, rows, f.Rows)
+	}
+	return nil
 }
 
 // footerLen is the footer length that a Parquet file of size bytes
@@ -405,24 +373,10 @@ func footerLen(tail []byte, size int64) (int64, error) {
 	return n, nil
 }
 
-// footerRows reads a Parquet file's row count from its footer: the
-// FileMetaData's num_rows field alone is decoded (the schema and the row
-// groups are skipped over), which costs a small fraction of opening the
-// file with parquet-go.
-func footerRows(name string) (int64, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return footerRowsAt(f, st.Size())
-}
-
-// footerRowsAt is footerRows of a file of size bytes read through r.
+// footerRowsAt reads the row count of a Parquet file of size bytes, read
+// through r, from its footer: the FileMetaData's num_rows field alone is
+// decoded (the schema and the row groups are skipped over), a small
+// fraction of what opening the file with parquet-go costs.
 func footerRowsAt(r io.ReaderAt, size int64) (int64, error) {
 	if size < 12 {
 		return 0, fmt.Errorf("malformed Parquet file: %d bytes", size)
@@ -466,15 +420,26 @@ func parseFooterRows(footer []byte) (rows int64, err error) {
 
 // checkFile compares a file's size and sha256 with the expected ones.
 func checkFile(name string, size int64, sum string) error {
-	gotSize, gotSum, err := HashFile(name)
+	f, err := os.Open(name)
 	if err != nil {
 		return fmt.Errorf("verifying %s: %w", name, err)
 	}
+	defer f.Close()
+	return checkSum(f, sha256.New(), "sha256", size, sum)
+}
+
+// checkSum hashes the file f with h and compares its size and the hex sum
+// (of the algorithm algo) with the expected ones.
+func checkSum(f *os.File, h hash.Hash, algo string, size int64, sum string) error {
+	gotSize, gotSum, err := hashOf(f, h)
+	if err != nil {
+		return fmt.Errorf("verifying %s: %w", f.Name(), err)
+	}
 	if gotSize != size {
-		return fmt.Errorf("verifying %s: %w: %d bytes, the manifest says %d", name, ErrChecksum, gotSize, size)
+		return fmt.Errorf("verifying %s: %w: %d bytes, the manifest says %d", f.Name(), ErrChecksum, gotSize, size)
 	}
 	if gotSum != sum {
-		return fmt.Errorf("verifying %s: %w: sha256 %s, the manifest says %s", name, ErrChecksum, gotSum, sum)
+		return fmt.Errorf("verifying %s: %w: %s %s, the manifest says %s", f.Name(), ErrChecksum, algo, gotSum, sum)
 	}
 	return nil
 }
@@ -487,12 +452,25 @@ func HashFile(name string) (int64, string, error) {
 		return 0, "", err
 	}
 	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return 0, "", err
+	return hashOf(f, sha256.New())
+}
+
+// hashOf reads r whole, in 64 KiB pieces into a buffer on the stack, and
+// returns its size and its hex sum by h.
+func hashOf(r io.Reader, h hash.Hash) (int64, string, error) {
+	var buf [64 << 10]byte
+	var size int64
+	for {
+		n, err := r.Read(buf[:])
+		h.Write(buf[:n])
+		size += int64(n)
+		if err == io.EOF {
+			return size, hex.EncodeToString(h.Sum(nil)), nil
+		}
+		if err != nil {
+			return 0, "", err
+		}
 	}
-	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // NewArtifact describes the file at the path p (relative to root, forward

@@ -359,10 +359,12 @@ func TestBuildInfo(t *testing.T) {
 
 // BenchmarkVerifyShard verifies the shards of a split by their BLAKE3 and,
 // as a manifest without BLAKE3 sums has them checked, by their sha256
-// (b.SetBytes: MB/s of shard bytes on one goroutine).
+// (b.SetBytes: MB/s of shard bytes): shard/ one shard after another on one
+// goroutine (VerifyShard), manifest/ all of them as Manifest.Verify does,
+// on every core.
 func BenchmarkVerifyShard(b *testing.B) {
 	root := b.TempDir()
-	infos := writeSplit(b, root, "c", "train", shards.WriterOptions{MaxRows: 20_000}, testRows(7, 60_000))
+	infos := writeSplit(b, root, "c", "train", shards.WriterOptions{MaxRows: 5_000}, testRows(7, 60_000))
 	var size int64
 	for _, f := range infos {
 		size += f.Bytes
@@ -371,16 +373,29 @@ func BenchmarkVerifyShard(b *testing.B) {
 		name  string
 		blake bool
 	}{{"blake3", true}, {"sha256", false}} {
-		b.Run(c.name, func(b *testing.B) {
+		fs := slices.Clone(infos)
+		if !c.blake {
+			for i := range fs {
+				fs[i].BLAKE3 = ""
+			}
+		}
+		m := shards.NewManifest(nil)
+		m.AddSplit("c", "train", fs...)
+		b.Run("shard/"+c.name, func(b *testing.B) {
 			b.SetBytes(size)
 			for b.Loop() {
-				for _, f := range infos {
-					if !c.blake {
-						f.BLAKE3 = ""
-					}
+				for _, f := range fs {
 					if err := shards.VerifyShard(root, f); err != nil {
 						b.Fatal(err)
 					}
+				}
+			}
+		})
+		b.Run("manifest/"+c.name, func(b *testing.B) {
+			b.SetBytes(size)
+			for b.Loop() {
+				if err := m.Verify(root); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

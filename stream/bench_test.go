@@ -278,8 +278,8 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 		b.ReportMetric(mbs, l.name+"-MB/s")
 		// The broker's CPU time (this process's) and kcat's own.
 		b.ReportMetric(l.st.cpuMs(), l.name+"-broker-cpu-ms/rep")
-		b.ReportMetric(float64(l.st.child.Microseconds())/1e3/float64(len(l.st.times)), l.name+"-kcat-cpu-ms/rep")
-		report += fmt.Sprintf("%-20s %9.1f MB/s; CPU ms a repetition: the broker %.1f, kcat %.1f\n", l.name, mbs, l.st.cpuMs(), float64(l.st.child.Microseconds())/1e3/float64(len(l.st.times)))
+		b.ReportMetric(l.st.childMs(), l.name+"-kcat-cpu-ms/rep")
+		report += fmt.Sprintf("%-20s %9.1f MB/s; CPU ms a repetition: the broker %.1f, kcat %.1f\n", l.name, mbs, l.st.cpuMs(), l.st.childMs())
 	}
 	_, pubRows := rate(pub)
 	_, consRows := rate(cons)
@@ -302,9 +302,13 @@ type stage struct {
 	peakRSS int64
 }
 
-// cpuMs is this process's CPU time a repetition, in milliseconds.
-func (s stage) cpuMs() float64 {
-	return float64(s.cpu.Microseconds()) / 1e3 / float64(len(s.times))
+// cpuMs is this process's CPU time a repetition, childMs its children's,
+// in milliseconds.
+func (s stage) cpuMs() float64   { return perRep(s.cpu, len(s.times)) }
+func (s stage) childMs() float64 { return perRep(s.child, len(s.times)) }
+
+func perRep(d time.Duration, reps int) float64 {
+	return float64(d.Microseconds()) / 1e3 / float64(reps)
 }
 
 // median is the median repetition's time.

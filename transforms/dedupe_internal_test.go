@@ -3,14 +3,17 @@ package transforms
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 
 	"github.com/parastream/parastream/shards"
 	"github.com/parastream/parastream/transforms/internal/spill"
@@ -192,33 +195,27 @@ func TestDedupeBucketUsesSpilledKeys(t *testing.T) {
 	}
 }
 
-// TestSpillCompression checks which spill files get S2 blocks: under
-// "auto" those on an object store and not local ones, under "s2" all, under
-// "none" none; and that a spiller writes its files so.
+// TestSpillCompression checks which spill files a spiller writes with S2
+// blocks: under "auto" those on an object store (memfs:// here) and not
+// local ones, under "s2" all, under "none" none.
 func TestSpillCompression(t *testing.T) {
-	for _, c := range []struct {
-		compression, path string
-		want              bool
+	ctx := context.Background()
+	for i, c := range []struct {
+		compression, dir string
+		kind             byte
 	}{
-		{"", "/tmp/w/b00001.spill", false},
-		{SpillAuto, "/tmp/w/b00001.spill", false},
-		{SpillAuto, "s3://bucket/w/b00001.spill", true},
-		{SpillS2, "/tmp/w/b00001.spill", true},
-		{SpillNone, "gs://bucket/w/b00001.spill", false},
+		{"", t.TempDir(), 'R'},
+		{SpillAuto, t.TempDir(), 'R'},
+		{SpillAuto, "memfs://spillcompression0", 'S'},
+		{SpillS2, t.TempDir(), 'S'},
+		{SpillNone, t.TempDir(), 'R'},
+		{SpillNone, "memfs://spillcompression1", 'R'},
 	} {
-		if got := spillCompressed(c.compression, c.path); got != c.want {
-			t.Errorf("spillCompressed(%q, %q) = %v, want %v", c.compression, c.path, got, c.want)
-		}
-	}
-	for _, c := range []struct {
-		compression string
-		kind        byte
-	}{{SpillAuto, 'R'}, {SpillS2, 'S'}, {SpillNone, 'R'}} {
-		sp := newSpiller(SpillConfig{Dir: t.TempDir(), Key: ByGroup, Buckets: 1, Compression: c.compression})
+		sp := newSpiller(SpillConfig{Dir: c.dir, Key: ByGroup, Buckets: 1, Compression: c.compression})
 		var key []byte
-		for i := range 50 {
-			r := shards.Row{ID: fmt.Sprint(i), A: strings.Repeat("words and more words ", 20), GroupKey: "t3_x"}
-			if err := sp.write(context.Background(), &r, &key); err != nil {
+		for j := range 50 {
+			r := shards.Row{ID: fmt.Sprint(j), A: strings.Repeat("words and more words ", 20), GroupKey: "t3_x"}
+			if err := sp.write(ctx, &r, &key); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -226,12 +223,21 @@ func TestSpillCompression(t *testing.T) {
 		if err := sp.close(func(_ int, p string) { paths = append(paths, p) }); err != nil {
 			t.Fatal(err)
 		}
-		data, err := os.ReadFile(paths[0])
+		fs, err := filesystem.New(ctx, paths[0])
 		if err != nil {
 			t.Fatal(err)
 		}
+		rc, err := fs.OpenRead(ctx, paths[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil || len(data) < 9 {
+			t.Fatalf("%s: %d bytes, %v", paths[0], len(data), err)
+		}
 		if data[8] != c.kind {
-			t.Errorf("--spill-compression %s: the first block is %q, want %q", c.compression, data[8], c.kind)
+			t.Errorf("case %d, --spill-compression %q in %s: the first block is %q, want %q", i, c.compression, c.dir, data[8], c.kind)
 		}
 	}
 }

@@ -29,7 +29,7 @@ func runExtract(ctx context.Context, e *env, args []string) (err error) {
 	split := fs.String("split", "0.9,0.05,0.05", "train,dev,test ratios of the hashed split (evaluation sets keep their official splits)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the split hash")
 	fs.IntVar(&cfg.Buckets, "buckets", 0, "spill buckets; each holds about 1/buckets of the data in memory (0: one per 4 MiB of input)")
-	fs.StringVar(&cfg.SpillCompression, "spill-compression", transforms.SpillAuto, "spill files' blocks: auto (stored on a local --work-dir, S2 on a bucket), s2 (about 1.45 times less temporary disk, about 7% more CPU time) or none")
+	fs.StringVar(&cfg.SpillCompression, "spill-compression", transforms.SpillAuto, "spill files' blocks: auto (stored on a local --work-dir, S2 on a bucket), s2 (about 1.5 times less temporary disk, about 7% more CPU time) or none")
 	fs.IntVar(&cfg.Pair.Context, "context", 0, "reddit: earlier turns kept with each pair")
 	fs.BoolVar(&cfg.Pair.Titles, "titles", false, "reddit: also pair submission titles with top-level comments (needs --submissions)")
 	fs.BoolVar(&cfg.Prepare.Tokenize.Lower, "lower", cfg.Prepare.Tokenize.Lower, "lowercase the tokens")
