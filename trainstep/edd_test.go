@@ -3,6 +3,7 @@ package trainstep_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/parastream/parastream/trainstep"
 	"github.com/parastream/parastream/trainstep/compute"
+	"github.com/parastream/parastream/trainstep/cuda"
 )
 
 // eddModel is a small edd configuration for the loop's tests.
@@ -27,8 +29,18 @@ func TestEDDRunResumesExactlyOnce(t *testing.T) {
 	ctx := context.Background()
 	dir, trace := t.TempDir(), filepath.Join(t.TempDir(), "ids.tsv")
 	cfg := trainstep.RunConfig{
-		Client: cc, Dataset: "para", Run: "edd-once", Vocab: vocab, Backend: testBackend(t), Model: eddModel(),
+		Client: cc, Dataset: "para", Run: "edd-once", Vocab: vocab, Model: eddModel(),
 		Epochs: 2, ShuffleBuffer: 100, Window: 5, CheckpointDir: dir, CheckpointEvery: 7, MaxSteps: 23, TraceIDs: trace,
+	}
+	// The GPU refuses the encoder-decoder (docs/reference.md): under
+	// PARASTREAM_TEST_GPU the run must say so before its first step, and
+	// the loop is then checked on the CPU backend, as without the switch.
+	if gpu := testBackend(t); gpu != nil {
+		on := cfg
+		on.Backend, on.CheckpointDir, on.TraceIDs = gpu, t.TempDir(), ""
+		if _, err := trainstep.Run(ctx, on); !errors.Is(err, cuda.ErrUnsupported) {
+			t.Fatalf("edd on the GPU: %v, want cuda.ErrUnsupported", err)
+		}
 	}
 	sum, err := trainstep.Run(ctx, cfg)
 	if err != nil {
@@ -36,7 +48,7 @@ func TestEDDRunResumesExactlyOnce(t *testing.T) {
 	}
 	firstRun := len(readTrace(t, trace))
 	const crashedAt = 21
-	resume := trainstep.RunConfig{Client: cc, Dataset: "para", Resume: filepath.Join(dir, fmt.Sprintf("step-%08d", crashedAt)), Backend: testBackend(t),
+	resume := trainstep.RunConfig{Client: cc, Dataset: "para", Resume: filepath.Join(dir, fmt.Sprintf("step-%08d", crashedAt)),
 		Epochs: 2, ShuffleBuffer: 100, Window: 5, CheckpointEvery: 7, TraceIDs: trace}
 	if sum, err = trainstep.Run(ctx, resume); err != nil {
 		t.Fatal(err)

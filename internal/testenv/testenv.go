@@ -8,13 +8,39 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"golang.org/x/mod/modfile"
 )
 
-// Root is the repository root, found from this file's location.
+// Root is the repository root, found from this file's location. A test
+// binary built with -trimpath (the GPU bundle's) knows this file only as
+// github.com/parastream/parastream/internal/testenv/testenv.go: its root
+// is then the nearest folder above the working directory whose go.mod
+// names this module (the bundle unpacks one beside the files its tests
+// read), else the module path as a relative path, as before.
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	if filepath.IsAbs(root) {
+		return root
+	}
+	if dir, err := os.Getwd(); err == nil {
+		for {
+			if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modfile.ModulePath(b) == module {
+				return dir
+			}
+			up := filepath.Dir(dir)
+			if up == dir {
+				break
+			}
+			dir = up
+		}
+	}
+	return root
 }
+
+// module is this repository's module path.
+const module = "github.com/parastream/parastream"
 
 // Fixture is a path under the repository's testdata/.
 func Fixture(rel string) string { return filepath.Join(Root(), "testdata", rel) }

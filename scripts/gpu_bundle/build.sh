@@ -10,11 +10,14 @@
 #                            the benchmark binary
 #   bin/trainstep.test.xz    go test -c ./trainstep: the checkpoint and
 #                            exactly-once tests
-#   files.tar.xz             scripts/gpu_bench.py and train_bench.py (under
-#                            repo/scripts), the STS 2012 inputs (sentence
+#   files.tar.xz             under pkg/, the repository's files the tests
+#                            and PyTorch read (go.mod, docs/reference.md,
+#                            scripts/gpu_bench.py and train_bench.py,
+#                            trainstep/testdata, trainstep/cuda/testdata);
+#                            under shared/data, the STS 2012 inputs (sentence
 #                            lengths) and the PPDB lexical pairs (the
 #                            end-to-end run's data, 58k words) from
-#                            ../shared/data when present, trainstep/testdata
+#                            ../shared/data when present
 #   MANIFEST                 what was built, from which commit, sizes
 #
 # Everything is built with CGO_ENABLED=0 and -trimpath (so that the test
@@ -45,7 +48,7 @@ command -v xz >/dev/null || { say "xz is needed to compress the bundle (apt-get 
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/gpu-bundle.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/bin" "$stage/files/repo/scripts" "$stage/files/pkg/trainstep"
+mkdir -p "$stage/bin" "$stage/files/pkg/scripts" "$stage/files/pkg/docs" "$stage/files/pkg/trainstep/cuda"
 
 export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -trimpath"
 say "building parastream ($VERSION, CGO_ENABLED=0)"
@@ -54,8 +57,13 @@ say "building the test binaries: trainstep/cuda (tests and BenchmarkGPUTrainStep
 "$GO" test -c -ldflags '-s -w' -o "$stage/bin/cuda.test" ./trainstep/cuda
 "$GO" test -c -ldflags '-s -w' -o "$stage/bin/trainstep.test" ./trainstep
 
-cp scripts/gpu_bench.py scripts/train_bench.py "$stage/files/repo/scripts/"
+# The test binaries find these through testenv.Root (the go.mod above
+# their working directory) or relative to their package, as in a checkout.
+cp go.mod "$stage/files/pkg/"
+cp docs/reference.md "$stage/files/pkg/docs/"
+cp scripts/gpu_bench.py scripts/train_bench.py "$stage/files/pkg/scripts/"
 cp -r trainstep/testdata "$stage/files/pkg/trainstep/"
+cp -r trainstep/cuda/testdata "$stage/files/pkg/trainstep/cuda/"
 have_data=""
 if compgen -G "$DATA/eval/sts/2012/STS.input.*.txt" >/dev/null; then
 	mkdir -p "$stage/files/shared/data/eval/sts/2012"

@@ -46,7 +46,8 @@ func WithoutLoaderCache(e Env) Env { e.noLoaderCache = true; return e }
 // SearchDirs are the directories searched for cuBLAS.
 func SearchDirs(e Env) []string { return e.searchDirs(libCUBLAS()) }
 
-// CompileKernels compiles Source for arch with the NVRTC that env finds.
+// CompileKernels compiles Source for arch (0: the oldest it supports) with
+// the NVRTC that env finds.
 func CompileKernels(env Env, arch int) (ptx, version string, archs []int, err error) {
 	r, err := loadNVRTC(env)
 	if err != nil {
@@ -54,6 +55,9 @@ func CompileKernels(env Env, arch int) (ptx, version string, archs []int, err er
 	}
 	if archs, err = r.archs(); err != nil {
 		return "", "", nil, err
+	}
+	if arch == 0 { // the oldest this NVRTC supports: compute_52 is gone from CUDA 13's
+		arch = archs[0]
 	}
 	ptx, err = r.compile(Source(), "parastream_kernels.cu", CompileOptions(arch))
 	return ptx, r.version(), archs, err

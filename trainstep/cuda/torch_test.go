@@ -1,6 +1,7 @@
 package cuda_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -22,6 +23,7 @@ import (
 // ours, and the speed bar shown to be the same model. It needs a python3
 // with PyTorch (Debian's python3-torch) and skips without one, and
 // under -short (importing PyTorch takes seconds: make test-long runs it).
+// $PYTHON names another python3.
 func TestTransformerMatchesPyTorch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads PyTorch: a long test")
@@ -30,7 +32,7 @@ func TestTransformerMatchesPyTorch(t *testing.T) {
 	if _, err := os.Stat(script); err != nil {
 		t.Skipf("no scripts/gpu_bench.py (a test binary run outside the repository, as the GPU bundle's): %v", err)
 	}
-	py := "/usr/bin/python3"
+	py := cmp.Or(os.Getenv("PYTHON"), "/usr/bin/python3") // the GPU bundle's run.sh passes the python3 it found
 	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
 		t.Skipf("%s has no torch (apt-get install python3-torch): %v", py, err)
 	}
