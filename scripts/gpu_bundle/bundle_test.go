@@ -5,13 +5,19 @@
 package gpubundle_test
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,11 +110,16 @@ func TestBundleFailsFastWithoutGPU(t *testing.T) {
 		len(rep.Failures) != 1 || !strings.Contains(rep.Failures[0], want[0]) {
 		t.Errorf("results/report.json: %v %q, want passed false and the failure", err, js)
 	}
-	if files, _ := os.ReadDir(results); len(files) > 8 {
-		t.Errorf("%d files in the results folder, at most 8 come back from a device call", len(files))
+	var names []string
+	files, _ := os.ReadDir(results)
+	for _, f := range files {
+		names = append(names, f.Name())
 	}
-	if log, err := os.ReadFile(filepath.Join(results, "run.log")); err != nil || !strings.Contains(string(log), want[0]) {
-		t.Errorf("results/run.log: %v, want the output (%q) there too", err, want[0])
+	if !slices.Equal(names, []string{"logs.tar.gz", "report.json", "report.md"}) {
+		t.Errorf("the results folder holds %v, want logs.tar.gz, report.json and report.md (at most 8 files come back from a device call)", names)
+	}
+	if log, err := tarFile(filepath.Join(results, "logs.tar.gz"), "run.log"); err != nil || !strings.Contains(log, want[0]) {
+		t.Errorf("logs.tar.gz's run.log: %v, want the output (%q) there too", err, want[0])
 	}
 	t.Logf("run.sh failed in %v:\n%s", took.Round(time.Millisecond), msg)
 }
@@ -226,5 +237,29 @@ func TestGPUBenchDryCPU(t *testing.T) {
 	}
 	if _, err := os.Stat(js); err != nil {
 		t.Errorf("--json wrote nothing: %v", err)
+	}
+}
+
+// tarFile is the file name of the gzipped tar archive.
+func tarFile(archive, name string) (string, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return "", err
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return "", fmt.Errorf("%s: no %s (%w)", archive, name, err)
+		}
+		if path.Clean(h.Name) == name {
+			b, err := io.ReadAll(tr)
+			return string(b), err
+		}
 	}
 }

@@ -10,52 +10,46 @@
 # The default fits one device call (10 minutes, the machine's start
 # included): after unpacking, its stages run in at most 360 s, each under a
 # time limit (its budget, below): check, tests, bench and torch one after
-# the other (310 s), the end-to-end run's data prepared beside them (at
-# most 300 s), then e2e (50 s).
+# the other (240 s), the end-to-end run's data prepared beside them (at
+# most 200 s), then e2e (40 s) and profile (60 s).
 #
 #   stage   budget  what
-#   check     40 s  parastream device check: device, driver, cuBLAS, NVRTC,
+#   check     20 s  parastream device check: device, driver, cuBLAS, NVRTC,
 #                   the kernels compiled, every encoder x loss one step on
 #                   the device and on the emulator, eager and replayed
-#   tests    140 s  trainstep/cuda's whole test suite with
+#   tests     80 s  trainstep/cuda's whole test suite with
 #                   PARASTREAM_TEST_GPU=cuda:N (every emulator-comparison
 #                   test on the device), then trainstep's checkpoint tests
 #                   (-test.run $TRAINSTEP_RUN)
-#   bench     60 s  BenchmarkGPUTrainStep: one row per encoder (avg,
+#   bench     90 s  BenchmarkGPUTrainStep: one row per encoder (avg,
 #                   lstmavg, gran, transformer) at batch 100 and 1,000,
 #                   BENCH_STEPS steps, once
-#   torch     70 s  scripts/gpu_bench.py: PyTorch's strongest variant of
+#   torch     50 s  scripts/gpu_bench.py: PyTorch's strongest variant of
 #                   each row in issue 15's measurements (graph: the whole
 #                   step as a CUDA graph; cudnn-graph for the recurrent
 #                   encoders), TORCH_STEPS steps, beside the bench rows
-#   prep     300 s  (in the background, from the start, on the CPU) the
+#   prep     200 s  (in the background, from the start, on the CPU) the
 #                   end-to-end run's data: the PPDB lexical pairs (58k
 #                   words) extracted and featurized
-#   e2e       50 s  once the data is ready: `parastream broker`, the data
+#   e2e       40 s  once the data is ready: `parastream broker`, the data
 #                   published, `parastream train --device cuda --model avg
 #                   --checkpoint-every 1000`, its examples/s beside the
 #                   step rate of the same run's avg/batch100 row
+#   profile   60 s  where a step's time goes, at PROFILE_ROWS: a Go CPU
+#                   profile of PROFILE_STEPS steps of each (the host's
+#                   side: profile.pprof, for go tool pprof) and, where
+#                   Nsight Compute (ncu) is installed, each kernel's time
+#                   on the device over the first NCU_LAUNCHES launches
+#                   (profile.txt: launches, total and mean a kernel)
 #
-# The budgets are estimates: no device has run this bundle yet. How each
-# was made (issue 15's figures are from an H100 with issue 8's backend):
-#   check  96 tiny cases; the emulator's side takes 1 s here (go test
-#          -run TestSelfCheckPasses), the device's is launches of tiny
-#          kernels; NVRTC compiles the kernels once (seconds)
-#   tests  trainstep/cuda's suite takes 6 s on the emulator here and
-#          trainstep's checkpoint tests 6.5 s (2 shared cores); on the
-#          device each test opens its own backend (kernels from the PTX
-#          cache) and syncs each step: 140 s is 10x that and more
-#   bench  100 steps of each row, each batch once before (8 batches):
-#          avg 200k-745k pairs/s, lstmavg and gran 33k-63k (issue 15),
-#          under 3 s each; the transformer at batch 1,000, 4.5 TFLOP a
-#          step at a third of the H100's float32 rate, about 0.2 s a
-#          step: 22 s; 60 s with the models' set-up
-#   torch  PyTorch's start (10 s), 30 steps and the capture of each
-#          variant: the graph variants ran at 16k-937k pairs/s
-#   e2e    5,000 steps of 100 pairs at issue 15's 53k examples/s: 10 s,
-#          with 5 checkpoints (200 MB each); the data's extraction and
-#          featurization (36 s + 93 s on a loaded 2-core box) run from
-#          the start beside the other stages
+# The budgets come from the first run on a device (an H200, 2026-11-28,
+# bench/results/gpu/): check took 6 s, tests 12 s, torch 32 s, e2e 7 s,
+# the data 9 s; bench ran out of its 60 s in the transformer at batch
+# 1,000, whose warm-up then waited for two garbage collections (150-300
+# steps; now three passes over the 8 batches). Each budget is several
+# times what it took, the transformer's row included (PyTorch's runs at
+# 8,365 pairs/s, 0.12 s a step: 124 steps are 15 s at that rate). The
+# profile stage has not yet run on a device: its budget is an estimate.
 # The report says what each stage took; when a stage's limit ends it, the
 # report says so.
 #
@@ -64,14 +58,17 @@
 # BenchmarkGPUGraphs: eager, graphs, graphs+TF32) with STAGE_TIMEOUT (420 s)
 # each: two calls or more.
 #
-# Results ($OUT when set, else RESULTS, else ./gpu-bundle-results), eight
-# files at most: report.md and report.json (every stage: status, seconds,
-# budget, figures, failures), run.log (all output), check.txt, tests.txt,
-# bench.txt, torch.txt, e2e.txt. The exit status is 0 only when every stage
-# ran and passed and both targets were met.
+# Results ($OUT when set, else RESULTS, else ./gpu-bundle-results): three
+# files (a device call brings back eight at most): report.md and
+# report.json (every stage: status, seconds, budget, figures, failures),
+# and logs.tar.gz: run.log (all output), check.txt, tests.txt, bench.txt,
+# torch.txt, e2e.txt, profile.txt and profile.pprof. Until the end the
+# logs are in logs/ there (where a run cut short leaves them). The exit
+# status is 0 only when every stage ran and passed and both targets were
+# met.
 #
 # Settings (environment):
-#   RUN_STAGES      stages to run, or full           (check tests bench torch e2e)
+#   RUN_STAGES      stages to run, or full   (check tests bench torch e2e profile)
 #   PYTHON          python3 with PyTorch               (python3)
 #   CUDA_DEVICE     ordinal of the GPU                 (0)
 #   BENCH_STEPS     -benchtime of the Go benchmark     (100; full: 200, as Nx)
@@ -88,6 +85,10 @@
 #   E2E_DATA        ppdb (the bundle's PPDB lexical pairs, where it has
 #                   them) or synthetic                 (ppdb)
 #   E2E_ROWS        rows of the synthetic corpus       (300000)
+#   PROFILE_ROWS    the profile stage's benchmark rows (avg/batch1000
+#                   lstmavg/batch1000)
+#   PROFILE_STEPS   steps of each under the CPU profiler (300)
+#   NCU_LAUNCHES    kernel launches ncu times a row    (400)
 #   BUNDLE_WORK     work directory, emptied first      (/tmp/parastream-gpu-bundle)
 #   STAGE_TIMEOUT   seconds every stage may take, in place of its budget
 #                   (full: 420)
@@ -105,11 +106,11 @@ RES=${OUT:-${RESULTS:-$PWD/gpu-bundle-results}}
 W=${BUNDLE_WORK:-/tmp/parastream-gpu-bundle}
 PY=${PYTHON:-python3}
 DEV=${CUDA_DEVICE:-0}
-STAGES=${RUN_STAGES:-check tests bench torch e2e}
+STAGES=${RUN_STAGES:-check tests bench torch e2e profile}
 FULL=0
 if [ "$STAGES" = full ]; then
 	FULL=1
-	STAGES="check tests bench torch e2e"
+	STAGES="check tests bench torch e2e profile"
 fi
 if [ "$FULL" = 1 ]; then
 	BENCH_STEPS=${BENCH_STEPS:-200} BENCH_COUNT=${BENCH_COUNT:-3} TORCH_STEPS=${TORCH_STEPS:-100}
@@ -128,6 +129,9 @@ E2E_STEPS=${E2E_STEPS:-5000}
 E2E_EVERY=${E2E_EVERY:-1000}
 E2E_DEVICE=${E2E_DEVICE:-cuda:$DEV}
 E2E_ROWS=${E2E_ROWS:-300000}
+PROFILE_ROWS=${PROFILE_ROWS:-avg/batch1000 lstmavg/batch1000}
+PROFILE_STEPS=${PROFILE_STEPS:-300}
+NCU_LAUNCHES=${NCU_LAUNCHES:-400}
 
 # budget STAGE: its seconds (the header's table), or STAGE_TIMEOUT.
 budget() {
@@ -136,11 +140,14 @@ budget() {
 		return
 	fi
 	case $1 in
-	check) echo 40 ;; tests) echo 140 ;; bench) echo 60 ;; torch) echo 70 ;; prep) echo 300 ;; e2e) echo 50 ;;
+	check) echo 20 ;; tests) echo 80 ;; bench) echo 90 ;; torch) echo 50 ;; prep) echo 200 ;; e2e) echo 40 ;; profile) echo 60 ;;
 	esac
 }
 
-mkdir -p "$RES" || { echo "run.sh: cannot create the results folder $RES" >&2; exit 1; }
+# The stages' logs, packed into $RES/logs.tar.gz at the end.
+L=$RES/logs
+rm -rf "$L" "$RES/logs.tar.gz"
+mkdir -p "$L" || { echo "run.sh: cannot create the results folder $RES" >&2; exit 1; }
 
 main() {
 	say() { printf '%s run.sh: %s\n' "$(date -u +%H:%M:%S)" "$*"; }
@@ -284,11 +291,11 @@ main() {
 	# --- The device check. -----------------------------------------------------
 	if has check; then
 		begin check
-		TO "$P" device check --device "cuda:$DEV" >"$RES/check.txt" 2>&1
+		TO "$P" device check --device "cuda:$DEV" >"$L/check.txt" 2>&1
 		rc=$?
-		cat "$RES/check.txt"
-		line=$(grep -E '^[0-9]+ cases, [0-9]+ failed' "$RES/check.txt" | tail -1)
-		dline=$(sed -n 's/^device *//p' "$RES/check.txt" | head -1)
+		cat "$L/check.txt"
+		line=$(grep -E '^[0-9]+ cases, [0-9]+ failed' "$L/check.txt" | tail -1)
+		dline=$(sed -n 's/^device *//p' "$L/check.txt" | head -1)
 		[ -z "$dline" ] || figure check "$dline"
 		figure check "${line:-no summary line: see check.txt}"
 		[ "$rc" = 0 ] || fail "check: parastream device check (exit $rc): see check.txt"
@@ -299,7 +306,7 @@ main() {
 	if has tests; then
 		begin tests
 		say "trainstep/cuda tests on cuda:$DEV (PARASTREAM_TEST_GPU=cuda:$DEV)"
-		(cd "$W/pkg/trainstep/cuda" && PARASTREAM_TEST_GPU=cuda:$DEV TO "$W/bin/cuda.test" -test.v -test.count=1) >"$W/tests-cuda.txt" 2>&1
+		(cd "$W/pkg/trainstep/cuda" && PYTHON=$PY PARASTREAM_TEST_GPU=cuda:$DEV TO "$W/bin/cuda.test" -test.v -test.count=1) >"$W/tests-cuda.txt" 2>&1
 		rc1=$?
 		grep -E -- '^(--- FAIL|--- SKIP|FAIL|PASS|ok|panic)|cannot be opened|no GPU opens' "$W/tests-cuda.txt" | tail -40
 		figure tests "trainstep/cuda on the GPU: exit $rc1, $(counts "$W/tests-cuda.txt")"
@@ -313,7 +320,7 @@ main() {
 		grep -E -- '^(--- |FAIL|PASS|ok|panic)' "$W/tests-trainstep.txt" | tail -40
 		figure tests "trainstep ($list): exit $rc2, $(counts "$W/tests-trainstep.txt")"
 		[ "$rc2" = 0 ] || fail "tests: trainstep checkpoint tests (exit $rc2): see tests.txt"
-		cat "$W/tests-cuda.txt" "$W/tests-trainstep.txt" >"$RES/tests.txt"
+		cat "$W/tests-cuda.txt" "$W/tests-trainstep.txt" >"$L/tests.txt"
 		rc=$rc1
 		[ "$rc" = 0 ] && rc=$rc2
 		end tests "$rc"
@@ -321,17 +328,17 @@ main() {
 
 	# --- The step benchmark. ---------------------------------------------------
 	median_pairs() { # median pairs/s of BenchmarkGPUTrainStep/$1 in bench.txt
-		grep -E "^BenchmarkGPUTrainStep/$1(-[0-9]+)?[[:space:]]" "$RES/bench.txt" | sed -n 's/.*[[:space:]]\([0-9.e+]*\) pairs\/s.*/\1/p' | sort -g |
+		grep -E "^BenchmarkGPUTrainStep/$1(-[0-9]+)?[[:space:]]" "$L/bench.txt" | sed -n 's/.*[[:space:]]\([0-9.e+]*\) pairs\/s.*/\1/p' | sort -g |
 			awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 	}
 	if has bench; then
 		begin bench
 		say "$BENCH_PATTERN: -benchtime ${BENCH_STEPS}x -count $BENCH_COUNT on cuda:$DEV"
 		(cd "$W/gopath" && PARASTREAM_BENCH_DEVICE=cuda:$DEV TO "$W/bin/cuda.test" \
-			-test.run '^$' -test.bench "$BENCH_PATTERN" -test.benchtime "${BENCH_STEPS}x" -test.count "$BENCH_COUNT") >"$RES/bench.txt" 2>&1
+			-test.run '^$' -test.bench "$BENCH_PATTERN" -test.benchtime "${BENCH_STEPS}x" -test.count "$BENCH_COUNT") >"$L/bench.txt" 2>&1
 		rc=$?
-		cat "$RES/bench.txt"
-		if ! grep -q 'pairs/s' "$RES/bench.txt"; then
+		cat "$L/bench.txt"
+		if ! grep -q 'pairs/s' "$L/bench.txt"; then
 			fail "bench: BenchmarkGPUTrainStep (exit $rc, no pairs/s: see bench.txt)"
 		else
 			for k in avg/batch100 lstmavg/batch100 gran/batch100 transformer/batch100 avg/batch1000 lstmavg/batch1000 gran/batch1000 transformer/batch1000; do
@@ -345,21 +352,21 @@ main() {
 	# --- PyTorch beside it. ----------------------------------------------------
 	if has torch; then
 		begin torch
-		if [ -s "$RES/bench.txt" ] && grep -q 'pairs/s' "$RES/bench.txt"; then
-			src=(--go-output "$RES/bench.txt")
+		if [ -s "$L/bench.txt" ] && grep -q 'pairs/s' "$L/bench.txt"; then
+			src=(--go-output "$L/bench.txt")
 		else
 			src=(--go-test-binary "$W/bin/cuda.test")
 		fi
 		say "scripts/gpu_bench.py: variants $TORCH_VARIANTS, $TORCH_STEPS steps each"
-		(cd "$W/gopath" && PYTHONUNBUFFERED=1 TO "$PY" "$W/repo/scripts/gpu_bench.py" --device "cuda:$DEV" --steps "$TORCH_STEPS" \
-			--models "$TORCH_MODELS" --variants "$TORCH_VARIANTS" "${src[@]}") >"$RES/torch.txt" 2>&1
+		(cd "$W/gopath" && PYTHONUNBUFFERED=1 TO "$PY" "$W/pkg/scripts/gpu_bench.py" --device "cuda:$DEV" --steps "$TORCH_STEPS" \
+			--models "$TORCH_MODELS" --variants "$TORCH_VARIANTS" "${src[@]}") >"$L/torch.txt" 2>&1
 		rc=$?
-		cat "$RES/torch.txt"
-		while IFS= read -r l; do figure torch "$l"; done < <(grep -E '^(avg|lstmavg|gran|transformer)/batch' "$RES/torch.txt")
+		cat "$L/torch.txt"
+		while IFS= read -r l; do figure torch "$l"; done < <(grep -E '^(avg|lstmavg|gran|transformer)/batch' "$L/torch.txt")
 		if [ "$rc" != 0 ]; then
 			fail "torch: scripts/gpu_bench.py (exit $rc): see torch.txt"
-		elif grep -qE 'BELOW 1.0|NO RATIO' "$RES/torch.txt"; then
-			fail "torch: parastream below the strongest PyTorch variant in: $(grep -E 'BELOW 1.0|NO RATIO' "$RES/torch.txt" | cut -d' ' -f1 | paste -sd' ' -)"
+		elif grep -qE 'BELOW 1.0|NO RATIO' "$L/torch.txt"; then
+			fail "torch: parastream below the strongest PyTorch variant in: $(grep -E 'BELOW 1.0|NO RATIO' "$L/torch.txt" | cut -d' ' -f1 | paste -sd' ' -)"
 		fi
 		end torch "$rc"
 	fi
@@ -406,17 +413,17 @@ main() {
 				print(f"vocabulary: {c.get('vocab')} rows of the embedding table (words, special tokens, out-of-vocabulary buckets); "
 				      f"checkpoint {d}: step {t.get('step')}, backend {t.get('backend')}")
 			EOF
-		) >"$RES/e2e.txt" 2>&1
+		) >"$L/e2e.txt" 2>&1
 		rc=$?
-		grep -v '^train .*: step [0-9]* epoch' "$RES/e2e.txt" | tail -30
-		grep '^train .*: step [0-9]* epoch' "$RES/e2e.txt" | tail -3
-		eps=$(sed -n 's/^run .* \([0-9][0-9]*\) examples\/s on .*/\1/p' "$RES/e2e.txt" | tail -1)
+		grep -v '^train .*: step [0-9]* epoch' "$L/e2e.txt" | tail -30
+		grep '^train .*: step [0-9]* epoch' "$L/e2e.txt" | tail -3
+		eps=$(sed -n 's/^run .* \([0-9][0-9]*\) examples\/s on .*/\1/p' "$L/e2e.txt" | tail -1)
 		if [ "$rc" != 0 ] || [ -z "$eps" ]; then
 			fail "e2e: the end-to-end run (exit $rc): see e2e.txt"
 		else
-			figure e2e "$(grep '^vocabulary:' "$RES/e2e.txt" | cut -d' ' -f2) embedding rows, $eps examples/s (avg, --device $E2E_DEVICE, $E2E_STEPS steps, checkpoints every $E2E_EVERY steps)"
+			figure e2e "$(grep '^vocabulary:' "$L/e2e.txt" | cut -d' ' -f2) embedding rows, $eps examples/s (avg, --device $E2E_DEVICE, $E2E_STEPS steps, checkpoints every $E2E_EVERY steps)"
 			step=""
-			has bench && [ -s "$RES/bench.txt" ] && step=$(median_pairs avg/batch100)
+			has bench && [ -s "$L/bench.txt" ] && step=$(median_pairs avg/batch100)
 			if [ -n "$step" ]; then
 				verdict=$(awk -v e="$eps" -v s="$step" 'BEGIN { r = e / s; printf "%.2f %s", r, (r >= 0.8 ? "ok (>= 0.8)" : "BELOW 0.8") }')
 				figure e2e "$eps examples/s end to end, $step pairs/s in the step benchmark (avg/batch100), ratio $verdict"
@@ -428,6 +435,65 @@ main() {
 		end e2e "$rc"
 	fi
 	[ -n "${PREP:-}" ] && kill "$PREP" 2>/dev/null
+
+	# --- Where a step's time goes. ---------------------------------------------
+	if has profile; then
+		begin profile
+		(
+			cd "$W/gopath" || exit 1
+			# One run for every row: the encoders' and the batches' cross product
+			# (-test.bench matches each level of a name on its own).
+			encs=$(for r in $PROFILE_ROWS; do echo "${r%%/*}"; done | sort -u | paste -sd'|' -)
+			bats=$(for r in $PROFILE_ROWS; do echo "${r#*/}"; done | sort -u | paste -sd'|' -)
+			echo "== the host's side: go test -cpuprofile, $PROFILE_STEPS steps of each of $PROFILE_ROWS (go tool pprof -top profile.pprof)"
+			PARASTREAM_BENCH_DEVICE=cuda:$DEV TO "$W/bin/cuda.test" -test.run '^$' -test.bench "BenchmarkGPUTrainStep/^($encs)\$/^($bats)\$" \
+				-test.benchtime "${PROFILE_STEPS}x" -test.cpuprofile "$L/profile.pprof" || exit 1
+			ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+			if [ -z "$ncu" ]; then
+				echo "no ncu (Nsight Compute) on this machine: no kernel times"
+				exit 0
+			fi
+			for r in $PROFILE_ROWS; do
+				echo "== the device's side: $ncu, the first $NCU_LAUNCHES kernel launches of $r (warm-up steps: eager, then captured)"
+				TO "$ncu" --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv --launch-count "$NCU_LAUNCHES" \
+					--log-file "$W/ncu.csv" "$W/bin/cuda.test" -test.run '^$' -test.bench "BenchmarkGPUTrainStep/^${r%%/*}\$/^${r#*/}\$" -test.benchtime 10x >/dev/null 2>&1
+				echo "ncu exit $?"
+				"$PY" - "$W/ncu.csv" <<-'EOF'
+					import collections, csv, sys
+					scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3, "second": 1e6, "s": 1e6}
+					lines = [l for l in open(sys.argv[1], errors="replace") if l.startswith('"')]
+					rows = list(csv.DictReader(lines))
+					tot, n = collections.defaultdict(float), collections.Counter()
+					for r in rows:
+					    if r.get("Metric Name") != "gpu__time_duration.sum":
+					        continue
+					    name = r.get("Kernel Name", "?").split("(")[0]
+					    tot[name] += float(r["Metric Value"].replace(",", "")) * scale.get(r.get("Metric Unit", "ns"), 1e-3)
+					    n[name] += 1
+					if not tot:
+					    print("no kernel times in ncu's output:")
+					    print("".join(open(sys.argv[1], errors="replace").readlines()[-20:]))
+					    sys.exit(1)
+					all_us = sum(tot.values())
+					print(f"{sum(n.values())} launches, {all_us:.0f} us on the device in all")
+					print(f"{'kernel':<28} {'launches':>8} {'total us':>10} {'mean us':>9} {'share':>6}")
+					for k in sorted(tot, key=tot.get, reverse=True):
+					    print(f"{k:<28} {n[k]:>8} {tot[k]:>10.1f} {tot[k] / n[k]:>9.2f} {100 * tot[k] / all_us:>5.1f}%")
+				EOF
+			done
+		) >"$L/profile.txt" 2>&1
+		rc=$?
+		cat "$L/profile.txt"
+		for r in $PROFILE_ROWS; do
+			v=$(grep -E "^BenchmarkGPUTrainStep/$r(-[0-9]+)?[[:space:]]" "$L/profile.txt" | sed -n 's/.*[[:space:]]\([0-9.e+]*\) pairs\/s.*/\1/p' | head -1)
+			if [ -n "$v" ]; then figure profile "$r: $v pairs/s under the CPU profiler ($PROFILE_STEPS steps)"; else fail "profile: no row $r"; fi
+		done
+		# Each row's device time and its six costliest kernels.
+		while IFS= read -r l; do figure profile "$l"; done < <(awk '/^== the device/ { n = -1; print; next } /launches, .* us on the device/ { print; next }
+			/^kernel  / { n = 0; next } n >= 0 && n < 6 && NF == 5 { print "  " $0; n++ }' "$L/profile.txt")
+		[ "$rc" = 0 ] || fail "profile: exit $rc: see profile.txt"
+		end profile "$rc"
+	fi
 
 	echo
 	say "stages ran in $(($(date +%s) - T1)) s after unpacking"
@@ -477,5 +543,7 @@ report() {
 	} >"$RES/report.json"
 }
 
-main 2>&1 | tee "$RES/run.log"
-exit "${PIPESTATUS[0]}"
+main 2>&1 | tee "$L/run.log"
+rc=${PIPESTATUS[0]}
+tar -C "$L" -czf "$RES/logs.tar.gz" . && rm -rf "$L"
+exit "$rc"
