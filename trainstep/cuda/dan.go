@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/parastream/parastream/trainstep/compute"
 )
@@ -82,17 +81,12 @@ func (m *model) prepareBigrams(s *seq, seqs [][]int32) {
 	if !m.bigrams {
 		return
 	}
-	m.bigramRows = m.bigramRows[:0]
-	seen := map[int32]bool{}
 	for _, q := range seqs {
 		for t := 0; t+1 < len(q); t++ {
-			if id := compute.BigramID(q[t], q[t+1], m.cfg.BigramBuckets); !seen[id] {
-				seen[id] = true
-				m.bigramRows = append(m.bigramRows, id)
-			}
+			m.bigramSet.add(compute.BigramID(q[t], q[t+1], m.cfg.BigramBuckets), m.cfg.BigramBuckets) // always one of its rows
 		}
 	}
-	slices.Sort(m.bigramRows)
+	m.bigramRows = m.bigramSet.drain(m.bigramRows)
 	if m.bigramLazy != nil {
 		owed, d1, d2, sz := m.bigramLazy.Prepare(m.bigramRows)
 		m.catchUp(s, compute.ParamBigrams, owed, d1, d2, sz)

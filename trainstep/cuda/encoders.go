@@ -237,7 +237,7 @@ func (m *model) gateBackward(s *seq, p *pass, g granGate, dz ptr, dx, dh sink) {
 	pre := dir.prefix + "gran."
 	s.mm(mmDims{true, false, d, out, T * R}, matrix{dir.x, d}, matrix{dz, out}, 0, matrix{m.g[pre+"wx"+i], out})
 	s.mm(mmDims{true, false, H, out, T * R}, matrix{dir.hs(R, H), H}, matrix{dz, out}, 0, matrix{m.g[pre+"wh"+i], out})
-	s.launch(kColSum, argN(T*R), argN(out), argP(dz), argP(m.g[pre+"b"+i]))
+	s.colSum(T*R, out, dz, m.g[pre+"b"+i])
 	s.mm(mmDims{false, true, T * R, d, out}, matrix{dz, out}, matrix{m.w[pre+"wx"+i], out}, dx.beta, matrix{dx.p, d})
 	s.mm(mmDims{false, true, T * R, H, out}, matrix{dz, out}, matrix{m.w[pre+"wh"+i], out}, dh.beta, matrix{dh.p, H})
 }
@@ -410,9 +410,9 @@ func (m *model) lstmBackward(s *seq, p *pass, dir *dirState, dhExt, dx ptr, beta
 	g := m.g
 	s.mm(mmDims{true, false, d, 4 * H, T * R}, matrix{dir.x, d}, matrix{dz, 4 * H}, 0, matrix{g[pre+"wx"], 4 * H})
 	s.mm(mmDims{true, false, H, 4 * H, T * R}, matrix{dir.h, H}, matrix{dz, 4 * H}, 0, matrix{g[pre+"wh"], 4 * H}) // h_{t-1} for every t
-	s.launch(kColSum, argN(T*R), argN(4*H), argP(dz), argP(g[pre+"b"]))
-	s.launch(kColDot, argN(T*R), argN(H), argN(4*H), argP(dz), argN(H), argP(dir.c), argP(g[pre+"pi"]))
-	s.launch(kColDot, argN(T*R), argN(H), argN(4*H), argP(dz.at(H)), argN(H), argP(dir.c), argP(g[pre+"pf"]))
-	s.launch(kColDot, argN(T*R), argN(H), argN(4*H), argP(dz.at(3*H)), argN(H), argP(dir.c.at(R*H)), argP(g[pre+"po"]))
+	s.colSum(T*R, 4*H, dz, g[pre+"b"])
+	s.colDot(T*R, H, matrix{dz, 4 * H}, matrix{dir.c, H}, g[pre+"pi"])
+	s.colDot(T*R, H, matrix{dz.at(H), 4 * H}, matrix{dir.c, H}, g[pre+"pf"])
+	s.colDot(T*R, H, matrix{dz.at(3 * H), 4 * H}, matrix{dir.c.at(R * H), H}, g[pre+"po"])
 	s.mm(mmDims{false, true, T * R, d, 4 * H}, matrix{dz, 4 * H}, matrix{m.w[pre+"wx"], 4 * H}, beta, matrix{dx, d})
 }

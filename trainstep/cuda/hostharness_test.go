@@ -174,13 +174,14 @@ type hostCase struct {
 // full padded length, and rows skipped by the sparse updates. n is an
 // element count for the elementwise kernels, the number of pairs for the
 // losses'. ld is the row length of the mnrl loss's prefix kernels, longer
-// than d: a Matryoshka prefix of wider rows.
+// than d: a Matryoshka prefix of wider rows. chunk is the two-pass column
+// sums' chunk of rows: the last chunk shorter.
 func hostShapes() []hostShape {
 	return []hostShape{
-		{"A", map[string]int{"rows": 7, "T": 6, "d": 8, "H": 2, "n": 300, "pairs": 5, "cols": 10, "lda": 12, "ldb": 11,
-			"ld": 12, "t": 3, "E": 8, "k": 3, "K": 7, "nrows": 5, "width": 60}},
-		{"B", map[string]int{"rows": 9, "T": 4, "d": 40, "H": 4, "n": 513, "pairs": 11, "cols": 300, "lda": 301, "ldb": 300,
-			"ld": 47, "t": 2, "E": 40, "k": 2, "K": 6, "nrows": 13, "width": 23}},
+		{"A", map[string]int{"rows": 7, "T": 6, "d": 8, "H": 2, "n": 300, "pairs": 5, "cols": 10, "lda": 12, "ldb": 11, "ldm": 13,
+			"ld": 12, "t": 3, "E": 8, "k": 3, "K": 7, "nrows": 5, "width": 60, "chunk": 3}},
+		{"B", map[string]int{"rows": 9, "T": 4, "d": 40, "H": 4, "n": 513, "pairs": 11, "cols": 300, "lda": 301, "ldb": 300, "ldm": 302,
+			"ld": 47, "t": 2, "E": 40, "k": 2, "K": 6, "nrows": 13, "width": 23, "chunk": 4}},
 	}
 }
 
@@ -198,7 +199,7 @@ const hostWords = 8192
 // hostNullable says whether a kernel accepts NULL for its pointer
 // parameter name.
 func hostNullable(name string) bool {
-	return slices.Contains([]string{"drop", "w0", "target", "neg_rand"}, name)
+	return slices.Contains([]string{"drop", "w0", "target", "neg_rand", "mul"}, name)
 }
 
 func hostCases(k *kernel) []hostCase {
@@ -484,6 +485,8 @@ func hostInit(kind byte, name string, size map[string]int, byName map[string][]u
 		}
 	case "neg_rand", "neg":
 		ints(0, 2*size["n"])
+	case "pidx":
+		ints(-1, 2*size["n"]) // a lane's candidate column, -1 for none
 	case "use_max":
 		ints(0, 2)
 	case "neg_a", "neg_b":

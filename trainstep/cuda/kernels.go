@@ -190,6 +190,25 @@ func addKernels(ks *kernelTable) {
 			}
 			out[j] = s
 		}}
+	ks[kColPart] = &kernel{name: "col_part",
+		params:  []string{"n rows", "n cols", "n chunk", "n lda", "f a", "n ldm", "f mul", "f part"},
+		threads: func(a []arg) int { return ceilDiv(a[0].int(), a[2].int()) * a[1].int() },
+		body: func(tid, _ int, a []hostArg) {
+			rows, cols, chunk, lda, x, ldm, mul, part := a[0].n, a[1].n, a[2].n, a[3].n, a[4].f, a[5].n, a[6].f, a[7].f
+			if tid >= ceilDiv(rows, chunk)*cols {
+				return
+			}
+			j, c := tid%cols, tid/cols
+			var s float32
+			for i := c * chunk; i < min(rows, (c+1)*chunk); i++ {
+				if mul != nil {
+					s += x[i*lda+j] * mul[i*ldm+j]
+				} else {
+					s += x[i*lda+j]
+				}
+			}
+			part[tid] = s
+		}}
 	ks[kSumsqGrad] = &kernel{name: "sumsq_grad",
 		params:       []string{"n n", "f w", "f w0", "s lambda", "f g", "d partial"},
 		fixedThreads: sumsqThreads,
@@ -324,51 +343,100 @@ func addKernels(ks *kernelTable) {
 		}}
 
 	// margin.cu
-	ks[kRowNorm] = &kernel{name: "row_normalize",
-		params:  []string{"n rows", "n d", "f e", "f u", "f nrm"},
-		threads: func(a []arg) int { return a[0].int() },
-		body: func(r, _ int, a []hostArg) {
-			rows, d, e, u, nrm := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f
-			if r < rows {
-				nrm[r] = unitRow(e[r*d:], d, u[r*d:])
+	ks[kRowDotPart] = &kernel{name: "row_dot_part",
+		params:  []string{"n rows", "n d", "f a", "f b", "f part"},
+		threads: func(a []arg) int { return a[0].int() * rowLanes },
+		body: func(tid, _ int, a []hostArg) {
+			rows, d, x, y, part := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f
+			if tid >= rows*rowLanes {
+				return
+			}
+			r := tid / rowLanes
+			var s float32
+			for k := tid % rowLanes; k < d; k += rowLanes {
+				s += x[r*d+k] * y[r*d+k]
+			}
+			part[tid] = s
+		}}
+	ks[kRowNormApply] = &kernel{name: "row_normalize_apply",
+		params:  []string{"n rows", "n d", "f e", "f part", "f u", "f nrm"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() },
+		body: func(tid, _ int, a []hostArg) {
+			rows, d, e, part, u, nrm := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f, a[5].f
+			if tid >= rows*d {
+				return
+			}
+			r := tid / d
+			s := sqrt32(laneSum(part[r*rowLanes:]) + 1e-12)
+			u[tid] = e[tid] / s
+			if tid%d == 0 {
+				nrm[r] = s
 			}
 		}}
-	ks[kRowNormBwd] = &kernel{name: "row_normalize_bwd",
-		params:  []string{"n rows", "n d", "f u", "f nrm", "f du", "f de"},
-		threads: func(a []arg) int { return a[0].int() },
-		body: func(r, _ int, a []hostArg) {
-			rows, d, u, nrm, du, de := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f, a[5].f
-			if r < rows {
-				unitRowBwd(u[r*d:], nrm[r], du[r*d:], d, false, de[r*d:])
+	ks[kRowNormBwdApply] = &kernel{name: "row_normalize_bwd_apply",
+		params:  []string{"n rows", "n d", "f u", "f nrm", "f du", "f part", "f de"},
+		threads: func(a []arg) int { return a[0].int() * a[1].int() },
+		body: func(tid, _ int, a []hostArg) {
+			rows, d, u, nrm, du, part, de := a[0].n, a[1].n, a[2].f, a[3].f, a[4].f, a[5].f, a[6].f
+			if tid >= rows*d {
+				return
 			}
+			r := tid / d
+			dot := laneSum(part[r*rowLanes:])
+			de[tid] = (du[tid] - u[tid]*dot) / nrm[r]
 		}}
-	ks[kMarginFwd] = &kernel{name: "margin_fwd",
-		params:  []string{"n n", "f C", "s delta", "i neg_rand", "i use_max", "f h", "i neg"},
-		threads: func(a []arg) int { return 2 * a[0].int() },
-		body: func(r, _ int, a []hostArg) {
-			n, C, delta, negRand, useMax, h, neg := a[0].n, a[1].f, a[2].s, a[3].i, a[4].i, a[5].f, a[6].i
-			if r >= 2*n {
+	ks[kMarginMaxPart] = &kernel{name: "margin_max_part",
+		params:  []string{"n n", "f C", "i neg_rand", "i use_max", "f pv", "i pidx"},
+		threads: func(a []arg) int { return 2 * a[0].int() * rowLanes },
+		body: func(tid, _ int, a []hostArg) {
+			n, C, negRand, useMax, pv, pidx := a[0].n, a[1].f, a[2].i, a[3].i, a[4].f, a[5].i
+			if tid >= 2*n*rowLanes {
+				return
+			}
+			r := tid / rowLanes
+			if negRand != nil && useMax[r] == 0 {
 				return
 			}
 			i := r % n
 			cr := C[r*2*n:]
+			bv, best := float32(-1e30), -1
+			for c := tid % rowLanes; c < 2*n; c += rowLanes {
+				v := cr[c]
+				if c == i || c == i+n {
+					v -= 4
+				}
+				if v > bv {
+					bv, best = v, c
+				}
+			}
+			pv[tid], pidx[tid] = bv, int32(best)
+		}}
+	ks[kMarginFwd] = &kernel{name: "margin_fwd",
+		params:  []string{"n n", "f C", "s delta", "i neg_rand", "i use_max", "f pv", "i pidx", "f h", "i neg"},
+		threads: func(a []arg) int { return 2 * a[0].int() },
+		body: func(r, _ int, a []hostArg) {
+			n, C, delta, negRand, useMax, pv, pidx, h, neg := a[0].n, a[1].f, a[2].s, a[3].i, a[4].i, a[5].f, a[6].i, a[7].f, a[8].i
+			if r >= 2*n {
+				return
+			}
+			i := r % n
 			best := 0
 			if negRand != nil {
 				best = int(negRand[r])
 			}
 			if negRand == nil || useMax[r] != 0 {
-				bv := float32(-1e30)
-				for c := range 2 * n {
-					v := cr[c]
-					if c == i || c == i+n {
-						v -= 4
-					}
-					if v > bv {
-						bv, best = v, c
+				bv, bi := float32(-1e30), -1
+				for l := range rowLanes {
+					c, v := int(pidx[r*rowLanes+l]), pv[r*rowLanes+l]
+					if c >= 0 && (v > bv || (v == bv && c < bi)) {
+						bv, bi = v, c
 					}
 				}
+				if bi >= 0 {
+					best = bi
+				}
 			}
-			hv := delta - C[i*2*n+i+n] + cr[best]
+			hv := delta - C[i*2*n+i+n] + C[r*2*n+best]
 			h[r] = max(hv, 0)
 			neg[r] = int32(best)
 		}}
@@ -543,8 +611,10 @@ const (
 	kGateBwd
 	kLSTMFwd
 	kLSTMBwd
-	kRowNorm
-	kRowNormBwd
+	kRowDotPart
+	kRowNormApply
+	kRowNormBwdApply
+	kMarginMaxPart
 	kMarginFwd
 	kMarginBwd
 	kAdam
@@ -560,6 +630,7 @@ const (
 	kFillRows
 	kColSum
 	kColDot
+	kColPart
 	kSumsqGrad
 	kSumsqGradRows
 	kNonFinite
@@ -602,6 +673,23 @@ const (
 	// numKernels is the number of kernels.
 	numKernels
 )
+
+// rowLanes is margin.cu's ROW_LANES: the threads that share a row in the
+// first of the row kernels' two passes.
+const rowLanes = 32
+
+// laneSum is margin.cu's lane_sum: a row's rowLanes partial sums added in
+// lane order.
+func laneSum(part []float32) float32 {
+	var s float32
+	for _, x := range part[:rowLanes] {
+		s += x
+	}
+	return s
+}
+
+// ceilDiv is ⌈a/b⌉ for positive b.
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // kernelTable is every kernel by ID.
 type kernelTable [numKernels]*kernel

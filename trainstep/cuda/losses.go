@@ -192,7 +192,7 @@ func (m *model) stackBackward(s *seq, run stackRun, dy, dx ptr) {
 			s.launch(kTanhBwd, argN(rows*l.out), argP(ys[i]), argP(dy), argP(dy))
 		}
 		s.mm(mmDims{true, false, l.in, l.out, rows}, matrix{in, l.in}, matrix{dy, l.out}, 0, matrix{m.g[l.w], l.out})
-		s.launch(kColSum, argN(rows), argN(l.out), argP(dy), argP(m.g[l.b]))
+		s.colSum(rows, l.out, dy, m.g[l.b])
 		next := dx
 		if i > 0 {
 			next = scratch[i%2]
@@ -252,12 +252,12 @@ func (m *model) sim(s *seq, p *pass, n int) (lossTerms, ptr) {
 	g := m.g
 	dhs := s.work("sim.dhs", n*Hs)
 	s.mm(mmDims{true, false, Hs, K, n}, matrix{hs, Hs}, matrix{lg, K}, 0, matrix{g["sim.wp"], K})
-	s.launch(kColSum, argN(n), argN(K), argP(lg), argP(g["sim.bp"]))
+	s.colSum(n, K, lg, g["sim.bp"])
 	s.mm(mmDims{false, true, n, Hs, K}, matrix{lg, K}, matrix{m.w["sim.wp"], K}, 0, matrix{dhs, Hs})
 	s.launch(kSigmoidBwd, argN(n*Hs), argP(hs), argP(dhs), argP(dhs))
 	s.mm(mmDims{true, false, E, Hs, n}, matrix{hx, E}, matrix{dhs, Hs}, 0, matrix{g["sim.wmul"], Hs})
 	s.mm(mmDims{true, false, E, Hs, n}, matrix{hp, E}, matrix{dhs, Hs}, 0, matrix{g["sim.wabs"], Hs})
-	s.launch(kColSum, argN(n), argN(Hs), argP(dhs), argP(g["sim.bh"]))
+	s.colSum(n, Hs, dhs, g["sim.bh"])
 	dhx, dhp := s.work("sim.dhx", n*E), s.work("sim.dhp", n*E)
 	s.mm(mmDims{false, true, n, E, Hs}, matrix{dhs, Hs}, matrix{m.w["sim.wmul"], Hs}, 0, matrix{dhx, E})
 	s.mm(mmDims{false, true, n, E, Hs}, matrix{dhs, Hs}, matrix{m.w["sim.wabs"], Hs}, 0, matrix{dhp, E})

@@ -11,14 +11,18 @@ func (m *model) margin(s *seq, p *pass, n int) (lossTerms, ptr) {
 	c, dc := s.work("m.c", R*R), s.work("m.dc", R*R)
 	h, neg := s.work("m.h", R), s.work("m.neg", R)
 	du, dEmb := s.work("m.du", R*E), s.work("m.demb", R*E)
-	s.launch(kRowNorm, argN(R), argN(E), argP(emb), argP(u), argP(nrm))
+	part, pv, pidx := s.work("m.part", R*rowLanes), s.work("m.pv", R*rowLanes), s.work("m.pidx", R*rowLanes)
+	s.launch(kRowDotPart, argN(R), argN(E), argP(emb), argP(emb), argP(part))
+	s.launch(kRowNormApply, argN(R), argN(E), argP(emb), argP(part), argP(u), argP(nrm))
 	s.mm(mmDims{false, true, R, R, E}, matrix{u, E}, matrix{u, E}, 0, matrix{c, R}) // cosines
-	s.launch(kMarginFwd, argN(n), argP(c), argS(float32(m.cfg.Margin)), argI(p.negRand), argI(p.useMax), argP(h), argI(neg))
+	s.launch(kMarginMaxPart, argN(n), argP(c), argI(p.negRand), argI(p.useMax), argP(pv), argI(pidx))
+	s.launch(kMarginFwd, argN(n), argP(c), argS(float32(m.cfg.Margin)), argI(p.negRand), argI(p.useMax), argP(pv), argI(pidx), argP(h), argI(neg))
 	s.zero(dc, R*R)
 	s.launch(kMarginBwd, argN(n), argP(h), argI(neg), argP(dc))
 	// C = U·U^T: dU = dC·U + dC^T·U.
 	s.mm(mmDims{false, false, R, E, R}, matrix{dc, R}, matrix{u, E}, 0, matrix{du, E})
 	s.mm(mmDims{true, false, R, E, R}, matrix{dc, R}, matrix{u, E}, 1, matrix{du, E})
-	s.launch(kRowNormBwd, argN(R), argN(E), argP(u), argP(nrm), argP(du), argP(dEmb))
+	s.launch(kRowDotPart, argN(R), argN(E), argP(u), argP(du), argP(part))
+	s.launch(kRowNormBwdApply, argN(R), argN(E), argP(u), argP(nrm), argP(du), argP(part), argP(dEmb))
 	return lossTerms{terms: h, n: R, scale: 1 / float64(n)}, dEmb
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"slices"
+	"math/bits"
 	"strings"
 	"unsafe"
 
@@ -32,13 +32,16 @@ type model struct {
 	ws         map[string]*buffer // workspace, grown on demand
 	// rows lists the distinct embedding rows of the last batch, on the
 	// host and in the "rows" workspace: a sparse update steps only them.
-	rows []int32
+	// rowSet finds them.
+	rows   []int32
+	rowSet rowSet
 	// lazy catches the rows up with the steps they were skipped (on the
 	// host; nil for SGD and the dense update).
 	lazy *compute.CatchUp
-	// bigramRows and bigramLazy are the same for the DAN's bigram table
-	// (dan.go).
+	// bigramRows, bigramSet and bigramLazy are the same for the DAN's
+	// bigram table (dan.go).
 	bigramRows []int32
+	bigramSet  rowSet
 	bigramLazy *compute.CatchUp
 	// graphs are the captured steps (nil: CUDA graphs off); gen counts
 	// the reallocations of workspace buffers a graph may use, capturing
@@ -196,6 +199,40 @@ func (s *seq) launch(k kernelID, a ...arg) {
 	}
 }
 
+// colSum is out[j] = Σ_i a[i][j] over a (rows, cols) matrix, and colDot
+// out[j] = Σ_i a[i][j]·b[i][j] over cols columns of two strided matrices.
+// Over more than colChunk rows they take two passes: col_part's sums over
+// chunks of about √rows rows, one thread a chunk and column, into a
+// workspace, then col_sum over those; the emulator's twins add in the
+// same order.
+func (s *seq) colSum(rows, cols int, a, out ptr) {
+	s.colReduce(rows, cols, matrix{a, cols}, matrix{}, out)
+}
+
+func (s *seq) colDot(rows, cols int, a, b matrix, out ptr) { s.colReduce(rows, cols, a, b, out) }
+
+// colReduce is colDot, or colSum when mul.p is null.
+func (s *seq) colReduce(rows, cols int, a, mul matrix, out ptr) {
+	switch {
+	case rows <= colChunk && mul.p.null():
+		s.launch(kColSum, argN(rows), argN(cols), argP(a.p), argP(out))
+	case rows <= colChunk:
+		s.launch(kColDot, argN(rows), argN(cols), argN(a.ld), argP(a.p), argN(mul.ld), argP(mul.p), argP(out))
+	default:
+		chunk := colChunkOf(rows)
+		part := s.work("colsum.part", ceilDiv(rows, chunk)*cols)
+		s.launch(kColPart, argN(rows), argN(cols), argN(chunk), argN(a.ld), argP(a.p), argN(mul.ld), argP(mul.p), argP(part))
+		s.launch(kColSum, argN(ceilDiv(rows, chunk)), argN(cols), argP(part), argP(out))
+	}
+}
+
+// colChunk is the most rows colSum and colDot sum in one pass.
+const colChunk = 256
+
+// colChunkOf is the chunk of a two-pass column sum over rows rows: about
+// √rows, so that both passes loop about as long, at least 64.
+func colChunkOf(rows int) int { return max(64, int(math.Ceil(math.Sqrt(float64(rows))))) }
+
 // mm is the row-major product C (M×N, row length c.ld) = op(A)·op(B) +
 // beta·C with op(A) M×K and op(B) K×N, A and B stored row-major with row
 // lengths a.ld and b.ld (A is K×M when d.tA). It is cublasSgemm on the
@@ -307,17 +344,15 @@ func (m *model) ForwardBackward(b *compute.Batch) (float64, error) {
 		return 0, err
 	}
 	s := &seq{m: m}
-	m.rows = m.rows[:0]
-	seen := map[int32]bool{}
 	for _, q := range seqs {
 		for _, id := range q {
-			if !seen[id] {
-				seen[id] = true
-				m.rows = append(m.rows, id)
+			if !m.rowSet.add(id, m.cfg.Vocab) {
+				m.rowSet.drain(nil)
+				return 0, fmt.Errorf("batch: token id %d outside the vocabulary [0, %d)", id, m.cfg.Vocab)
 			}
 		}
 	}
-	slices.Sort(m.rows)
+	m.rows = m.rowSet.drain(m.rows)
 	if m.lazy != nil {
 		// The batch's rows owed steps of the sparse update take them
 		// before the forward pass reads them, as dense Adam's would have.
@@ -888,4 +923,39 @@ func (m *model) Close() error {
 	}
 	defer m.dev.exit()
 	return m.release()
+}
+
+// rowSet collects the distinct rows of a table that a batch touches and
+// lists them in increasing order: a bitmap over the table's rows, kept
+// from batch to batch. (A map and a sort of the rows took 1.8 ms of a
+// 4.1 ms step of avg at batch 1,000 on an H200, the device idle.)
+type rowSet struct{ bits []uint64 }
+
+// add puts id in the set; false, and nothing added, when it is not a row
+// of a table of rows rows.
+func (s *rowSet) add(id int32, rows int) bool {
+	if id < 0 || int(id) >= rows {
+		return false
+	}
+	if w := int(id) >> 6; w >= len(s.bits) {
+		s.bits = append(s.bits, make([]uint64, (rows+63)/64-len(s.bits))...)
+	}
+	s.bits[id>>6] |= 1 << (id & 63)
+	return true
+}
+
+// drain appends the set's rows in increasing order to dst[:0] and empties
+// the set.
+func (s *rowSet) drain(dst []int32) []int32 {
+	dst = dst[:0]
+	for w, x := range s.bits {
+		if x == 0 {
+			continue
+		}
+		for ; x != 0; x &= x - 1 {
+			dst = append(dst, int32(w<<6|bits.TrailingZeros64(x)))
+		}
+		s.bits[w] = 0
+	}
+	return dst
 }

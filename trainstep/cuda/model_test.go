@@ -174,6 +174,19 @@ func TestEmulatorMatchesCPU(t *testing.T) {
 	}
 }
 
+// TestEmulatorMatchesCPUTall is TestEmulatorMatchesCPU at a batch whose
+// T·R rows (8 × 80) pass colChunk: the recurrent encoders' bias and
+// peephole gradients take col_sum_part and col_dot_part's two passes.
+func TestEmulatorMatchesCPUTall(t *testing.T) {
+	for _, c := range [][2]string{{compute.EncLSTMAvg, compute.LossMargin}, {compute.EncGRAN, compute.LossMargin}, {compute.EncBiLSTMAvg, compute.LossSoftmax}} {
+		t.Run(c[0]+"/"+c[1], func(t *testing.T) {
+			cfg := smallModel(c[0], c[1], "")
+			ps := params(cfg)
+			sameStep(t, buildWith(t, &cpu.Backend{Float64: true}, cfg, ps), buildWith(t, testBackend(t), cfg, ps), batch(t, cfg, 40, 12))
+		})
+	}
+}
+
 // sameStep runs one forward-backward pass of b on the CPU backend's model
 // ref and on the device's (or emulator's) emu, and checks that their
 // losses and every gradient agree; the loss must be away from 0 (active

@@ -51,6 +51,25 @@ extern "C" __global__ void col_dot(int rows, int cols, int lda, const float* a, 
     out[j] = s;
 }
 
+// col_part: the first of two passes of col_sum and col_dot over a tall
+// matrix (an LSTM's gate gradients: T*R rows). The rows in chunks of chunk
+// (the last one shorter): part[c][j] = sum over chunk c's rows i of
+// a[i*lda + j] * mul[i*ldm + j], or of a[i*lda + j] alone when mul is
+// NULL; col_sum over part's rows is the second pass. One thread per
+// (c, j), neighbouring threads on neighbouring columns. (One thread a
+// column looping over 60,000 rows took 1.7 ms on an H200.)
+extern "C" __global__ void col_part(int rows, int cols, int chunk, int lda, const float* a, int ldm, const float* mul, float* part) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    int chunks = (rows + chunk - 1) / chunk;
+    if (tid >= chunks * cols) return;
+    int j = tid % cols;
+    int c = tid / cols;
+    int end = (c + 1) * chunk < rows ? (c + 1) * chunk : rows;
+    float s = 0.0f;
+    for (int i = c * chunk; i < end; i++) s += mul != 0 ? a[(size_t)i * lda + j] * mul[(size_t)i * ldm + j] : a[(size_t)i * lda + j];
+    part[tid] = s;
+}
+
 // sumsq_grad: the L2 terms. Over w (n values), with w0 NULL (lambda_c) or
 // the initial embeddings (lambda_w): g += 2*lambda*(w - w0), and each of
 // the launch's threads writes its partial sum of (w - w0)^2, in double, to
