@@ -42,14 +42,13 @@
 #                   on the device over the first NCU_LAUNCHES launches
 #                   (profile.txt: launches, total and mean a kernel)
 #
-# The budgets come from the first run on a device (an H200, 2026-11-28,
-# bench/results/gpu/): check took 6 s, tests 12 s, torch 32 s, e2e 7 s,
-# the data 9 s; bench ran out of its 60 s in the transformer at batch
-# 1,000, whose warm-up then waited for two garbage collections (150-300
-# steps; now three passes over the 8 batches). Each budget is several
-# times what it took, the transformer's row included (PyTorch's runs at
-# 8,365 pairs/s, 0.12 s a step: 124 steps are 15 s at that rate). The
-# profile stage has not yet run on a device: its budget is an estimate.
+# The budgets come from the runs on an H200 (2026-11-28,
+# bench/results/gpu/): check took 5-6 s, tests 12-24 s, bench 24-28 s,
+# torch 23-32 s, e2e 5-7 s, the data 6-9 s, profile 14-19 s; a default
+# run 100-117 s, unpacking included. (The first run's bench ran out of its
+# then 60 s in the transformer at batch 1,000, whose warm-up waited for
+# two garbage collections: 150-300 steps; now three passes over the 8
+# batches.) Each budget is several times what it took.
 # The report says what each stage took; when a stage's limit ends it, the
 # report says so.
 #
