@@ -291,7 +291,11 @@ func TestDuplicatesDropped(t *testing.T) {
 	// Rows 500 to 1499 of the shard once more, cut differently.
 	all := genRows("sts", "train", 1, rows)
 	shard := "sts/train/part-00000-of-00001.parquet"
-	w := &kafka.Writer{Addr: kafka.TCP(b.Addr()), Topic: "parastream.sts.train", Balancer: &kafka.Murmur2Balancer{}, Transport: newTransport(t)}
+	// acks=all: kafka-go's writer defaults to none, and returns before the
+	// broker has appended, so that the consumer could start with the junk
+	// message past its first epoch's end (one bad message, not two).
+	w := &kafka.Writer{Addr: kafka.TCP(b.Addr()), Topic: "parastream.sts.train", Balancer: &kafka.Murmur2Balancer{},
+		RequiredAcks: kafka.RequireAll, Transport: newTransport(t)}
 	defer w.Close()
 	for _, r := range []stream.Range{{First: 500, End: 900}, {First: 900, End: 1500}} {
 		m, err := stream.Encode(stream.Batch{Shard: shard, First: r.First, Rows: all[r.First:r.End]})
