@@ -30,7 +30,12 @@ issue 15's table:
   cudnn          lstmavg and gran only: cuDNN's nn.LSTM (no peepholes, state
                  not held at padded steps: a different model) eager,
   cudnn-graph    and captured as a CUDA graph. They stand as the speed bar
-                 of a recurrent encoder, not as the same model.
+                 of a recurrent encoder, not as the same model. PyTorch lets
+                 cuDNN multiply on TF32 tensor cores by default
+                 (torch.backends.cudnn.allow_tf32): these run so, where
+                 parastream's default is float32 (--tf32 is its TF32)
+  cudnn-graph-fp32  cudnn-graph with cuDNN's TF32 off: the same precision
+                 as parastream's default
 
 and prints pairs/s of each, the strongest PyTorch variant per row and the
 ratio parastream / strongest (issue 15's target: at least 1.0, for avg,
@@ -49,6 +54,7 @@ cuDNN) were written on a machine without one; the GPU bundle runs them
 (make gpu-bundle; docs/gpu.md, "Running on a GPU machine (the bundle)").
 """
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -71,7 +77,7 @@ TARGETED = {"avg", "lstmavg", "gran"}  # issue 15's target (ratio >= 1.0); issue
 # and BenchmarkGPUTrainStep's benchConfig); --dry makes them small.
 TF = {"dim": 512, "layers": 6, "heads": 8, "filter": 2048}
 TF_DRY = {"dim": 32, "layers": 2, "heads": 4, "filter": 128}
-VARIANTS = ["eager", "fused-adam", "graph", "cudnn", "cudnn-graph"]
+VARIANTS = ["eager", "fused-adam", "graph", "cudnn", "cudnn-graph", "cudnn-graph-fp32"]
 CUDNN_NOTE = ("cudnn, cudnn-graph: cuDNN's nn.LSTM has no peepholes and does not hold the state at padded steps: "
               "a different model, standing as the speed bar of a recurrent encoder, not as parastream's model")
 
@@ -297,8 +303,41 @@ def sync(device):
         torch.cuda.synchronize(device)
 
 
+@contextlib.contextmanager
+def cudnn_fp32(on):
+    """cuDNN without TF32 while on (PyTorch's default lets it use TF32)."""
+    if not on:
+        yield
+        return
+    rnn = getattr(torch.backends.cudnn, "rnn", None)  # PyTorch 2.9's finer switch, where it is
+    old, old_rnn = torch.backends.cudnn.allow_tf32, getattr(rnn, "fp32_precision", None)
+    torch.backends.cudnn.allow_tf32 = False
+    if old_rnn is not None:
+        rnn.fp32_precision = "ieee"
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32 = old
+        if old_rnn is not None:
+            rnn.fp32_precision = old_rnn
+
+
+def tf32_state():
+    """PyTorch's TF32 switches as this process has them."""
+    state = (f"TF32: matmul {torch.backends.cuda.matmul.allow_tf32} (torch.backends.cuda.matmul.allow_tf32), "
+             f"cuDNN {torch.backends.cudnn.allow_tf32} (torch.backends.cudnn.allow_tf32; cudnn-graph-fp32 sets it False)")
+    rnn = getattr(getattr(torch.backends.cudnn, "rnn", None), "fp32_precision", None)  # PyTorch 2.9's finer switch
+    return state + (f"; cuDNN RNNs' fp32_precision {rnn}" if rnn is not None else "")
+
+
 def torch_pairs_per_sec(kind, variant, size, steps, device, lens):
     """pairs/s of variant (raises Skip), and a note."""
+    with cudnn_fp32(variant.endswith("-fp32")):
+        return measure(kind, variant.removesuffix("-fp32"), size, steps, device, lens)
+
+
+def measure(kind, variant, size, steps, device, lens):
+    """torch_pairs_per_sec of a variant without its -fp32."""
     model, opt = make(kind, variant, device)
     bs = batches(size, lens, random.Random(2), device)
     note = ""
@@ -401,6 +440,7 @@ def main():
         print(f"transformer: dim {TF['dim']}, {TF['layers']} blocks of {TF['heads']} heads, filter {TF['filter']} "
               "(nn.TransformerEncoder, norm_first=True, no dropout)")
     print(f"parastream: {go_src}")
+    print(tf32_state())
     print(CUDNN_NOTE)
     width = max(12, *(len(v) + 2 for v in variants))
     head = f"{'model':18} {'parastream':>12}" + "".join(f" {v:>{width}}" for v in variants) + f" {'strongest':>12} {'ratio':>6}"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/parastream/parastream/cmd/parastream/internal/cli"
 	"github.com/parastream/parastream/cmd/parastream/internal/trainflags"
 	"github.com/parastream/parastream/trainstep"
 )
@@ -28,6 +29,13 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	rc.Backend, rc.Logger = backend, logger
 	if !tf.Quiet {
 		rc.Progress = e.stderr
+	}
+	if tf.CPUProfile != "" {
+		stop, err := cli.StartCPUProfile(tf.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	sum, err := trainstep.Run(ctx, rc)
 	err = tf.Explain(err, rc)

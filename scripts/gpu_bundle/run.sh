@@ -61,7 +61,8 @@
 # files (a device call brings back eight at most): report.md and
 # report.json (every stage: status, seconds, budget, figures, failures),
 # and logs.tar.gz: run.log (all output), check.txt, tests.txt, bench.txt,
-# torch.txt, e2e.txt, profile.txt and profile.pprof. Until the end the
+# torch.txt, e2e.txt, e2e.pprof (the end-to-end run's CPU profile),
+# profile.txt and profile.pprof. Until the end the
 # logs are in logs/ there (where a run cut short leaves them). The exit
 # status is 0 only when every stage ran and passed and both targets were
 # met.
@@ -73,7 +74,11 @@
 #   BENCH_STEPS     -benchtime of the Go benchmark     (100; full: 200, as Nx)
 #   BENCH_COUNT     -count of the Go benchmark         (1; full: 3; the median)
 #   TORCH_STEPS     timed steps of each PyTorch variant (30; full: 100)
-#   TORCH_VARIANTS  gpu_bench.py --variants   (graph,cudnn-graph; full: all)
+#   TORCH_VARIANTS  gpu_bench.py --variants
+#                   (graph,cudnn-graph,cudnn-graph-fp32; full: all)
+#   BENCH_TF32      encoders the bench stage also times with --tf32
+#                   (BenchmarkGPUGraphs' graphs+tf32), beside cuDNN's
+#                   TF32 (lstmavg gran; "" for none)
 #   BENCH_PATTERN   -test.bench of the Go benchmark    (BenchmarkGPUTrainStep;
 #                   full: also BenchmarkGPUGraphs)
 #   TORCH_MODELS    gpu_bench.py --models              (avg,lstmavg,gran,transformer)
@@ -113,14 +118,15 @@ if [ "$STAGES" = full ]; then
 fi
 if [ "$FULL" = 1 ]; then
 	BENCH_STEPS=${BENCH_STEPS:-200} BENCH_COUNT=${BENCH_COUNT:-3} TORCH_STEPS=${TORCH_STEPS:-100}
-	TORCH_VARIANTS=${TORCH_VARIANTS:-eager,fused-adam,graph,cudnn,cudnn-graph}
+	TORCH_VARIANTS=${TORCH_VARIANTS:-eager,fused-adam,graph,cudnn,cudnn-graph,cudnn-graph-fp32}
 	BENCH_PATTERN=${BENCH_PATTERN:-BenchmarkGPUTrainStep|BenchmarkGPUGraphs}
 	E2E_STEPS=${E2E_STEPS:-20000} STAGE_TIMEOUT=${STAGE_TIMEOUT:-420}
 fi
 BENCH_STEPS=${BENCH_STEPS:-100}
 BENCH_COUNT=${BENCH_COUNT:-1}
 TORCH_STEPS=${TORCH_STEPS:-30}
-TORCH_VARIANTS=${TORCH_VARIANTS:-graph,cudnn-graph}
+TORCH_VARIANTS=${TORCH_VARIANTS:-graph,cudnn-graph,cudnn-graph-fp32}
+BENCH_TF32=${BENCH_TF32-lstmavg gran}
 BENCH_PATTERN=${BENCH_PATTERN:-BenchmarkGPUTrainStep}
 TORCH_MODELS=${TORCH_MODELS:-avg,lstmavg,gran,transformer}
 TRAINSTEP_RUN=${TRAINSTEP_RUN:-Checkpoint|Resume|Kill|ExactlyOnce|Background|Async|Durable}
@@ -336,6 +342,13 @@ main() {
 		(cd "$W/gopath" && PARASTREAM_BENCH_DEVICE=cuda:$DEV TO "$W/bin/cuda.test" \
 			-test.run '^$' -test.bench "$BENCH_PATTERN" -test.benchtime "${BENCH_STEPS}x" -test.count "$BENCH_COUNT") >"$L/bench.txt" 2>&1
 		rc=$?
+		if [ "$rc" = 0 ] && [ -n "$BENCH_TF32" ] && [ "$FULL" = 0 ]; then
+			# PyTorch lets cuDNN use TF32 by default: parastream's --tf32 beside it.
+			encs=$(echo $BENCH_TF32 | tr ' ' '|')
+			(cd "$W/gopath" && PARASTREAM_BENCH_DEVICE=cuda:$DEV TO "$W/bin/cuda.test" -test.run '^$' \
+				-test.bench "BenchmarkGPUGraphs/^graphs\+tf32\$/^($encs)\$" -test.benchtime "${BENCH_STEPS}x") >>"$L/bench.txt" 2>&1
+			rc=$?
+		fi
 		cat "$L/bench.txt"
 		if ! grep -q 'pairs/s' "$L/bench.txt"; then
 			fail "bench: BenchmarkGPUTrainStep (exit $rc, no pairs/s: see bench.txt)"
@@ -344,6 +357,8 @@ main() {
 				v=$(median_pairs "$k")
 				if [ -n "$v" ]; then figure bench "$k: $v pairs/s (median of $BENCH_COUNT, ${BENCH_STEPS} steps)"; else fail "bench: no row $k"; fi
 			done
+			while read -r name v; do figure bench "${name#graphs+tf32/} with --tf32: $v pairs/s"; done < <(
+				sed -n 's#^BenchmarkGPUGraphs/\(graphs+tf32/[a-z0-9]*/batch[0-9]*\)-*[0-9]*[[:space:]].*[[:space:]]\([0-9.e+]*\) pairs/s.*#\1 \2#p' "$L/bench.txt")
 		fi
 		end bench "$rc"
 	fi
@@ -402,7 +417,7 @@ main() {
 			echo "train: --device $E2E_DEVICE --model avg --checkpoint-every $E2E_EVERY --max-steps $E2E_STEPS"
 			TO "$P" train --brokers "$addr" --topic-prefix gb --dataset "$corpus" --model avg --device "$E2E_DEVICE" \
 				--checkpoint-every "$E2E_EVERY" --keep-checkpoints 2 --max-steps "$E2E_STEPS" --epochs 1000 \
-				--checkpoint-dir "$D/ck" --run gpu-bundle-avg --progress-every 5s
+				--checkpoint-dir "$D/ck" --run gpu-bundle-avg --progress-every 5s --cpuprofile "$L/e2e.pprof"
 			last=$(find "$D/ck" -maxdepth 1 -name 'step-*' -type d | sort | tail -1)
 			"$PY" - "$last" <<-'EOF'
 				import json, os, sys

@@ -49,6 +49,25 @@ type CatchUp struct {
 	// hs caches h(u) = lr_u·√(1−β2^u)/(1−β1^u) at u mod len(hs): rows
 	// last updated together share their terms.
 	hs []hEntry
+	// pows caches math.Pow(β1, k), math.Pow(β2, k) and math.Pow(ρ, k) for
+	// the skipped steps k seen, the same bits as the call (math.Pow was
+	// 0.11 s of factors' 0.19 s in a profile of 648 steps at batch 1,000).
+	pows [3][]float64
+}
+
+// pow is math.Pow(base, k) of the optimiser's base i (0: β1, 1: β2, 2:
+// ρ), from the cache below k = 65,536.
+func (c *CatchUp) pow(i int, base float64, k int64) float64 {
+	const most = 1 << 16
+	if k >= most {
+		return math.Pow(base, float64(k))
+	}
+	p := c.pows[i]
+	for int64(len(p)) <= k {
+		p = append(p, math.Pow(base, float64(len(p))))
+	}
+	c.pows[i] = p
+	return p[k]
 }
 
 type hEntry struct {
@@ -186,10 +205,10 @@ func (c *CatchUp) factors(rows []int32, through, mark int64) (d1, d2, s []float3
 		}
 		switch c.kind {
 		case OptRMSProp:
-			c.d1[i], c.d2[i], c.s[i] = 1, float32(math.Pow(c.rho, float64(skipped))), 0
+			c.d1[i], c.d2[i], c.s[i] = 1, float32(c.pow(2, c.rho, skipped)), 0
 		case OptAdam:
-			c.d1[i] = float32(math.Pow(c.beta1, float64(skipped)))
-			c.d2[i] = float32(math.Pow(c.beta2, float64(skipped)))
+			c.d1[i] = float32(c.pow(0, c.beta1, skipped))
+			c.d2[i] = float32(c.pow(1, c.beta2, skipped))
 			// Σ_j h(t0+j)·r^j.
 			sum, rj := 0.0, 1.0
 			for j := int64(1); j <= min(skipped, c.n); j++ {

@@ -34,9 +34,9 @@ const (
 	// flagNewRun: kept in run.json for the record, never restored: it
 	// only matters when a run starts. Given with another value, refused.
 	flagNewRun
-	// flagNotKept: not in run.json (--resume itself, secrets, and
-	// --checkpoint-dir, which defaults to the resumed checkpoint's
-	// directory so that a moved run stays where it is).
+	// flagNotKept: not in run.json (--resume itself, secrets,
+	// --cpuprofile, and --checkpoint-dir, which defaults to the resumed
+	// checkpoint's directory so that a moved run stays where it is).
 	flagNotKept
 )
 
@@ -45,8 +45,8 @@ const (
 func policies() map[string]flagPolicy {
 	return map[string]flagPolicy{
 		// Not kept: --resume itself, and --checkpoint-dir (a moved run stays
-		// where it is).
-		"resume": flagNotKept, "checkpoint-dir": flagNotKept,
+		// where it is), and --cpuprofile (a profile of this process).
+		"resume": flagNotKept, "checkpoint-dir": flagNotKept, "cpuprofile": flagNotKept,
 		// Only when a run starts.
 		"vectors": flagNewRun, "save-initial": flagNewRun, "init-from": flagNewRun,
 		// The data and how it is read and trained on.

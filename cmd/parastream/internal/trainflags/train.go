@@ -26,6 +26,8 @@ type Train struct {
 	Device device.Config
 	// Quiet is --quiet: no progress lines.
 	Quiet bool
+	// CPUProfile is --cpuprofile: a file for a CPU profile of the run.
+	CPUProfile string
 
 	dataset, mix, minLabel string
 	async                  bool
@@ -100,6 +102,7 @@ func Declare(fs *flag.FlagSet) *Train {
 	fs.BoolVar(&rc.HardNegatives, "hard-negatives", false, "mnrl loss: each paraphrase takes a labelled non-paraphrase sharing a text or the group with it (Quora's and MSRP's 0s, SNLI's contradictions, PPDB ratings of at most 2) as a hard negative; SNLI then trains as pairs, not the NLI head")
 	fs.BoolVar(&rc.SaveInitial, "save-initial", false, "also write the checkpoint of step 0 (the initial parameters) before training")
 	fs.BoolVar(&t.Quiet, "quiet", false, "no progress lines")
+	fs.StringVar(&t.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	fs.BoolVar(&rc.ProgressDetail, "v", false, "progress lines with their details: the consumer's lag, the device, the graphs held and the memory budget")
 	fs.DurationVar(&rc.GroupSession, "group-session", stream.DefaultGroupSession, "session timeout of the trainer's membership of the run's consumer group (6s to 5m): a second trainer of the run fails while the group has a live member; a trainer killed without leaving holds the run this long")
 	Device(fs, &t.Device)
@@ -114,7 +117,7 @@ func (t *Train) Groups() []cli.FlagGroup {
 		{Title: "csae (--model csae)", Names: csaeFlagNames()},
 		{Title: "optimisation", Names: []string{"optimizer", "lr", "decay", "batch", "epochs", "embedding-update", "seed"}},
 		{Title: "output", Names: []string{"run", "checkpoint-dir", "checkpoint-every", "keep-checkpoints", "keep-optimizer", "checkpoint-async", "save-initial", "resume"}},
-		{Title: "run", Names: []string{"max-steps", "duration", "progress-every", "quiet", "v", "trace-ids", "group-session"}},
+		{Title: "run", Names: []string{"max-steps", "duration", "progress-every", "quiet", "v", "trace-ids", "group-session", "cpuprofile"}},
 		{Title: "device", Names: DeviceFlagNames()},
 		cli.ConnectionGroup(),
 	}
