@@ -124,15 +124,17 @@ func (l *loop) train(ctx context.Context) error {
 			if w.held != nil {
 				continue // the consumer is in the next epoch: checkpoints wait for the epoch's end
 			}
-			rest := slices.Concat(w.batches[i+1:]...)
-			if !l.at.returnable(rest) {
+			// The window's untrained batches, flattened only for a stop or a
+			// checkpoint (each step doing it copied a window's rows a step).
+			rest := w.batches[i+1:]
+			if !l.at.returnable(rest...) {
 				continue // rows of a mixed dataset's finished pass: stops and checkpoints wait for them
 			}
 			if err := l.stopping(ctx); err != nil {
-				return l.finish(ctx, err, rest)
+				return l.finish(ctx, err, slices.Concat(rest...))
 			}
 			if l.tr.Steps()-max(l.ckStep, 0) >= l.cfg.CheckpointEvery {
-				if err := l.checkpoint(ctx, rest, false); err != nil {
+				if err := l.checkpoint(ctx, slices.Concat(rest...), false); err != nil {
 					return err
 				}
 			}

@@ -397,13 +397,15 @@ func (mx *mixer) state(split string) *mixState {
 	return s
 }
 
-// returnable reports whether the untrained rows can be left out of the
-// position: each must be of its consumer's pass at s (a row of an earlier
-// pass cannot be read again).
-func (s *mixState) returnable(untrained []item) bool {
-	for _, it := range untrained {
-		if it.Record.Epoch != s.pos[it.ds].Epoch {
-			return false
+// returnable reports whether the untrained rows, in batches, can be left
+// out of the position: each must be of its consumer's pass at s (a row of
+// an earlier pass cannot be read again).
+func (s *mixState) returnable(untrained ...[]item) bool {
+	for _, b := range untrained {
+		for _, it := range b {
+			if it.Record.Epoch != s.pos[it.ds].Epoch {
+				return false
+			}
 		}
 	}
 	return true

@@ -65,6 +65,12 @@ func WriteSafetensors(w io.Writer, ts []compute.Tensor, metadata map[string]stri
 	if pad := len(hj) % 8; pad != 0 {
 		hj = append(hj, bytes.Repeat([]byte(" "), 8-pad)...)
 	}
+	if b, ok := w.(*bytes.Buffer); ok {
+		// A checkpoint's files are built in memory: one allocation of the
+		// whole file, not a doubling per size (the copies and the clearing
+		// of each were a tenth of an end-to-end GPU run's CPU time).
+		b.Grow(8 + len(hj) + int(off))
+	}
 	var lenBuf [8]byte
 	binary.LittleEndian.PutUint64(lenBuf[:], uint64(len(hj)))
 	if _, err := w.Write(lenBuf[:]); err != nil {
