@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/parastream/parastream/trainstep/compute"
-	"github.com/parastream/parastream/trainstep/cuda"
 )
 
 // TestSnapshotWhileTraining takes a snapshot of an lstmavg model with
@@ -18,7 +17,7 @@ import (
 func TestSnapshotWhileTraining(t *testing.T) {
 	cfg := smallConfig(compute.EncLSTMAvg, compute.NegMax)
 	cfg.LambdaW = 0.01
-	m := buildWith(t, cuda.Emulator(), cfg, params(cfg))
+	m := buildWith(t, testBackend(t), cfg, params(cfg)) // the device under PARASTREAM_TEST_GPU: its pinned copy stream (gpuCopier)
 	step := func(n int64) {
 		t.Helper()
 		if _, err := m.ForwardBackward(batch(t, cfg, 5, uint64(n))); err != nil {
@@ -79,7 +78,7 @@ func TestSnapshotWhileTraining(t *testing.T) {
 // for: its copies end first, and the model closes cleanly.
 func TestSnapshotClosedInFlight(t *testing.T) {
 	cfg := smallConfig(compute.EncAvg, compute.NegMax)
-	m, err := cuda.Emulator().Build(cfg, params(cfg))
+	m, err := testBackend(t).Build(cfg, params(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
