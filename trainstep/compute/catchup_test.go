@@ -3,6 +3,7 @@ package compute_test
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/parastream/parastream/trainstep/compute"
@@ -114,5 +115,43 @@ func TestCatchUpOldCheckpoint(t *testing.T) {
 	one := 0.1 * (m / (1 - math.Pow(0.9, 1000))) / math.Sqrt(v/(1-math.Pow(0.999, 1000)))
 	if moved := float64(before - w[0]); math.Abs(moved-one) > 1e-4*one {
 		t.Errorf("row 0 moved %g at the first step after the restore, want one step, %g", moved, one)
+	}
+}
+
+// BenchmarkCatchUp is a sparse Adam run's host work a step: the distinct
+// rows of a batch of 200 words drawn from a Zipf law over 58,000 (PPDB's
+// lexical pairs, the GPU bundle's end-to-end run) caught up (Prepare),
+// then given the step's factors (Factors). Most rows come back after more
+// steps than the series' cut, so their sums are the long ones.
+func BenchmarkCatchUp(b *testing.B) {
+	const vocab, words = 58_000, 200
+	cfg := compute.Config{Optimizer: compute.OptAdam}.Defaults()
+	c := compute.NewCatchUp(cfg, vocab)
+	rng := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(rng, 1.1, 1, vocab-1)
+	seen := make([]bool, vocab)
+	var rows []int32
+	step := int64(0)
+	next := func() {
+		step++
+		rows = rows[:0]
+		for range words {
+			if id := int32(zipf.Uint64()); !seen[id] {
+				seen[id] = true
+				rows = append(rows, id)
+			}
+		}
+		for _, id := range rows {
+			seen[id] = false
+		}
+		slices.Sort(rows)
+		c.Prepare(rows)
+		c.Factors(rows, step, 0.001)
+	}
+	for range 2000 { // past the first pass, where no row is owed anything
+		next()
+	}
+	for b.Loop() {
+		next()
 	}
 }
