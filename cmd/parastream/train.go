@@ -43,6 +43,8 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "run %s: %d steps (%d in all), %d examples, %d skipped, %d filtered, epoch %d, loss %.4f, %.0f examples/s on %s; last checkpoint %s\n",
 			sum.Run, sum.Steps, sum.TotalSteps, sum.Examples, sum.Skipped, sum.Filtered, sum.Epoch, sum.Loss,
 			float64(sum.Examples)/max(sum.Elapsed.Seconds(), 1e-9), sum.Device, sum.Checkpoint)
+		fmt.Fprintf(e.stdout, "run %s: of %.2f s, the loop waited %.2f s for the feed and %.2f s in checkpoints\n",
+			sum.Run, sum.Elapsed.Seconds(), sum.FeedWait.Seconds(), sum.CheckpointWait.Seconds())
 		if rc.HardNegatives {
 			fmt.Fprintf(e.stdout, "run %s: %d labelled non-paraphrases read as hard negatives; %d trained pairs had one\n", sum.Run, sum.Negatives, sum.WithNegative)
 		}

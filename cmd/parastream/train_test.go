@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -163,6 +164,9 @@ func TestTrainKilledAndResumedExactlyOnce(t *testing.T) {
 		t.Fatalf("resumed train: %v\n%s", err, out)
 	}
 	t.Logf("resumed: %s", out)
+	if !regexp.MustCompile(`(?m)^run crash: of [0-9.]+ s, the loop waited [0-9.]+ s for the feed and [0-9.]+ s in checkpoints$`).Match(out) {
+		t.Errorf("no line of the loop's waits in the summary:\n%s", out)
+	}
 
 	count := map[string]int{}
 	for _, f := range tracedLines(t, trace, before, resumedAt, func(f []string) bool { return len(f) == 3 && f[1] == "1" }) {
