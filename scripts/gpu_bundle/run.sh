@@ -43,9 +43,9 @@
 #                   (profile.txt: launches, total and mean a kernel)
 #
 # The budgets come from the runs on an H200 (2026-11-28,
-# bench/results/gpu/): check took 5-6 s, tests 12-24 s, bench 24-28 s,
+# bench/results/gpu/): check took 4-6 s, tests 12-24 s, bench 24-28 s,
 # torch 23-32 s, e2e 5-7 s, the data 6-9 s, profile 14-19 s; a default
-# run 100-117 s, unpacking included. (The first run's bench ran out of its
+# run 100-127 s, unpacking included. (The first run's bench ran out of its
 # then 60 s in the transformer at batch 1,000, whose warm-up waited for
 # two garbage collections: 150-300 steps; now three passes over the 8
 # batches.) Each budget is several times what it took.

@@ -67,7 +67,7 @@ func (c *CatchUp) fullSum(t0 int64, r float64) float64 {
 		c.sums = make([]hEntry, 1<<14)
 	}
 	e := &c.sums[t0&(1<<14-1)]
-	if e.u != t0 || t0 == 0 {
+	if e.u != t0 { // t0 > 0: a row never updated owes nothing
 		e.u, e.h = t0, c.series(t0, c.n, r)
 	}
 	return e.h

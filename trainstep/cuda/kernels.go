@@ -162,39 +162,11 @@ func addKernels(ks *kernelTable) {
 			}
 			out[tid] = b[tid%cols]
 		}}
-	ks[kColSum] = &kernel{name: "col_sum",
-		params:  []string{"n rows", "n cols", "f a", "f out"},
-		threads: func(a []arg) int { return a[1].int() },
-		body: func(j, _ int, a []hostArg) {
-			rows, cols, x, out := a[0].n, a[1].n, a[2].f, a[3].f
-			if j >= cols {
-				return
-			}
-			var s float32
-			for i := range rows {
-				s += x[i*cols+j]
-			}
-			out[j] = s
-		}}
-	ks[kColDot] = &kernel{name: "col_dot",
-		params:  []string{"n rows", "n cols", "n lda", "f a", "n ldb", "f b", "f out"},
-		threads: func(a []arg) int { return a[1].int() },
-		body: func(j, _ int, a []hostArg) {
-			rows, cols, lda, x, ldb, y, out := a[0].n, a[1].n, a[2].n, a[3].f, a[4].n, a[5].f, a[6].f
-			if j >= cols {
-				return
-			}
-			var s float32
-			for i := range rows {
-				s += x[i*lda+j] * y[i*ldb+j]
-			}
-			out[j] = s
-		}}
-	ks[kColPart] = &kernel{name: "col_part",
-		params:  []string{"n rows", "n cols", "n chunk", "n lda", "f a", "n ldm", "f mul", "f part"},
+	ks[kColReduce] = &kernel{name: "col_reduce",
+		params:  []string{"n rows", "n cols", "n chunk", "n lda", "f a", "n ldm", "f mul", "f out"},
 		threads: func(a []arg) int { return ceilDiv(a[0].int(), a[2].int()) * a[1].int() },
 		body: func(tid, _ int, a []hostArg) {
-			rows, cols, chunk, lda, x, ldm, mul, part := a[0].n, a[1].n, a[2].n, a[3].n, a[4].f, a[5].n, a[6].f, a[7].f
+			rows, cols, chunk, lda, x, ldm, mul, out := a[0].n, a[1].n, a[2].n, a[3].n, a[4].f, a[5].n, a[6].f, a[7].f
 			if tid >= ceilDiv(rows, chunk)*cols {
 				return
 			}
@@ -207,7 +179,7 @@ func addKernels(ks *kernelTable) {
 					s += x[i*lda+j]
 				}
 			}
-			part[tid] = s
+			out[tid] = s
 		}}
 	ks[kSumsqGrad] = &kernel{name: "sumsq_grad",
 		params:       []string{"n n", "f w", "f w0", "s lambda", "f g", "d partial"},
@@ -628,9 +600,7 @@ const (
 	kMaskedMean
 	kMaskedMeanBwd
 	kFillRows
-	kColSum
-	kColDot
-	kColPart
+	kColReduce
 	kSumsqGrad
 	kSumsqGradRows
 	kNonFinite

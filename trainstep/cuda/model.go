@@ -200,11 +200,10 @@ func (s *seq) launch(k kernelID, a ...arg) {
 }
 
 // colSum is out[j] = Σ_i a[i][j] over a (rows, cols) matrix, and colDot
-// out[j] = Σ_i a[i][j]·b[i][j] over cols columns of two strided matrices.
-// Over more than colChunk rows they take two passes: col_part's sums over
-// chunks of about √rows rows, one thread a chunk and column, into a
-// workspace, then col_sum over those; the emulator's twins add in the
-// same order.
+// out[j] = Σ_i a[i][j]·b[i][j] over cols columns of two strided matrices,
+// both by col_reduce: in one pass over at most colChunk rows, else in two,
+// sums over chunks of about √rows rows (one thread a chunk and column)
+// into a workspace, then their sums.
 func (s *seq) colSum(rows, cols int, a, out ptr) {
 	s.colReduce(rows, cols, matrix{a, cols}, matrix{}, out)
 }
@@ -213,20 +212,21 @@ func (s *seq) colDot(rows, cols int, a, b matrix, out ptr) { s.colReduce(rows, c
 
 // colReduce is colDot, or colSum when mul.p is null.
 func (s *seq) colReduce(rows, cols int, a, mul matrix, out ptr) {
-	switch {
-	case rows <= colChunk && mul.p.null():
-		s.launch(kColSum, argN(rows), argN(cols), argP(a.p), argP(out))
-	case rows <= colChunk:
-		s.launch(kColDot, argN(rows), argN(cols), argN(a.ld), argP(a.p), argN(mul.ld), argP(mul.p), argP(out))
-	default:
-		chunk := colChunkOf(rows)
-		part := s.work("colsum.part", ceilDiv(rows, chunk)*cols)
-		s.launch(kColPart, argN(rows), argN(cols), argN(chunk), argN(a.ld), argP(a.p), argN(mul.ld), argP(mul.p), argP(part))
-		s.launch(kColSum, argN(ceilDiv(rows, chunk)), argN(cols), argP(part), argP(out))
+	pass := func(rows, chunk int, a, mul matrix, out ptr) {
+		s.launch(kColReduce, argN(rows), argN(cols), argN(chunk), argN(a.ld), argP(a.p), argN(mul.ld), argP(mul.p), argP(out))
 	}
+	if rows <= colChunk {
+		pass(rows, max(rows, 1), a, mul, out)
+		return
+	}
+	chunk := colChunkOf(rows)
+	chunks := ceilDiv(rows, chunk)
+	part := s.work("colsum.part", chunks*cols)
+	pass(rows, chunk, a, mul, part)
+	pass(chunks, chunks, matrix{part, cols}, matrix{}, out)
 }
 
-// colChunk is the most rows colSum and colDot sum in one pass.
+// colChunk is the most rows colSum and colDot add in one pass.
 const colChunk = 256
 
 // colChunkOf is the chunk of a two-pass column sum over rows rows: about

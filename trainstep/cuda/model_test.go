@@ -176,7 +176,7 @@ func TestEmulatorMatchesCPU(t *testing.T) {
 
 // TestEmulatorMatchesCPUTall is TestEmulatorMatchesCPU at a batch whose
 // T·R rows (8 × 80) pass colChunk: the recurrent encoders' bias and
-// peephole gradients take col_sum_part and col_dot_part's two passes.
+// peephole gradients take col_reduce's two passes.
 func TestEmulatorMatchesCPUTall(t *testing.T) {
 	for _, c := range [][2]string{{compute.EncLSTMAvg, compute.LossMargin}, {compute.EncGRAN, compute.LossMargin}, {compute.EncBiLSTMAvg, compute.LossSoftmax}} {
 		t.Run(c[0]+"/"+c[1], func(t *testing.T) {

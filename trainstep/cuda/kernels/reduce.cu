@@ -32,33 +32,17 @@ extern "C" __global__ void fill_rows(int rows, int cols, const float* b, float* 
     out[tid] = b[tid % cols];
 }
 
-// col_sum: out[j] = sum_i a[i][j] over a (rows, cols) matrix (bias gradients).
-extern "C" __global__ void col_sum(int rows, int cols, const float* a, float* out) {
-    int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= cols) return;
-    float s = 0.0f;
-    for (int i = 0; i < rows; i++) s += a[(size_t)i * cols + j];
-    out[j] = s;
-}
-
-// col_dot: out[j] = sum_i a[i*lda + j] * b[i*ldb + j] (peephole gradients:
-// a column block of the gate gradients against the cell states).
-extern "C" __global__ void col_dot(int rows, int cols, int lda, const float* a, int ldb, const float* b, float* out) {
-    int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= cols) return;
-    float s = 0.0f;
-    for (int i = 0; i < rows; i++) s += a[(size_t)i * lda + j] * b[(size_t)i * ldb + j];
-    out[j] = s;
-}
-
-// col_part: the first of two passes of col_sum and col_dot over a tall
-// matrix (an LSTM's gate gradients: T*R rows). The rows in chunks of chunk
-// (the last one shorter): part[c][j] = sum over chunk c's rows i of
-// a[i*lda + j] * mul[i*ldm + j], or of a[i*lda + j] alone when mul is
-// NULL; col_sum over part's rows is the second pass. One thread per
-// (c, j), neighbouring threads on neighbouring columns. (One thread a
-// column looping over 60,000 rows took 1.7 ms on an H200.)
-extern "C" __global__ void col_part(int rows, int cols, int chunk, int lda, const float* a, int ldm, const float* mul, float* part) {
+// col_reduce: column sums of a (rows, cols) matrix in chunks of chunk
+// rows (the last one shorter): out[c][j] = sum over chunk c's rows i of
+// a[i*lda + j] * mul[i*ldm + j], or of a[i*lda + j] alone when mul is NULL
+// (bias gradients; the peephole gradients: a column block of the gate
+// gradients against the cell states). One thread per (c, j), neighbouring
+// threads on neighbouring columns. With chunk >= rows it is one pass; over
+// a tall matrix (an LSTM's T*R rows) the Go side takes two: chunks of
+// about sqrt(rows) rows, then this again over their sums. (One thread a
+// column looping over an LSTM's rows at batch 1,000 took 1.7 ms on an
+// H200.)
+extern "C" __global__ void col_reduce(int rows, int cols, int chunk, int lda, const float* a, int ldm, const float* mul, float* out) {
     int tid = blockIdx.x * blockDim.x + threadIdx.x;
     int chunks = (rows + chunk - 1) / chunk;
     if (tid >= chunks * cols) return;
@@ -67,7 +51,7 @@ extern "C" __global__ void col_part(int rows, int cols, int chunk, int lda, cons
     int end = (c + 1) * chunk < rows ? (c + 1) * chunk : rows;
     float s = 0.0f;
     for (int i = c * chunk; i < end; i++) s += mul != 0 ? a[(size_t)i * lda + j] * mul[(size_t)i * ldm + j] : a[(size_t)i * lda + j];
-    part[tid] = s;
+    out[tid] = s;
 }
 
 // sumsq_grad: the L2 terms. Over w (n values), with w0 NULL (lambda_c) or
