@@ -132,14 +132,14 @@ func assemble(latest map[string]artifactChunk, dataset string, a shards.Artifact
 // chunks under its max.message.bytes, skipping those the topic already
 // holds whole.
 func (p *publisher) publishArtifacts(ctx context.Context, dataset string, m *shards.Manifest) error {
-	c, w, prefix, replication, root, log := p.client, p.w, p.cfg.Prefix, p.cfg.Replication, p.root, p.log
+	c, w, prefix, replication, root, log := p.client, p.one, p.cfg.Prefix, p.cfg.Replication, p.root, p.log
 	arts := ModelArtifacts(m)
 	if len(arts) == 0 {
 		return nil
 	}
 	topic := ArtifactTopic(prefix)
 	topics, err := ensureTopics(ctx, c, []topicSpec{{name: topic, partitions: 1, replication: replication,
-		configs: map[string]string{"cleanup.policy": "compact", "retention.ms": "-1"}}}, log)
+		configs: map[string]string{"cleanup.policy": "compact", "retention.ms": "-1"}}}, nil, log)
 	if err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func AnnounceCheckpoint(ctx context.Context, cc ClientConfig, prefix string, ev 
 	// A broker restarting fails the announcement: it is tried again
 	// (ClientConfig.Retry).
 	return cc.retry(ctx, nil, "announcing checkpoint "+ev.Dir, func() error {
-		if _, err := ensureTopics(ctx, client, []topicSpec{checkpointTopicSpec(prefix)}, slog.New(slog.DiscardHandler)); err != nil {
+		if _, err := ensureTopics(ctx, client, []topicSpec{checkpointTopicSpec(prefix)}, nil, slog.New(slog.DiscardHandler)); err != nil {
 			return fmt.Errorf("announcing checkpoint %s: %w", ev.Dir, err)
 		}
 		return writeEvent(ctx, cc, transport, topic, kafka.Message{Key: []byte(ev.Run), Value: value})
@@ -148,7 +148,7 @@ func WatchCheckpoints(ctx context.Context, cc ClientConfig, prefix, group string
 	if err != nil {
 		return err
 	}
-	topics, err := ensureTopics(ctx, client, []topicSpec{checkpointTopicSpec(prefix)}, logger)
+	topics, err := ensureTopics(ctx, client, []topicSpec{checkpointTopicSpec(prefix)}, nil, logger)
 	if err != nil {
 		return fmt.Errorf("watching checkpoints: %w", err)
 	}

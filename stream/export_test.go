@@ -2,9 +2,12 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/parastream/parastream/shards"
 )
 
 // What BenchmarkStreamVsKcat measures of the Kafka legs alone.
@@ -21,10 +24,11 @@ func WriteMessages(ctx context.Context, cc ClientConfig, topic string, msgs []ka
 	if err != nil {
 		return err
 	}
-	w, err := newWriter(cc, slog.New(slog.DiscardHandler))
+	tr, err := cc.transport()
 	if err != nil {
 		return err
 	}
+	w := newWriter(cc, tr, slog.New(slog.DiscardHandler))
 	w.Topic = topic
 	w.BatchBytes = int64(topics[topic].maxMessageBytes())
 	out := make([]kafka.Message, len(msgs))
@@ -76,4 +80,32 @@ func Message(shard, rows string, value []byte) kafka.Message {
 		}
 	}
 	return m
+}
+
+// PublishAfterStaleLook publishes the datasets of the manifest under root
+// as Publish does, but with what Publish's look at the brokers would have
+// found before any of their topics existed: as if another publisher had
+// created and filled the topics between that look and this run's
+// creating them.
+func PublishAfterStaleLook(ctx context.Context, root string, cfg PublishConfig, datasets ...string) ([]TopicSummary, error) {
+	cfg = cfg.withDefaults()
+	m, err := shards.ReadManifest(root)
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPublisher(cfg, root)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	var sums []TopicSummary
+	for _, ds := range datasets {
+		p.found[ds] = &discovery{topics: map[string]topicInfo{}, have: map[string]map[string]*ranges{}}
+		s, err := p.dataset(ctx, m, ds)
+		sums = append(sums, s...)
+		if err != nil {
+			return sums, err
+		}
+	}
+	return sums, errors.Join(p.w.Close(), p.one.Close())
 }

@@ -132,13 +132,16 @@ type TopicSummary struct {
 // to Kafka. It first checks every shard of the datasets it publishes and
 // every artifact against the manifest (size, sha256, row count): a file
 // that does not match fails it, naming the file, before any topic is
-// created or message produced. Then, for each dataset (corpus), it
-// creates or checks the topics, publishes the dataset's manifest on the
-// manifests topic, then the rows of each split on the split's topic, in
-// messages of at most BatchRows rows keyed by shard, waiting for every
-// replica's acknowledgement.
+// created or message produced. While it checks them, it asks the brokers
+// what they already hold (which topics exist, the dataset's published
+// manifest, the rows each row topic holds), so that those round trips
+// take no time of their own. Then, for each dataset (corpus), it creates
+// or checks the topics, publishes the dataset's manifest on the manifests
+// topic, then the rows of each split on the split's topic, in messages of
+// at most BatchRows rows keyed by shard, waiting for every replica's
+// acknowledgement.
 //
-// Publishing is resumable: Publish first reads what each row topic already
+// Publishing is resumable: Publish reads what each row topic already
 // holds (the headers of its messages) and publishes only the row ranges
 // that are missing, so that after a crash a second run completes the topic
 // with no gap. It refuses to publish a dataset whose manifest on the topic
@@ -171,20 +174,26 @@ func Publish(ctx context.Context, root string, cfg PublishConfig) ([]TopicSummar
 		}
 		files = append(files, dm.Files...)
 	}
+	p, err := newPublisher(cfg, root)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	// While the files are checked, the broker is asked what it already
+	// holds (read only: nothing is created or produced before every file
+	// matches), so that the round trips cost no time of their own.
+	dctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	found := make(chan error, 1)
+	go func() { found <- p.discover(dctx, m, datasets) }()
 	if err := errors.Join(m.VerifyArtifacts(root), verifyShards(ctx, root, files)); err != nil {
+		cancel()
+		<-found
 		return nil, fmt.Errorf("publishing %s: nothing was published: %w", root, err)
 	}
-	if err := cfg.Client.check(ctx); err != nil {
+	if err := <-found; err != nil {
 		return nil, fmt.Errorf("publishing %s: %w", root, err)
 	}
-	p := &publisher{cfg: cfg, root: root, enc: NewEncoder(), log: cfg.Logger}
-	if p.client, err = cfg.Client.client(); err != nil {
-		return nil, err
-	}
-	if p.w, err = newWriter(cfg.Client, p.log); err != nil {
-		return nil, err
-	}
-	defer p.w.Close()
 	var sums []TopicSummary
 	for _, ds := range datasets {
 		s, err := p.dataset(ctx, m, ds)
@@ -193,21 +202,91 @@ func Publish(ctx context.Context, root string, cfg PublishConfig) ([]TopicSummar
 			return sums, err
 		}
 	}
-	if err := p.w.Close(); err != nil {
+	if err := errors.Join(p.w.Close(), p.one.Close()); err != nil {
 		return sums, fmt.Errorf("closing the writer: %w", err)
 	}
 	return sums, nil
+}
+
+// newPublisher makes the client and the writers of a publish, on one
+// transport (so the writers find the connections and the metadata the
+// client's requests opened).
+func newPublisher(cfg PublishConfig, root string) (*publisher, error) {
+	if err := cfg.Client.Validate(); err != nil {
+		return nil, err
+	}
+	tr, err := cfg.Client.transport()
+	if err != nil {
+		return nil, err
+	}
+	p := &publisher{cfg: cfg, root: root, enc: NewEncoder(), log: cfg.Logger, found: map[string]*discovery{}}
+	p.client = &kafka.Client{Addr: kafka.TCP(cfg.Client.Brokers...), Timeout: 30 * time.Second, Transport: tr}
+	p.w = newWriter(cfg.Client, tr, p.log)
+	// The manifest and the artifacts go out as soon as they are handed
+	// over: a batch of one message is full, so no write waits for the
+	// batch timeout.
+	p.one = newWriter(cfg.Client, tr, p.log)
+	p.one.BatchSize = 1
+	return p, nil
+}
+
+// close closes the writers (once Publish has closed them, again: a no-op)
+// and the transport's idle connections.
+func (p *publisher) close() {
+	p.w.Close()
+	p.one.Close()
+	if tr, ok := p.client.Transport.(*kafka.Transport); ok {
+		tr.CloseIdleConnections()
+	}
+}
+
+// discovery is what a dataset's topics held when Publish looked, before
+// creating any.
+type discovery struct {
+	// topics are those of the dataset's topics that existed.
+	topics map[string]topicInfo
+	// have holds, for each row topic that existed, the rows it held.
+	have map[string]map[string]*ranges
+}
+
+// discover checks that the brokers answer and reads, for each dataset,
+// which of its topics exist and the rows its row topics hold. It creates
+// and writes nothing.
+func (p *publisher) discover(ctx context.Context, m *shards.Manifest, datasets []string) error {
+	if err := p.cfg.Client.check(ctx); err != nil {
+		return err
+	}
+	for _, ds := range datasets {
+		specs := p.topicSpecs(ds, datasetManifest(m, ds))
+		names := make([]string, len(specs))
+		for i, s := range specs {
+			if err := checkTopicName(s.name); err != nil {
+				return err
+			}
+			names[i] = s.name
+		}
+		topics, err := describeTopics(ctx, p.client, names)
+		if err != nil {
+			return err
+		}
+		d := &discovery{topics: topics, have: map[string]map[string]*ranges{}}
+		for _, s := range specs[1:] {
+			if t, ok := topics[s.name]; ok {
+				if d.have[s.name], err = p.present(ctx, t); err != nil {
+					return err
+				}
+			}
+		}
+		p.found[ds] = d
+	}
+	return nil
 }
 
 // newWriter is the publisher's writer: acknowledged by all replicas,
 // messages placed by the key's murmur2 hash (as Java clients and
 // librdkafka's murmur2 partitioner place them). Publish sets BatchBytes to
 // the topic's message size limit.
-func newWriter(cc ClientConfig, logger *slog.Logger) (*kafka.Writer, error) {
-	transport, err := cc.transport()
-	if err != nil {
-		return nil, err
-	}
+func newWriter(cc ClientConfig, transport *kafka.Transport, logger *slog.Logger) *kafka.Writer {
 	return &kafka.Writer{
 		Addr:         kafka.TCP(cc.Brokers...),
 		Balancer:     &kafka.Murmur2Balancer{},
@@ -231,7 +310,7 @@ func newWriter(cc ClientConfig, logger *slog.Logger) (*kafka.Writer, error) {
 		ErrorLogger: kafka.LoggerFunc(func(format string, args ...any) {
 			logger.Warn(fmt.Sprintf(format, args...))
 		}),
-	}, nil
+	}
 }
 
 func (c PublishConfig) withDefaults() PublishConfig {
@@ -257,9 +336,32 @@ type publisher struct {
 	cfg    PublishConfig
 	root   string
 	client *kafka.Client
-	w      *kafka.Writer
+	// w writes the rows; one the manifests and artifacts.
+	w, one *kafka.Writer
 	enc    *Encoder
 	log    *slog.Logger
+	// found is what discover read, by dataset.
+	found map[string]*discovery
+}
+
+// topicSpecs are a dataset's topics: the manifests topic first, then a
+// row topic for each split (in the order of the splits' keys).
+func (p *publisher) topicSpecs(dataset string, dm *shards.Manifest) []topicSpec {
+	retention := "-1"
+	if p.cfg.Retention > 0 {
+		retention = strconv.FormatInt(p.cfg.Retention.Milliseconds(), 10)
+	}
+	specs := []topicSpec{{
+		name: ManifestTopic(p.cfg.Prefix), partitions: 1, replication: p.cfg.Replication,
+		configs: map[string]string{"cleanup.policy": "compact", "retention.ms": "-1"},
+	}}
+	for _, key := range slices.Sorted(maps.Keys(dm.Splits)) {
+		specs = append(specs, topicSpec{
+			name: RowTopic(p.cfg.Prefix, dataset, dm.Splits[key].Split), partitions: p.cfg.Partitions, replication: p.cfg.Replication,
+			configs: map[string]string{"retention.ms": retention},
+		})
+	}
+	return specs
 }
 
 // dataset publishes one dataset: topics, manifest, rows.
@@ -269,33 +371,26 @@ func (p *publisher) dataset(ctx context.Context, m *shards.Manifest, dataset str
 		return nil, fmt.Errorf("publishing: the manifest has no dataset %q", dataset)
 	}
 	splits := slices.Sorted(maps.Keys(dm.Splits))
-	retention := "-1"
-	if p.cfg.Retention > 0 {
-		retention = strconv.FormatInt(p.cfg.Retention.Milliseconds(), 10)
+	d := p.found[dataset]
+	if d == nil {
+		return nil, fmt.Errorf("publishing %s: the broker was not asked about it", dataset)
 	}
-	specs := []topicSpec{{
-		name: ManifestTopic(p.cfg.Prefix), partitions: 1, replication: p.cfg.Replication,
-		configs: map[string]string{"cleanup.policy": "compact", "retention.ms": "-1"},
-	}}
-	for _, key := range splits {
-		specs = append(specs, topicSpec{
-			name: RowTopic(p.cfg.Prefix, dataset, dm.Splits[key].Split), partitions: p.cfg.Partitions, replication: p.cfg.Replication,
-			configs: map[string]string{"retention.ms": retention},
-		})
-	}
-	topics, err := ensureTopics(ctx, p.client, specs, p.log)
+	topics, err := ensureTopics(ctx, p.client, p.topicSpecs(dataset, dm), d.topics, p.log)
 	if err != nil {
 		return nil, err
 	}
 
 	// The manifest first: a consumer that finds rows finds their manifest.
-	old, err := readManifest(ctx, p.client, p.cfg.Prefix, dataset)
-	if err != nil {
-		return nil, err
-	}
-	if old != nil {
-		if err := sameShards(old, dm); err != nil {
-			return nil, fmt.Errorf("publishing %s under prefix %q: %w", dataset, p.cfg.Prefix, err)
+	// A manifests topic this run created holds none to compare with.
+	if !topics[ManifestTopic(p.cfg.Prefix)].created {
+		old, err := readManifest(ctx, p.client, p.cfg.Prefix, dataset)
+		if err != nil {
+			return nil, err
+		}
+		if old != nil {
+			if err := sameShards(old, dm); err != nil {
+				return nil, fmt.Errorf("publishing %s under prefix %q: %w", dataset, p.cfg.Prefix, err)
+			}
 		}
 	}
 	// The model files before the manifest that names them.
@@ -307,7 +402,7 @@ func (p *publisher) dataset(ctx context.Context, m *shards.Manifest, dataset str
 		return nil, err
 	}
 	mm.Topic = ManifestTopic(p.cfg.Prefix)
-	if err := p.w.WriteMessages(ctx, mm); err != nil {
+	if err := p.one.WriteMessages(ctx, mm); err != nil {
 		return nil, fmt.Errorf("publishing the manifest of %s: %w", dataset, err)
 	}
 
@@ -319,7 +414,7 @@ func (p *publisher) dataset(ctx context.Context, m *shards.Manifest, dataset str
 		if err != nil {
 			return sums, err
 		}
-		s, err := p.split(ctx, topics[topic], infos)
+		s, err := p.split(ctx, topics[topic], infos, d.have[topic])
 		sums = append(sums, s)
 		if err != nil {
 			return sums, err
@@ -382,16 +477,26 @@ type encoded struct {
 	err  error
 }
 
-// split publishes the rows of one split that its topic lacks.
-func (p *publisher) split(ctx context.Context, t topicInfo, infos []shards.ShardInfo) (TopicSummary, error) {
+// split publishes the rows of one split that its topic lacks: have is
+// what discover found the topic to hold, nil if the topic did not exist
+// then.
+func (p *publisher) split(ctx context.Context, t topicInfo, infos []shards.ShardInfo, have map[string]*ranges) (TopicSummary, error) {
 	start := time.Now()
 	sum := TopicSummary{Topic: t.name}
 	for _, f := range infos {
 		sum.Rows += f.Rows
 	}
-	have, err := p.present(ctx, t)
-	if err != nil {
-		return sum, err
+	switch {
+	case have != nil:
+	case t.created:
+		// Created by this run: empty.
+		have = map[string]*ranges{}
+	default:
+		// Created by another publisher since discover looked.
+		var err error
+		if have, err = p.present(ctx, t); err != nil {
+			return sum, err
+		}
 	}
 	// Rows the topic holds beyond a shard's end count for nothing.
 	for _, f := range infos {
@@ -526,7 +631,7 @@ func (p *publisher) split(ctx context.Context, t topicInfo, infos []shards.Shard
 		sem <- struct{}{}
 	}
 	sum.Elapsed = time.Since(start)
-	err = errors.Join(encErr, writeErr, <-readErr)
+	err := errors.Join(encErr, writeErr, <-readErr)
 	if err == nil {
 		err = ctx.Err()
 	}

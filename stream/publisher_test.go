@@ -49,6 +49,22 @@ func TestPublishTwiceSkipsWhatIsThere(t *testing.T) {
 			t.Errorf("second run: %+v, want every row skipped", s)
 		}
 	}
+	// A run whose look at the broker (taken while the shards were
+	// checked) found no topics, which another publisher then created and
+	// filled: it finds them when it creates them, reads what they hold,
+	// and publishes no row twice.
+	sums, err = stream.PublishAfterStaleLook(ctx, root, cfg, "sts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sums) != 2 {
+		t.Fatalf("%d topics published after a stale look, want 2", len(sums))
+	}
+	for _, s := range sums {
+		if s.Published != 0 || s.Skipped != s.Rows {
+			t.Errorf("run after a stale look: %+v, want every row skipped", s)
+		}
+	}
 }
 
 // A shard that does not match its manifest fails the run before anything

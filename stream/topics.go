@@ -49,6 +49,8 @@ type topicInfo struct {
 	replicas   int
 	// configs holds the topic's max.message.bytes and cleanup.policy.
 	configs map[string]string
+	// created is set by ensureTopics on a topic it created.
+	created bool
 }
 
 // describeTopics returns the topics that exist among names, with their
@@ -101,8 +103,10 @@ type topicSpec struct {
 
 // ensureTopics creates the topics that do not exist and checks those that
 // do: enough replicas, and the cleanup policy asked for. It returns every
-// topic as it now is.
-func ensureTopics(ctx context.Context, c *kafka.Client, specs []topicSpec, logger *slog.Logger) (map[string]topicInfo, error) {
+// topic as it now is, those it created marked created. known, when not
+// nil, is what describeTopics returned for specs' names a moment ago: the
+// topics it lacks are created without asking again.
+func ensureTopics(ctx context.Context, c *kafka.Client, specs []topicSpec, known map[string]topicInfo, logger *slog.Logger) (map[string]topicInfo, error) {
 	names := make([]string, len(specs))
 	for i, s := range specs {
 		if err := checkTopicName(s.name); err != nil {
@@ -110,10 +114,14 @@ func ensureTopics(ctx context.Context, c *kafka.Client, specs []topicSpec, logge
 		}
 		names[i] = s.name
 	}
-	have, err := describeTopics(ctx, c, names)
-	if err != nil {
-		return nil, err
+	have := known
+	if have == nil {
+		var err error
+		if have, err = describeTopics(ctx, c, names); err != nil {
+			return nil, err
+		}
 	}
+	created := map[string]bool{}
 	var create []kafka.TopicConfig
 	for _, s := range specs {
 		if _, ok := have[s.name]; ok {
@@ -133,6 +141,7 @@ func ensureTopics(ctx context.Context, c *kafka.Client, specs []topicSpec, logge
 		for _, tc := range create {
 			switch err := resp.Errors[tc.Topic]; {
 			case err == nil:
+				created[tc.Topic] = true
 				logger.Info("created topic", "topic", tc.Topic, "partitions", tc.NumPartitions, "replication", tc.ReplicationFactor)
 			case errors.Is(err, kafka.TopicAlreadyExists):
 				// Another publisher created it meanwhile: checked below.
@@ -142,6 +151,12 @@ func ensureTopics(ctx context.Context, c *kafka.Client, specs []topicSpec, logge
 		}
 		if have, err = describeTopics(ctx, c, names); err != nil {
 			return nil, err
+		}
+		for name := range created {
+			if t, ok := have[name]; ok {
+				t.created = true
+				have[name] = t
+			}
 		}
 	}
 	for _, s := range specs {
