@@ -8,12 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parastream/parastream/featurize/lexicon"
@@ -193,27 +195,27 @@ func (p *pendingSave) write() (SaveStats, error) {
 	}
 	meta := map[string]string{"format": "pt", "producer": "parastream trainstep", "encoder": p.cfg.Encoder, "loss": p.cfg.Loss,
 		"step": fmt.Sprint(p.st.Step)}
-	files := map[string]func(*bytes.Buffer) error{
-		FileModel: func(b *bytes.Buffer) error { return WriteSafetensors(b, params, meta) },
-		FileOptimizer: func(b *bytes.Buffer) error {
+	files := map[string]func(*bufio.Writer) error{
+		FileModel: func(b *bufio.Writer) error { return WriteSafetensors(b, params, meta) },
+		FileOptimizer: func(b *bufio.Writer) error {
 			meta := map[string]string{"optimizer": p.cfg.Optimizer}
 			return WriteSafetensors(b, packState(state, meta), meta)
 		},
-		FileConfig: func(b *bytes.Buffer) error { return writeJSON(b, p.cfg) },
+		FileConfig: func(b *bufio.Writer) error { return writeJSON(b, p.cfg) },
 		// Compact, so that the position comes back byte for byte.
-		FileTrainer: func(b *bytes.Buffer) error { return json.NewEncoder(b).Encode(p.st) },
+		FileTrainer: func(b *bufio.Writer) error { return json.NewEncoder(b).Encode(p.st) },
 	}
 	if initial != nil {
-		files[FileInitial] = func(b *bytes.Buffer) error { return WriteSafetensors(b, initial, nil) }
+		files[FileInitial] = func(b *bufio.Writer) error { return WriteSafetensors(b, initial, nil) }
 	}
 	if p.run != nil {
-		files[FileRun] = func(b *bytes.Buffer) error { _, err := b.Write(p.run); return err }
+		files[FileRun] = func(b *bufio.Writer) error { _, err := b.Write(p.run); return err }
 	}
 	for name, data := range p.extra {
-		files[name] = func(b *bytes.Buffer) error { _, err := b.Write(data); return err }
+		files[name] = func(b *bufio.Writer) error { _, err := b.Write(data); return err }
 	}
 	if p.vocab != nil {
-		files[FileVocab] = func(b *bytes.Buffer) error {
+		files[FileVocab] = func(b *bufio.Writer) error {
 			for i, w := range p.vocab {
 				if strings.ContainsAny(w, "\n\r") {
 					return fmt.Errorf("vocabulary word %d %q contains a line break", i, w)
@@ -239,7 +241,7 @@ func (p *pendingSave) write() (SaveStats, error) {
 	return st, nil
 }
 
-func writeJSON(b *bytes.Buffer, v any) error {
+func writeJSON(b io.Writer, v any) error {
 	enc := json.NewEncoder(b)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
@@ -260,9 +262,13 @@ func hexSum(data []byte) string {
 // in link is hard-linked from the path given there instead (an unchanged
 // file of the previous checkpoint); where the link cannot be made (the
 // file is gone, another file system) it is written. failpoint, when not
-// nil, is called before each file is written (pendingSave.failpoint). It
-// returns the sums by file name.
-func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error, link map[string]linkSource, failpoint func(dir, file string) error) (SaveStats, map[string]string, error) {
+// nil, is called for each file to write, in name order, before any is
+// written (pendingSave.failpoint). The files are written side by side,
+// each streamed to its file through its sha256 and synced on a goroutine
+// of its own: a checkpoint's two large files (the model, the optimiser's
+// moments) take about as long as the larger alone, and no file is built
+// in memory first. It returns the sums by file name.
+func writeDirAtomic(dir string, files map[string]func(*bufio.Writer) error, link map[string]linkSource, failpoint func(dir, file string) error) (SaveStats, map[string]string, error) {
 	var st SaveStats
 	sums := make(map[string]string, len(files))
 	parent := filepath.Dir(filepath.Clean(dir))
@@ -277,8 +283,8 @@ func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error, link
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return st, nil, err
 	}
-	var buf bytes.Buffer
-	for name, write := range files {
+	var todo []string
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		if sub := filepath.Dir(name); sub != "." {
 			if err := os.MkdirAll(filepath.Join(tmp, sub), 0o755); err != nil {
 				return st, nil, err
@@ -296,17 +302,29 @@ func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error, link
 				return st, nil, fmt.Errorf("%s: %w", name, err)
 			}
 		}
-		buf.Reset()
-		if err := write(&buf); err != nil {
-			return st, nil, fmt.Errorf("%s: %w", name, err)
-		}
-		if err := writeSynced(filepath.Join(tmp, name), buf.Bytes()); err != nil {
-			return st, nil, fmt.Errorf("%s: %w", name, err)
-		}
-		st.Written += int64(buf.Len())
-		sums[name] = hexSum(buf.Bytes())
+		todo = append(todo, name)
 	}
-	buf.Reset()
+	type written struct {
+		size int64
+		sum  string
+		err  error
+	}
+	out := make([]written, len(todo))
+	var wg sync.WaitGroup
+	for i, name := range todo {
+		wg.Go(func() {
+			out[i].size, out[i].sum, out[i].err = writeHashed(filepath.Join(tmp, name), files[name])
+		})
+	}
+	wg.Wait()
+	for i, name := range todo {
+		if out[i].err != nil {
+			return st, nil, fmt.Errorf("%s: %w", name, out[i].err)
+		}
+		st.Written += out[i].size
+		sums[name] = out[i].sum
+	}
+	var buf bytes.Buffer
 	for _, name := range slices.Sorted(maps.Keys(sums)) {
 		fmt.Fprintf(&buf, "%s  %s\n", sums[name], filepath.ToSlash(name))
 	}
@@ -334,6 +352,36 @@ func writeDirAtomic(dir string, files map[string]func(*bytes.Buffer) error, link
 		return st, nil, err
 	}
 	return st, sums, atomicfile.SyncDir(parent)
+}
+
+// writeHashed creates the file name, writes it with write (through a
+// buffer, and through its sha256 as it goes), syncs it, and returns its
+// size and its sha256 (hex).
+func writeHashed(name string, write func(*bufio.Writer) error) (size int64, sum string, err error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return 0, "", err
+	}
+	h := sha256.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(f, h), 1<<16)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	var fi os.FileInfo
+	if err == nil {
+		fi, err = f.Stat()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	return fi.Size(), hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // writeSynced creates the file name holding data, synced.

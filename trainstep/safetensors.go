@@ -66,9 +66,8 @@ func WriteSafetensors(w io.Writer, ts []compute.Tensor, metadata map[string]stri
 		hj = append(hj, bytes.Repeat([]byte(" "), 8-pad)...)
 	}
 	if b, ok := w.(*bytes.Buffer); ok {
-		// A checkpoint's files are built in memory: one allocation of the
-		// whole file, not a doubling per size (the copies and the clearing
-		// of each were a tenth of an end-to-end GPU run's CPU time).
+		// A file built in memory (the exports) grows once to its size,
+		// not by doubling. Checkpoints stream theirs to disk.
 		b.Grow(8 + len(hj) + int(off))
 	}
 	var lenBuf [8]byte
@@ -79,7 +78,7 @@ func WriteSafetensors(w io.Writer, ts []compute.Tensor, metadata map[string]stri
 	if _, err := w.Write(hj); err != nil {
 		return err
 	}
-	buf := make([]byte, 0, 1<<16)
+	buf := make([]byte, 0, 1<<20)
 	for _, t := range sorted {
 		for _, v := range t.Data {
 			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
