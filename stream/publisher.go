@@ -133,9 +133,8 @@ type TopicSummary struct {
 // every artifact against the manifest (size, sha256, row count): a file
 // that does not match fails it, naming the file, before any topic is
 // created or message produced. While it checks them, it asks the brokers
-// what they already hold (which topics exist, the dataset's published
-// manifest, the rows each row topic holds), so that those round trips
-// take no time of their own. Then, for each dataset (corpus), it creates
+// what they already hold (which topics exist, the rows each existing row
+// topic holds), so that those round trips take no time of their own. Then, for each dataset (corpus), it creates
 // or checks the topics, publishes the dataset's manifest on the manifests
 // topic, then the rows of each split on the split's topic, in messages of
 // at most BatchRows rows keyed by shard, waiting for every replica's
