@@ -78,7 +78,9 @@ func WriteSafetensors(w io.Writer, ts []compute.Tensor, metadata map[string]stri
 	if _, err := w.Write(hj); err != nil {
 		return err
 	}
-	buf := make([]byte, 0, 1<<20)
+	// Chunks of at most 1 MiB (a multiple of 4, as off is: a chunk fills
+	// exactly).
+	buf := make([]byte, 0, min(1<<20, int(off)))
 	for _, t := range sorted {
 		for _, v := range t.Data {
 			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
