@@ -211,15 +211,12 @@ func Publish(ctx context.Context, root string, cfg PublishConfig) ([]TopicSummar
 // transport (so the writers find the connections and the metadata the
 // client's requests opened).
 func newPublisher(cfg PublishConfig, root string) (*publisher, error) {
-	if err := cfg.Client.Validate(); err != nil {
-		return nil, err
-	}
-	tr, err := cfg.Client.transport()
+	client, err := cfg.Client.client()
 	if err != nil {
 		return nil, err
 	}
-	p := &publisher{cfg: cfg, root: root, enc: NewEncoder(), log: cfg.Logger, found: map[string]*discovery{}}
-	p.client = &kafka.Client{Addr: kafka.TCP(cfg.Client.Brokers...), Timeout: 30 * time.Second, Transport: tr}
+	tr := client.Transport.(*kafka.Transport)
+	p := &publisher{cfg: cfg, root: root, client: client, enc: NewEncoder(), log: cfg.Logger, found: map[string]*discovery{}}
 	p.w = newWriter(cfg.Client, tr, p.log)
 	// The manifest and the artifacts go out as soon as they are handed
 	// over: a batch of one message is full, so no write waits for the
@@ -234,9 +231,7 @@ func newPublisher(cfg PublishConfig, root string) (*publisher, error) {
 func (p *publisher) close() {
 	p.w.Close()
 	p.one.Close()
-	if tr, ok := p.client.Transport.(*kafka.Transport); ok {
-		tr.CloseIdleConnections()
-	}
+	p.client.Transport.(*kafka.Transport).CloseIdleConnections()
 }
 
 // discovery is what a dataset's topics held when Publish looked, before
@@ -257,12 +252,9 @@ func (p *publisher) discover(ctx context.Context, m *shards.Manifest, datasets [
 	}
 	for _, ds := range datasets {
 		specs := p.topicSpecs(ds, datasetManifest(m, ds))
-		names := make([]string, len(specs))
-		for i, s := range specs {
-			if err := checkTopicName(s.name); err != nil {
-				return err
-			}
-			names[i] = s.name
+		names, err := specNames(specs)
+		if err != nil {
+			return err
 		}
 		topics, err := describeTopics(ctx, p.client, names)
 		if err != nil {
@@ -371,9 +363,6 @@ func (p *publisher) dataset(ctx context.Context, m *shards.Manifest, dataset str
 	}
 	splits := slices.Sorted(maps.Keys(dm.Splits))
 	d := p.found[dataset]
-	if d == nil {
-		return nil, fmt.Errorf("publishing %s: the broker was not asked about it", dataset)
-	}
 	topics, err := ensureTopics(ctx, p.client, p.topicSpecs(dataset, dm), d.topics, p.log)
 	if err != nil {
 		return nil, err

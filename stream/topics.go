@@ -101,12 +101,8 @@ type topicSpec struct {
 	configs     map[string]string
 }
 
-// ensureTopics creates the topics that do not exist and checks those that
-// do: enough replicas, and the cleanup policy asked for. It returns every
-// topic as it now is, those it created marked created. known, when not
-// nil, is what describeTopics returned for specs' names a moment ago: the
-// topics it lacks are created without asking again.
-func ensureTopics(ctx context.Context, c *kafka.Client, specs []topicSpec, known map[string]topicInfo, logger *slog.Logger) (map[string]topicInfo, error) {
+// specNames are the names of specs, each checked (checkTopicName).
+func specNames(specs []topicSpec) ([]string, error) {
 	names := make([]string, len(specs))
 	for i, s := range specs {
 		if err := checkTopicName(s.name); err != nil {
@@ -114,9 +110,21 @@ func ensureTopics(ctx context.Context, c *kafka.Client, specs []topicSpec, known
 		}
 		names[i] = s.name
 	}
+	return names, nil
+}
+
+// ensureTopics creates the topics that do not exist and checks those that
+// do: enough replicas, and the cleanup policy asked for. It returns every
+// topic as it now is, those it created marked created. known, when not
+// nil, is what describeTopics returned for specs' names a moment ago: the
+// topics it lacks are created without asking again.
+func ensureTopics(ctx context.Context, c *kafka.Client, specs []topicSpec, known map[string]topicInfo, logger *slog.Logger) (map[string]topicInfo, error) {
+	names, err := specNames(specs)
+	if err != nil {
+		return nil, err
+	}
 	have := known
 	if have == nil {
-		var err error
 		if have, err = describeTopics(ctx, c, names); err != nil {
 			return nil, err
 		}

@@ -324,11 +324,12 @@ func writeDirAtomic(dir string, files map[string]func(*bufio.Writer) error, link
 		st.Written += out[i].size
 		sums[name] = out[i].sum
 	}
-	var buf bytes.Buffer
-	for _, name := range slices.Sorted(maps.Keys(sums)) {
-		fmt.Fprintf(&buf, "%s  %s\n", sums[name], filepath.ToSlash(name))
-	}
-	if err := writeSynced(filepath.Join(tmp, FileSums), buf.Bytes()); err != nil {
+	if _, _, err := writeHashed(filepath.Join(tmp, FileSums), func(b *bufio.Writer) error {
+		for _, name := range slices.Sorted(maps.Keys(sums)) {
+			fmt.Fprintf(b, "%s  %s\n", sums[name], filepath.ToSlash(name))
+		}
+		return nil
+	}); err != nil {
 		return st, nil, fmt.Errorf("%s: %w", FileSums, err)
 	}
 	for name := range files {
@@ -382,22 +383,6 @@ func writeHashed(name string, write func(*bufio.Writer) error) (size int64, sum 
 		return 0, "", err
 	}
 	return fi.Size(), hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// writeSynced creates the file name holding data, synced.
-func writeSynced(name string, data []byte) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // verifySums checks the files of checkpoint dir against its FileSums: each
