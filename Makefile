@@ -97,7 +97,7 @@ demo-models: build
 # training end to end from the broker), each figure BENCH_COUNT times, and
 # writes bench/results/<date>-<commit>.md and .json (the table) and .txt
 # (the go test output, benchstat's format). BENCH selects suites by name
-# (`go run ./tools/benchreport -list`); a peer not installed (kcat,
+# (`go run ./tools/benchreport -list`); a peer not installed (kcat, b3sum,
 # python3-sklearn, python3-torch) leaves its rows saying so. 645 s (11
 # minutes) on the idle 2-core box, 33 minutes at load 4 to 16.
 # Not part of make test or CI.

@@ -42,6 +42,14 @@ import (
 //     header whose value all messages share; kcat cannot vary headers per
 //     message) to a topic of as many partitions, acks=all, with the same
 //     murmur2 partitioner, so each partition gets the same messages;
+//   - b3sum-kcat-produce (where Debian's b3sum is installed): the same
+//     work as a script would do it with the fastest tools here: b3sum
+//     --check of every shard's BLAKE3 (BLAKE3's Rust code, memory-mapped
+//     files on every core), then kcat -P as above. Publish checks the
+//     shards the same way before its first message, and does more besides
+//     (the row counts, the topics, the manifest, reading the row groups
+//     back from the shards), so this pair says what its check costs beside
+//     the peers' and kcat-produce what the sending costs;
 //   - consume: one stream.Consumer epoch: rows decoded and handed out
 //     through the default shuffle buffer;
 //   - consume-train: the same with the columns the trainer asks for
@@ -75,6 +83,9 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 	if err != nil {
 		b.Skip("kcat is not in PATH (apt-get install kcat): skipping the comparison with librdkafka")
 	}
+	// b3sum is optional: without it the b3sum-kcat-produce stage is left
+	// out (and make bench's report says so).
+	b3sum, _ := exec.LookPath("b3sum")
 	const rows, shardRows = 200_000, 12_500
 	root := b.TempDir()
 	w, err := shards.NewWriter(root, "bench", "train", shards.WriterOptions{MaxRows: shardRows})
@@ -93,6 +104,19 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 	if err := shards.WriteManifest(root, m); err != nil {
 		b.Fatal(err)
 	}
+	// The shards' sums as b3sum --check reads them (the manifest's BLAKE3,
+	// two spaces, the path from root).
+	var sums strings.Builder
+	for _, f := range infos {
+		if f.BLAKE3 == "" {
+			b.Fatalf("shard %s has no BLAKE3 in the manifest", f.Path)
+		}
+		fmt.Fprintf(&sums, "%s  %s\n", f.BLAKE3, f.Path)
+	}
+	sumsFile := filepath.Join(b.TempDir(), "b3sums")
+	if err := os.WriteFile(sumsFile, []byte(sums.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	br := startBroker(b, "")
 	ctx := context.Background()
 	cc := stream.ClientConfig{Brokers: []string{br.Addr()}}
@@ -100,7 +124,7 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 	// these; a model with a topic context adds topics_a and topics_b).
 	trainColumns := []string{"id", "label", "ids_a", "ids_b"}
 
-	var pub, pubRe, pubWire, kprod, cons, consTrain, consWire, kcons, kconsNoWait stage
+	var pub, pubRe, pubWire, kprod, kprodChecked, cons, consTrain, consWire, kcons, kconsNoWait stage
 	var messages int
 	var valueBytes int64
 	// kcat reads from offset 0 (every partition's first: the topics are
@@ -214,14 +238,23 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		kcatProduce := func(t string) {
+			runKcat(b, kcat, append([]string{"-P", "-b", br.Addr(), "-t", t, "-l", input,
+				"-X", "acks=all", "-X", "partitioner=murmur2_random", "-z", "none"}, args...)...)
+		}
 		measure(b, &kprod, func(rep int, timed func(func())) {
-			to("kcat", rep, func(t string) {
-				timed(func() {
-					runKcat(b, kcat, append([]string{"-P", "-b", br.Addr(), "-t", t, "-l", input,
-						"-X", "acks=all", "-X", "partitioner=murmur2_random", "-z", "none"}, args...)...)
+			to("kcat", rep, func(t string) { timed(func() { kcatProduce(t) }) })
+		})
+		if b3sum != "" {
+			measure(b, &kprodChecked, func(rep int, timed func(func())) {
+				to("checked", rep, func(t string) {
+					timed(func() {
+						runTool(b, root, b3sum, "--check", "--quiet", sumsFile)
+						kcatProduce(t)
+					})
 				})
 			})
-		})
+		}
 
 		readWire := func() {
 			n, size, err := stream.ReadMessages(ctx, cc, topic, stream.DefaultPartitions)
@@ -280,13 +313,22 @@ func BenchmarkStreamVsKcat(b *testing.B) {
 		}
 		b.ReportMetric(mbs/kmbs, l.name+"/kcat")
 	}
-	for _, l := range []line{{"kcat-produce", kprod, stage{}}, {"kcat-consume", kcons, stage{}}, {"kcat-consume-nowait", kconsNoWait, stage{}}} {
+	peers := []line{{"kcat-produce", kprod, stage{}}, {"kcat-consume", kcons, stage{}}, {"kcat-consume-nowait", kconsNoWait, stage{}}}
+	if b3sum != "" {
+		peers = append(peers, line{"b3sum-kcat-produce", kprodChecked, stage{}})
+		mbs, _ := rate(pub)
+		cmbs, crs := rate(kprodChecked)
+		b.ReportMetric(mbs/cmbs, "publish/b3sum-kcat")
+		report += fmt.Sprintf("%-20s %9s %11s %10.1f %12.0f %7.2f   (beside b3sum --check, then kcat -P)\n", "publish", "", "", cmbs, crs, mbs/cmbs)
+	}
+	for _, l := range peers {
 		mbs, _ := rate(l.st)
 		b.ReportMetric(mbs, l.name+"-MB/s")
-		// The broker's CPU time (this process's) and kcat's own.
+		// The broker's CPU time (this process's) and kcat's own (and
+		// b3sum's).
 		b.ReportMetric(l.st.cpuMs(), l.name+"-broker-cpu-ms/rep")
 		b.ReportMetric(l.st.childMs(), l.name+"-kcat-cpu-ms/rep")
-		report += fmt.Sprintf("%-20s %9.1f MB/s; CPU ms a repetition: the broker %.1f, kcat %.1f\n", l.name, mbs, l.st.cpuMs(), l.st.childMs())
+		report += fmt.Sprintf("%-20s %9.1f MB/s; CPU ms a repetition: the broker %.1f, the peer's processes %.1f\n", l.name, mbs, l.st.cpuMs(), l.st.childMs())
 	}
 	_, pubRows := rate(pub)
 	_, consRows := rate(cons)
@@ -393,14 +435,24 @@ func consumeEpoch(ctx context.Context, cfg stream.ConsumerConfig) (int, error) {
 
 func runKcat(b *testing.B, kcat string, args ...string) []byte {
 	b.Helper()
+	return runTool(b, "", kcat, args...)
+}
+
+// runTool runs the program at path in dir ("": this process's) and
+// returns its standard output; a failure (a nonzero exit: b3sum --check
+// exits 1 when a file does not match) fails the benchmark with its
+// standard error.
+func runTool(b *testing.B, dir, path string, args ...string) []byte {
+	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, kcat, args...)
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		b.Fatalf("kcat %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		b.Fatalf("%s %s: %v\n%s", filepath.Base(path), strings.Join(args, " "), err, stderr.String())
 	}
 	return out
 }

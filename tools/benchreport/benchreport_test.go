@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -149,9 +150,9 @@ func TestTrainRowsWithAndWithoutTorch(t *testing.T) {
 }
 
 const cannedStream = `pkg: github.com/parastream/parastream/stream
-BenchmarkStreamVsKcat-2   1   80.0 publish-MB/s   1.10 publish/kcat   100 consume-MB/s   1.00 consume/nowait/kcat   200 consume-wire-MB/s   2.00 consume-wire/nowait/kcat   8.00 consume-wire/kcat   72.7 kcat-produce-MB/s   100 kcat-consume-nowait-MB/s   25.0 kcat-consume-MB/s
-BenchmarkStreamVsKcat-2   1   90.0 publish-MB/s   1.20 publish/kcat   110 consume-MB/s   1.10 consume/nowait/kcat   220 consume-wire-MB/s   2.20 consume-wire/nowait/kcat   8.80 consume-wire/kcat   75.0 kcat-produce-MB/s   100 kcat-consume-nowait-MB/s   25.0 kcat-consume-MB/s
-BenchmarkStreamVsKcat-2   1   70.0 publish-MB/s   0.90 publish/kcat   90 consume-MB/s   0.90 consume/nowait/kcat   180 consume-wire-MB/s   1.80 consume-wire/nowait/kcat   7.20 consume-wire/kcat   77.8 kcat-produce-MB/s   100 kcat-consume-nowait-MB/s   25.0 kcat-consume-MB/s
+BenchmarkStreamVsKcat-2   1   80.0 publish-MB/s   1.10 publish/kcat   100 consume-MB/s   1.00 consume/nowait/kcat   200 consume-wire-MB/s   2.00 consume-wire/nowait/kcat   8.00 consume-wire/kcat   72.7 kcat-produce-MB/s   100 kcat-consume-nowait-MB/s   25.0 kcat-consume-MB/s   66.7 b3sum-kcat-produce-MB/s   1.20 publish/b3sum-kcat
+BenchmarkStreamVsKcat-2   1   90.0 publish-MB/s   1.20 publish/kcat   110 consume-MB/s   1.10 consume/nowait/kcat   220 consume-wire-MB/s   2.20 consume-wire/nowait/kcat   8.80 consume-wire/kcat   75.0 kcat-produce-MB/s   100 kcat-consume-nowait-MB/s   25.0 kcat-consume-MB/s   70.0 b3sum-kcat-produce-MB/s   1.29 publish/b3sum-kcat
+BenchmarkStreamVsKcat-2   1   70.0 publish-MB/s   0.90 publish/kcat   90 consume-MB/s   0.90 consume/nowait/kcat   180 consume-wire-MB/s   1.80 consume-wire/nowait/kcat   7.20 consume-wire/kcat   77.8 kcat-produce-MB/s   100 kcat-consume-nowait-MB/s   25.0 kcat-consume-MB/s   65.0 b3sum-kcat-produce-MB/s   1.08 publish/b3sum-kcat
 `
 
 func TestStreamRowsUseEachRunsRatio(t *testing.T) {
@@ -160,8 +161,8 @@ func TestStreamRowsUseEachRunsRatio(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := streamRows(bs, "", "")
-	if len(rows) != 5 {
-		t.Fatalf("%d rows, want 5", len(rows))
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 6", len(rows))
 	}
 	pub := rows[0]
 	// The median of the runs' own ratios (1.10), not median over median
@@ -169,8 +170,25 @@ func TestStreamRowsUseEachRunsRatio(t *testing.T) {
 	if pub.Parastream.Median != 80 || pub.PeerFigure.Median != 75 || pub.Ratio.Median != 1.1 || pub.Ratio.Min != 0.9 || pub.RatioHow != "each run's own" {
 		t.Errorf("publish row %+v", pub)
 	}
-	if w := rows[1]; w.Ratio.Median != 2 || !strings.Contains(w.Peer, "fetch.wait.max.ms=10") {
+	// Beside b3sum --check then kcat -P: the same publish figures, that
+	// pair's own ratios.
+	if c := rows[1]; c.Parastream.Median != 80 || c.PeerFigure.Median != 66.7 || c.Ratio.Median != 1.2 || c.Ratio.Min != 1.08 || !strings.HasPrefix(c.Peer, "b3sum --check") {
+		t.Errorf("publish beside b3sum and kcat %+v", c)
+	}
+	if w := rows[2]; w.Ratio.Median != 2 || !strings.Contains(w.Peer, "fetch.wait.max.ms=10") {
 		t.Errorf("consume-wire row %+v: want ratio 2 against kcat without the wait", w)
+	}
+	// A run without b3sum: that row says so, the others keep their figures.
+	noB3, err := ParseBench(strings.NewReader(regexp.MustCompile(`\s+\S+ (b3sum-kcat-produce-MB/s|publish/b3sum-kcat)`).ReplaceAllString(cannedStream, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows = streamRows(noB3, "", "")
+	if c := rows[1]; c.Parastream == nil || c.PeerFigure != nil || c.PeerNote != noB3sum || c.Ratio != nil {
+		t.Errorf("publish beside b3sum, b3sum not installed: %+v", c)
+	}
+	if p := rows[0]; p.Ratio == nil || p.PeerNote != "" {
+		t.Errorf("publish beside kcat, b3sum not installed: %+v", p)
 	}
 	for _, r := range streamRows(nil, noKcat, "") {
 		if r.Parastream != nil || !strings.Contains(r.ParastreamNote, "needs kcat") || r.PeerNote != noKcat || r.Ratio != nil {
@@ -313,7 +331,7 @@ func TestWriteReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(back.Rows) != len(rep.Rows) || back.Rows[0].Parastream.N != 3 || back.Rows[0].Ratio.Median != 1.1 ||
-		back.Rows[5].PeerNote != noTorch || back.Machine.Cores != 2 || len(back.Failures) != 1 {
+		back.Rows[6].PeerNote != noTorch || back.Machine.Cores != 2 || len(back.Failures) != 1 {
 		t.Errorf("the JSON read back differs: %+v", back)
 	}
 }
@@ -468,7 +486,7 @@ BenchmarkVocabScaling/vocab=400000-2 200 1 ns/op 7400 pairs/s 2300 peak-RSS-MiB 
 	if err != nil {
 		t.Fatal(err)
 	}
-	wire := withSpread(streamRows(bs, "", "")[1])
+	wire := withSpread(streamRows(bs, "", "")[2])
 	if !wire.Unsteady || math.Abs(wire.Spread-1600.0/450) > 1e-9 {
 		t.Errorf("consume-wire row spread %.2f, unsteady %v: want 3.56 and unsteady", wire.Spread, wire.Unsteady)
 	}

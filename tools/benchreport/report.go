@@ -267,5 +267,5 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 
 // versionOrder is the order versions are listed in.
 func versionOrder() []string {
-	return []string{"go", "commit", "kcat", "librdkafka", "torch", "sklearn", "scipy", "numpy", "python"}
+	return []string{"go", "commit", "kcat", "librdkafka", "b3sum", "torch", "sklearn", "scipy", "numpy", "python"}
 }

@@ -10,6 +10,7 @@ import (
 // The peers' install hints, for the rows of a peer that is not installed.
 const (
 	noKcat    = "kcat not installed (apt-get install kcat)"
+	noB3sum   = "b3sum not installed (apt-get install b3sum)"
 	noSklearn = "scikit-learn not installed (apt-get install python3-sklearn python3-scipy)"
 	noTorch   = "PyTorch not installed (apt-get install python3-torch)"
 )
@@ -116,7 +117,9 @@ func rssRows(rssMiB []float64, comments int64, jsonBytes int64, suiteErr string)
 }
 
 // streamRows are the publish and consume rows from BenchmarkStreamVsKcat;
-// peerNote is set when kcat is not installed.
+// peerNote is set when kcat is not installed. The row beside b3sum and
+// kcat says that b3sum is not installed where the benchmark ran without
+// it (the suite's other figures there, that one not).
 func streamRows(bs []Benchmark, peerNote, suiteErr string) []Row {
 	const name = "BenchmarkStreamVsKcat"
 	input := "200,000 featurized rows in 16 shards, the embedded broker"
@@ -125,6 +128,7 @@ func streamRows(bs []Benchmark, peerNote, suiteErr string) []Row {
 	type pair struct{ what, stage, peer, peerMetric, ratio string }
 	pairs := []pair{
 		{"publish (shards to acknowledged messages)", "publish", "kcat -P (librdkafka), acks=all", "kcat-produce-MB/s", "publish/kcat"},
+		{"publish beside the same work by the peers (every shard's BLAKE3 checked, then the messages sent)", "publish", "b3sum --check of the shards (BLAKE3's Rust code, every core), then kcat -P, acks=all", "b3sum-kcat-produce-MB/s", "publish/b3sum-kcat"},
 		{"consume-wire (the consumer's fetch path, no decoding)", "consume-wire", "kcat -C with fetch.wait.max.ms=10 (the fair pair)", "kcat-consume-nowait-MB/s", "consume-wire/nowait/kcat"},
 		{"consume with decode, every column (rows handed out)", "consume", "kcat -C with fetch.wait.max.ms=10", "kcat-consume-nowait-MB/s", "consume/nowait/kcat"},
 		{"consume with decode, the trainer's columns (rows handed to the trainer)", "consume-train", "kcat -C with fetch.wait.max.ms=10", "kcat-consume-nowait-MB/s", "consume-train/nowait/kcat"},
@@ -148,8 +152,11 @@ func streamRows(bs []Benchmark, peerNote, suiteErr string) []Row {
 				r.ParastreamNote = missing(suiteErr, name)
 			}
 		}
-		if r.PeerFigure == nil && peerNote != "" {
+		switch {
+		case r.PeerFigure == nil && peerNote != "":
 			r.PeerNote = peerNote
+		case r.PeerFigure == nil && r.Parastream != nil && strings.HasPrefix(p.peer, "b3sum"):
+			r.PeerNote = noB3sum
 		}
 		r = withCosts(r, bs, name, costs{p.stage + "-peak-RSS-MiB", p.stage + "-allocs/row", "row", 1})
 		rows = append(rows, withRatio(r))

@@ -449,6 +449,12 @@ func (r *runner) versions() {
 	} else {
 		v["kcat"] = noKcat
 	}
+	if path, err := exec.LookPath("b3sum"); err == nil {
+		out, _ := exec.Command(path, "--version").Output()
+		v["b3sum"] = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "b3sum"))
+	} else {
+		v["b3sum"] = noB3sum
+	}
 	for _, py := range []string{"python3", "/usr/bin/python3"} {
 		if r.sklearnPy == "" {
 			if out, err := exec.Command(py, "-c", "import numpy, scipy, sklearn; print(sklearn.__version__, scipy.__version__, numpy.__version__)").Output(); err == nil {
