@@ -436,6 +436,10 @@ main() {
 			fail "e2e: the end-to-end run (exit $rc): see e2e.txt"
 		else
 			figure e2e "$(grep '^vocabulary:' "$L/e2e.txt" | cut -d' ' -f2) embedding rows, $eps examples/s (avg, --device $E2E_DEVICE, $E2E_STEPS steps, checkpoints every $E2E_EVERY steps)"
+			# Where the loop's time went besides its steps (train's last line
+			# but one): what to fix when the ratio below is short.
+			waits=$(sed -n 's/^run .*: \(of [0-9.]* s, the loop waited .*\)$/\1/p' "$L/e2e.txt" | tail -1)
+			[ -n "$waits" ] && figure e2e "$waits"
 			step=""
 			has bench && [ -s "$L/bench.txt" ] && step=$(median_pairs avg/batch100)
 			if [ -n "$step" ]; then
