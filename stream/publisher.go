@@ -129,16 +129,17 @@ type TopicSummary struct {
 }
 
 // Publish publishes the shards under root (as their manifest lists them)
-// to Kafka. It first checks every shard of the datasets it publishes and
-// every artifact against the manifest (size, sha256, row count): a file
+// to Kafka. It first checks every shard of the datasets it publishes
+// (size, BLAKE3, or sha256 where the manifest has no BLAKE3, and row
+// count) and every artifact (size, sha256) against the manifest: a file
 // that does not match fails it, naming the file, before any topic is
 // created or message produced. While it checks them, it asks the brokers
 // what they already hold (which topics exist, the rows each existing row
-// topic holds), so that those round trips take no time of their own. Then, for each dataset (corpus), it creates
-// or checks the topics, publishes the dataset's manifest on the manifests
-// topic, then the rows of each split on the split's topic, in messages of
-// at most BatchRows rows keyed by shard, waiting for every replica's
-// acknowledgement.
+// topic holds), so that those round trips take no time of their own.
+// Then, for each dataset (corpus), it creates or checks the topics,
+// publishes the dataset's manifest on the manifests topic, then the rows
+// of each split on the split's topic, in messages of at most BatchRows
+// rows keyed by shard, waiting for every replica's acknowledgement.
 //
 // Publishing is resumable: Publish reads what each row topic already
 // holds (the headers of its messages) and publishes only the row ranges

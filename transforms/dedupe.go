@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parastream/parastream/shards"
+	"github.com/parastream/parastream/transforms/internal/spill"
 )
 
 // Dedupe keys. Two records are exact duplicates when their texts are equal
@@ -232,29 +233,27 @@ func (e exactCount) is(a, b string) bool {
 // records, then call Each.
 type Deduper struct {
 	symmetric bool
-	// index maps a normalised key, by its keyHash, to its group in
+	// index maps a normalised key, by its hashKey, to its group in
 	// groups: groups held by value, not a pointer a key, allocate nothing
 	// for a new key.
-	index  map[keyHash]int
+	index  map[spill.Key]int
 	groups []dedupeGroup
 	key    []byte // the key being hashed
 }
 
-// keyHash stands for a normalised key: the first 128 bits of its sha256.
+// hashKey stands for a normalised key: the first 128 bits of its sha256.
 // Two keys are taken for one when their hashes are equal; among 10^9
 // distinct keys, the chance that any two are is about 10^-21. The stage
 // that scatters records by key computes it and spills it with the record
-// (spill.Key), so that the dedupe stage does not build the key again.
-type keyHash [16]byte
-
-func hashKey(key []byte) keyHash {
+// (a spill.Key), so that the dedupe stage does not build the key again.
+func hashKey(key []byte) spill.Key {
 	sum := sha256.Sum256(key)
-	return keyHash(sum[:16])
+	return spill.Key(sum[:16])
 }
 
 // NewDeduper returns an empty Deduper.
 func NewDeduper(symmetric bool) *Deduper {
-	return &Deduper{symmetric: symmetric, index: make(map[keyHash]int)}
+	return &Deduper{symmetric: symmetric, index: make(map[spill.Key]int)}
 }
 
 // Add adds a record. external marks a record of another extraction
@@ -268,7 +267,7 @@ func (d *Deduper) add(r *shards.Row, external bool) {
 }
 
 // addHashed is add of a record whose key's hash is h.
-func (d *Deduper) addHashed(r *shards.Row, external bool, h keyHash) {
+func (d *Deduper) addHashed(r *shards.Row, external bool, h spill.Key) {
 	i, ok := d.index[h]
 	if !ok {
 		i = len(d.groups)

@@ -144,12 +144,8 @@ func (fn *scatterFn) FinishBundle(_ context.Context, emit func(int, string)) err
 // machine of docs/extract.md, a tenth of the pipeline's time at one
 // file a bucket and goroutine in a directory a bucket).
 type spiller struct {
-	dir         string
-	key         string
-	buckets     int
-	symmetric   bool
-	compression string
-	files       []bucketFile // by bucket
+	cfg   SpillConfig  // its Dir the spill's directory itself
+	files []bucketFile // by bucket
 }
 
 type bucketFile struct {
@@ -161,16 +157,16 @@ type bucketFile struct {
 // newSpiller is the spiller of cfg's buckets, writing into cfg.Dir itself
 // (the caller has joined cfg.Name to it).
 func newSpiller(cfg SpillConfig) *spiller {
-	return &spiller{dir: cfg.Dir, key: cfg.Key, buckets: cfg.Buckets, symmetric: cfg.Symmetric, compression: cfg.Compression, files: make([]bucketFile, cfg.Buckets)}
+	return &spiller{cfg: cfg, files: make([]bucketFile, cfg.Buckets)}
 }
 
 // bucket is r's bucket; key is the caller's buffer for the dedupe key.
 func (sp *spiller) bucket(r *shards.Row, key *[]byte) int {
-	if sp.key == ByGroup {
-		return int(text.Hash64(0, r.GroupKey) % uint64(sp.buckets))
+	if sp.cfg.Key == ByGroup {
+		return int(text.Hash64(0, r.GroupKey) % uint64(sp.cfg.Buckets))
 	}
-	*key = appendNormalizedKey((*key)[:0], r, sp.symmetric)
-	return int(text.Hash64Bytes(0, *key) % uint64(sp.buckets))
+	*key = appendNormalizedKey((*key)[:0], r, sp.cfg.Symmetric)
+	return int(text.Hash64Bytes(0, *key) % uint64(sp.cfg.Buckets))
 }
 
 // write writes r to its bucket's file; key is a buffer of the calling
@@ -179,17 +175,17 @@ func (sp *spiller) bucket(r *shards.Row, key *[]byte) int {
 // instead of building the key again.
 func (sp *spiller) write(ctx context.Context, r *shards.Row, key *[]byte) error {
 	b := sp.bucket(r, key)
-	keyed := sp.key != ByGroup
+	keyed := sp.cfg.Key != ByGroup
 	var h spill.Key
 	if keyed {
-		h = spill.Key(hashKey(*key)) // outside the bucket's lock
+		h = hashKey(*key) // outside the bucket's lock
 	}
 	f := &sp.files[b]
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.w == nil {
-		path := shards.JoinPath(sp.dir, fmt.Sprintf("b%05d-%s.spill", b, randomName()))
-		w, err := createSpill(ctx, path, sp.compression)
+		path := shards.JoinPath(sp.cfg.Dir, fmt.Sprintf("b%05d-%s.spill", b, randomName()))
+		w, err := createSpill(ctx, path, sp.cfg.Compression)
 		if err != nil {
 			return err
 		}
@@ -562,7 +558,7 @@ func dedupeBucket(ctx context.Context, files []string, symmetric, keepDuplicates
 			if key == nil {
 				d.add(r, r.Split == externalSplit)
 			} else {
-				d.addHashed(r, r.Split == externalSplit, keyHash(*key))
+				d.addHashed(r, r.Split == externalSplit, *key)
 			}
 			return nil
 		}); err != nil {

@@ -125,14 +125,16 @@ func streamRows(bs []Benchmark, peerNote, suiteErr string) []Row {
 	input := "200,000 featurized rows in 16 shards, the embedded broker"
 	// stage is the benchmark's name of the part measured: its figures are
 	// <stage>-MB/s, <stage>-allocs/row and <stage>-peak-RSS-MiB.
-	type pair struct{ what, stage, peer, peerMetric, ratio string }
+	// absent, where set, is the row's note when the benchmark ran without
+	// the peer's tool (its other rows measured).
+	type pair struct{ what, stage, peer, peerMetric, ratio, absent string }
 	pairs := []pair{
-		{"publish (shards to acknowledged messages)", "publish", "kcat -P (librdkafka), acks=all", "kcat-produce-MB/s", "publish/kcat"},
-		{"publish beside the same work by the peers (every shard's BLAKE3 checked, then the messages sent)", "publish", "b3sum --check of the shards (BLAKE3's Rust code, every core), then kcat -P, acks=all", "b3sum-kcat-produce-MB/s", "publish/b3sum-kcat"},
-		{"consume-wire (the consumer's fetch path, no decoding)", "consume-wire", "kcat -C with fetch.wait.max.ms=10 (the fair pair)", "kcat-consume-nowait-MB/s", "consume-wire/nowait/kcat"},
-		{"consume with decode, every column (rows handed out)", "consume", "kcat -C with fetch.wait.max.ms=10", "kcat-consume-nowait-MB/s", "consume/nowait/kcat"},
-		{"consume with decode, the trainer's columns (rows handed to the trainer)", "consume-train", "kcat -C with fetch.wait.max.ms=10", "kcat-consume-nowait-MB/s", "consume-train/nowait/kcat"},
-		{"consume-wire beside kcat's default wait", "consume-wire", "kcat -C with librdkafka's default 500 ms wait at the end", "kcat-consume-MB/s", "consume-wire/kcat"},
+		{"publish (shards to acknowledged messages)", "publish", "kcat -P (librdkafka), acks=all", "kcat-produce-MB/s", "publish/kcat", ""},
+		{"publish beside the same work by the peers (every shard's BLAKE3 checked, then the messages sent)", "publish", "b3sum --check of the shards (BLAKE3's Rust code, every core), then kcat -P, acks=all", "b3sum-kcat-produce-MB/s", "publish/b3sum-kcat", noB3sum},
+		{"consume-wire (the consumer's fetch path, no decoding)", "consume-wire", "kcat -C with fetch.wait.max.ms=10 (the fair pair)", "kcat-consume-nowait-MB/s", "consume-wire/nowait/kcat", ""},
+		{"consume with decode, every column (rows handed out)", "consume", "kcat -C with fetch.wait.max.ms=10", "kcat-consume-nowait-MB/s", "consume/nowait/kcat", ""},
+		{"consume with decode, the trainer's columns (rows handed to the trainer)", "consume-train", "kcat -C with fetch.wait.max.ms=10", "kcat-consume-nowait-MB/s", "consume-train/nowait/kcat", ""},
+		{"consume-wire beside kcat's default wait", "consume-wire", "kcat -C with librdkafka's default 500 ms wait at the end", "kcat-consume-MB/s", "consume-wire/kcat", ""},
 	}
 	var rows []Row
 	for _, p := range pairs {
@@ -155,8 +157,8 @@ func streamRows(bs []Benchmark, peerNote, suiteErr string) []Row {
 		switch {
 		case r.PeerFigure == nil && peerNote != "":
 			r.PeerNote = peerNote
-		case r.PeerFigure == nil && r.Parastream != nil && strings.HasPrefix(p.peer, "b3sum"):
-			r.PeerNote = noB3sum
+		case r.PeerFigure == nil && r.Parastream != nil && p.absent != "":
+			r.PeerNote = p.absent
 		}
 		r = withCosts(r, bs, name, costs{p.stage + "-peak-RSS-MiB", p.stage + "-allocs/row", "row", 1})
 		rows = append(rows, withRatio(r))
